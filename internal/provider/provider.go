@@ -1,0 +1,60 @@
+// Package provider holds the Terraform adapters of kha: schemas, plan
+// modification and the translation between Terraform values and the pure
+// packages that do the work.
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+)
+
+var (
+	_ provider.Provider              = (*khaProvider)(nil)
+	_ provider.ProviderWithFunctions = (*khaProvider)(nil)
+)
+
+type khaProvider struct {
+	version string
+	commit  string
+}
+
+// New returns a constructor of the provider, as providerserver.Serve expects.
+func New(version, commit string) func() provider.Provider {
+	return func() provider.Provider {
+		return &khaProvider{version: version, commit: commit}
+	}
+}
+
+func (p *khaProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "kha"
+	resp.Version = p.version
+}
+
+func (p *khaProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The `kha` provider makes the Kubernetes control plane of self-managed clusters highly " +
+			"available from Terraform: it computes the kube-apiserver and etcd access endpoints, certificate SANs " +
+			"and kubeadm settings at plan time, renders node-local and external load balancers, and applies their " +
+			"configuration to hosts over SSH.",
+	}
+}
+
+func (p *khaProvider) Configure(_ context.Context, _ provider.ConfigureRequest, _ *provider.ConfigureResponse) {
+}
+
+func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
+	return []func() resource.Resource{}
+}
+
+func (p *khaProvider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return nil
+}
+
+func (p *khaProvider) Functions(_ context.Context) []func() function.Function {
+	return []func() function.Function{}
+}
