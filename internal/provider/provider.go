@@ -48,7 +48,9 @@ func (p *khaProvider) Configure(_ context.Context, _ provider.ConfigureRequest, 
 }
 
 func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
-	return []func() resource.Resource{}
+	return []func() resource.Resource{
+		NewClusterEndpointsResource,
+	}
 }
 
 func (p *khaProvider) DataSources(_ context.Context) []func() datasource.DataSource {
@@ -56,5 +58,8 @@ func (p *khaProvider) DataSources(_ context.Context) []func() datasource.DataSou
 }
 
 func (p *khaProvider) Functions(_ context.Context) []func() function.Function {
-	return []func() function.Function{}
+	return []func() function.Function{
+		NewCertSANsFunction,
+		NewEndpointURLFunction,
+	}
 }

@@ -1,0 +1,211 @@
+package endpoints
+
+import (
+	"net"
+	"strings"
+)
+
+// Compute validates the input and computes the access matrix. When the
+// returned problems contain an error, the Result is not meaningful.
+func Compute(in Input) (Result, Problems) {
+	c, problems := normalize(in)
+	if problems.HasErrors() {
+		return Result{}, problems
+	}
+	r := c.result()
+	problems = append(problems, c.checkCoverage(r)...)
+	return r, problems
+}
+
+func (c *cluster) result() Result {
+	m0 := c.controlPlanes[0]
+	r := Result{
+		Mode:               c.mode,
+		APIServerServiceIP: c.serviceIP.String(),
+		// kubeadm init runs on the first control-plane node; without an
+		// LB that every node uses, its own address is the endpoint.
+		KubeadmControlPlaneEndpoint: HostPort(m0.ip.String(), c.port),
+		KubeconfigServer:            URL(m0.accessIP.String(), c.port),
+	}
+	direct := URL(m0.accessIP.String(), c.port)
+	viaLocalLB := URL(localhostName, c.localLB.Port)
+	switch c.mode {
+	case ModeExternalLB:
+		lb := URL(c.lbHost(), c.external.Port)
+		r.LBDomainName = c.lbHost()
+		r.Endpoints = Endpoints{Worker: lb, Global: lb, External: lb}
+		// Unlike kubespray's, this endpoint brackets IPv6 literals.
+		r.KubeadmControlPlaneEndpoint = HostPort(c.lbHost(), c.external.Port)
+		r.KubeconfigServer = URL(c.external.Address, c.external.Port)
+	case ModeLocalLBWithUnmanagedLB:
+		r.LBDomainName = localhostName
+		r.Endpoints = Endpoints{Worker: viaLocalLB, Global: viaLocalLB, External: URL(c.lbHost(), c.external.Port)}
+		r.KubeconfigServer = URL(c.external.Address, c.external.Port)
+	case ModeLocalLB:
+		r.LBDomainName = localhostName
+		r.Endpoints = Endpoints{Worker: viaLocalLB, Global: viaLocalLB, External: direct}
+	case ModeDirect:
+		r.Endpoints = Endpoints{Worker: direct, Global: direct, External: direct}
+	}
+	r.NodeEndpoints = make([]NodeEndpoint, 0, len(c.nodes))
+	for i := range c.controlPlanes {
+		n := &c.controlPlanes[i]
+		r.NodeEndpoints = append(r.NodeEndpoints, NodeEndpoint{Name: n.Name, URL: c.controlPlaneEndpoint(n)})
+	}
+	for _, n := range c.workers {
+		r.NodeEndpoints = append(r.NodeEndpoints, NodeEndpoint{Name: n.Name, URL: r.Endpoints.Worker})
+	}
+	r.Endpoints.ControlPlane = r.NodeEndpoints[0].URL
+
+	for _, n := range c.controlPlanes {
+		r.LocalLBBackends = append(r.LocalLBBackends, Backend{Name: n.Name, Address: n.accessIP.String(), Port: c.port})
+	}
+	if c.localLBInUse() {
+		r.LocalLBType = c.localLB.Type
+		r.LocalLBListen = &Listen{Address: loopbackIPv4, Port: c.localLB.Port}
+		if c.family != IPv4 {
+			r.LocalLBListen.IPv6Address = loopbackIPv6
+		}
+		for i := range c.nodes {
+			if n := &c.nodes[i]; c.runsLocalLB(n) {
+				r.LocalLBNodes = append(r.LocalLBNodes, n.Name)
+			}
+		}
+	}
+	r.CertSANs = c.certSANs(r)
+	r.HostsEntries = c.hostsEntries()
+	return r
+}
+
+// controlPlaneEndpoint is how a control-plane node reaches kube-apiserver:
+// the external LB when every node uses it, else its own apiserver.
+// kubespray rewrites the bind address with a substring replace of "::" by
+// "127.0.0.1", which turns "::1" into "127.0.0.11" and leaves "0.0.0.0"
+// as the endpoint; kha maps both wildcards to 127.0.0.1 and keeps any
+// other address as it is.
+func (c *cluster) controlPlaneEndpoint(n *node) string {
+	if c.mode == ModeExternalLB {
+		return URL(c.lbHost(), c.external.Port)
+	}
+	if isWildcardIP(n.bind) {
+		return URL(loopbackIPv4, c.port)
+	}
+	return URL(n.bind.String(), c.port)
+}
+
+// certSANs follows kubespray's apiserver_sans order. It differs where
+// kubespray is wrong: repeats are dropped after canonicalisation, the
+// IPv6 addresses of dual-stack nodes are included (kubespray only adds the
+// default-route IPv6 address that Ansible gathered), every control-plane
+// node name is included on every node (kubespray adds only the node's own),
+// and specific bind addresses are included.
+func (c *cluster) certSANs(r Result) SANs {
+	b := newSANBuilder()
+	b.add("kubernetes", "kubernetes.default", kubernetesServiceDomain, kubernetesServiceDomain+"."+c.dnsDomain)
+	b.addAddr(c.serviceIP)
+	b.add(localhostName, loopbackIPv4, loopbackIPv6)
+	b.add(r.LBDomainName)
+	if c.external != nil {
+		b.add(c.external.DomainName, c.external.Address)
+	}
+	b.add(c.supplementary...)
+	for _, n := range c.controlPlanes {
+		b.addAddr(n.accessIP)
+	}
+	for _, n := range c.controlPlanes {
+		b.addAddr(n.ip)
+	}
+	for _, n := range c.controlPlanes {
+		b.addAddr(n.accessIP6, n.ip6)
+	}
+	for _, n := range c.controlPlanes {
+		if !isWildcardIP(n.bind) {
+			b.addAddr(n.bind)
+		}
+	}
+	for _, n := range c.controlPlanes {
+		b.add(n.Name)
+	}
+	return b.sans
+}
+
+// hostsEntries are the /etc/hosts lines nodes need to resolve the LB name
+// they use. Current kubespray writes none; up to v2.28 it wrote this same
+// line. Only a DNS name in front of an IP address needs one.
+func (c *cluster) hostsEntries() []string {
+	if c.mode != ModeExternalLB || c.external.DomainName == "" {
+		return nil
+	}
+	addr, ok := parseIP(c.external.Address)
+	if _, nameIsIP := parseIP(c.external.DomainName); !ok || nameIsIP {
+		return nil
+	}
+	return []string{addr.String() + " " + c.external.DomainName}
+}
+
+// endpointUse is one endpoint clients use, with what it is for.
+type endpointUse struct {
+	what string
+	host string
+}
+
+func hostOfURL(u string) string {
+	host, _, err := net.SplitHostPort(strings.TrimPrefix(u, "https://"))
+	if err != nil {
+		return u
+	}
+	return host
+}
+
+func (c *cluster) endpointUses(r Result) []endpointUse {
+	var uses []endpointUse
+	for _, ne := range r.NodeEndpoints {
+		uses = append(uses, endpointUse{"node_endpoints[\"" + ne.Name + "\"] " + ne.URL, hostOfURL(ne.URL)})
+	}
+	uses = append(uses,
+		endpointUse{"endpoints.global " + r.Endpoints.Global, hostOfURL(r.Endpoints.Global)},
+		endpointUse{"endpoints.external " + r.Endpoints.External, hostOfURL(r.Endpoints.External)},
+		endpointUse{"kubeconfig_server " + r.KubeconfigServer, hostOfURL(r.KubeconfigServer)},
+		endpointUse{"kubeadm_control_plane_endpoint " + r.KubeadmControlPlaneEndpoint, hostOfURL("https://" + r.KubeadmControlPlaneEndpoint)},
+	)
+	for _, b := range r.LocalLBBackends {
+		uses = append(uses, endpointUse{"local_lb_backends " + b.Name + " " + HostPort(b.Address, b.Port), b.Address})
+	}
+	for _, s := range c.supplementary {
+		uses = append(uses, endpointUse{"supplementary address " + s, s})
+	}
+	return uses
+}
+
+// checkCoverage proves that every endpoint verifies against the apiserver
+// certificate: the computed SANs always (a failure is a defect of this
+// package), and the SANs of an existing certificate when given, which
+// turns the "x509: certificate is valid for …, not …" failure of a new LB
+// name into a plan-time error.
+func (c *cluster) checkCoverage(r Result) Problems {
+	var ps Problems
+	computed := newSANSet(r.CertSANs)
+	var existing *sanSet
+	if c.existingSANs != nil {
+		s := newSANSet(*c.existingSANs)
+		existing = &s
+	}
+	seenHost := map[string]bool{}
+	for _, u := range c.endpointUses(r) {
+		if !computed.covers(u.host) {
+			ps.errorf(Root("apiserver_cert_sans"), "Endpoint not covered by the computed SANs",
+				"%s would not verify against apiserver_cert_sans. This is always a bug in the provider; please report it with your configuration.", u.what)
+		}
+		if existing != nil && !existing.covers(u.host) && !seenHost[u.host] {
+			seenHost[u.host] = true
+			kind := "dns_names"
+			if _, ok := parseIP(u.host); ok {
+				kind = "ip_addresses"
+			}
+			ps.errorf(Root("existing_cert_sans"), "Endpoint would fail TLS verification",
+				"%s: host %s is not in existing_cert_sans.%s, so clients would fail with \"x509: certificate is valid for ..., not %s\". Reissue the apiserver certificate with the SANs in apiserver_cert_sans (kubeadm: apiServer.certSANs), then add %s to existing_cert_sans.",
+				u.what, u.host, kind, u.host, u.host)
+		}
+	}
+	return ps
+}

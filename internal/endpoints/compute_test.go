@@ -1,0 +1,378 @@
+package endpoints
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+var (
+	threeCPs = []Node{
+		{Name: "cp1", IP: "10.0.0.11"},
+		{Name: "cp2", IP: "10.0.0.12", AccessIP: "192.0.2.12"},
+		{Name: "cp3", IP: "10.0.0.13"},
+	}
+	twoWorkers = []Node{{Name: "w1", IP: "10.0.0.21"}, {Name: "w2", IP: "10.0.0.22"}}
+)
+
+// TestMatrix covers every row (mode) and column (role) of the access
+// matrix, with the values kubespray computes where it computes them right.
+func TestMatrix(t *testing.T) {
+	cases := []struct {
+		name               string
+		in                 Input
+		mode               Mode
+		cp, worker, global string
+		external           string
+		kubeconfig         string
+		kubeadm            string
+		lbDomain           string
+		lbNodes            []string
+		hosts              []string
+	}{
+		{
+			name: "local LB (default)",
+			in:   Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers},
+			mode: ModeLocalLB, cp: "https://127.0.0.1:6443", worker: "https://localhost:6443", global: "https://localhost:6443",
+			external: "https://10.0.0.11:6443", kubeconfig: "https://10.0.0.11:6443", kubeadm: "10.0.0.11:6443",
+			lbDomain: "localhost", lbNodes: []string{"w1", "w2"},
+		},
+		{
+			name: "local LB on its own port",
+			in:   Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Type: LBTypeHAProxy, Port: 16443}},
+			mode: ModeLocalLB, cp: "https://127.0.0.1:6443", worker: "https://localhost:16443", global: "https://localhost:16443",
+			external: "https://10.0.0.11:6443", kubeconfig: "https://10.0.0.11:6443", kubeadm: "10.0.0.11:6443",
+			lbDomain: "localhost", lbNodes: []string{"w1", "w2"},
+		},
+		{
+			name: "local LB, first CP has a distinct access IP",
+			in:   Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", AccessIP: "203.0.113.11"}}, WorkerNodes: twoWorkers},
+			mode: ModeLocalLB, cp: "https://127.0.0.1:6443", worker: "https://localhost:6443", global: "https://localhost:6443",
+			external: "https://203.0.113.11:6443", kubeconfig: "https://203.0.113.11:6443", kubeadm: "10.0.0.11:6443",
+			lbDomain: "localhost", lbNodes: []string{"w1", "w2"},
+		},
+		{
+			name: "local LB with custom bind address per node",
+			in: Input{ControlPlaneNodes: []Node{
+				{Name: "cp1", IP: "10.0.0.11", BindAddress: "10.0.0.11"},
+				{Name: "cp2", IP: "10.0.0.12", BindAddress: "10.0.0.12"},
+			}, WorkerNodes: twoWorkers},
+			mode: ModeLocalLB, cp: "https://10.0.0.11:6443", worker: "https://localhost:6443", global: "https://localhost:6443",
+			external: "https://10.0.0.11:6443", kubeconfig: "https://10.0.0.11:6443", kubeadm: "10.0.0.11:6443",
+			lbDomain: "localhost", lbNodes: []string{"cp1", "cp2", "w1", "w2"},
+		},
+		{
+			name: "bind 0.0.0.0 is a wildcard like ::",
+			in:   Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, APIServerBindAddress: "0.0.0.0"},
+			mode: ModeLocalLB, cp: "https://127.0.0.1:6443", worker: "https://localhost:6443", global: "https://localhost:6443",
+			external: "https://10.0.0.11:6443", kubeconfig: "https://10.0.0.11:6443", kubeadm: "10.0.0.11:6443",
+			lbDomain: "localhost", lbNodes: []string{"w1", "w2"},
+		},
+		{
+			name: "local LB plus unmanaged external LB",
+			in: Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Enabled: ptr(true)},
+				ExternalLB: &ExternalLB{Address: "198.51.100.10", Port: 443, DomainName: "k8s.example.com"}},
+			mode: ModeLocalLBWithUnmanagedLB, cp: "https://127.0.0.1:6443", worker: "https://localhost:6443", global: "https://localhost:6443",
+			external: "https://k8s.example.com:443", kubeconfig: "https://198.51.100.10:443", kubeadm: "10.0.0.11:6443",
+			lbDomain: "localhost", lbNodes: []string{"w1", "w2"},
+		},
+		{
+			name: "external LB with domain name",
+			in: Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers,
+				ExternalLB: &ExternalLB{Address: "10.0.0.100", Port: 8383, DomainName: "Lb-Apiserver.Kubernetes.Local."}},
+			mode: ModeExternalLB, cp: "https://lb-apiserver.kubernetes.local:8383", worker: "https://lb-apiserver.kubernetes.local:8383",
+			global: "https://lb-apiserver.kubernetes.local:8383", external: "https://lb-apiserver.kubernetes.local:8383",
+			kubeconfig: "https://10.0.0.100:8383", kubeadm: "lb-apiserver.kubernetes.local:8383",
+			lbDomain: "lb-apiserver.kubernetes.local", hosts: []string{"10.0.0.100 lb-apiserver.kubernetes.local"},
+		},
+		{
+			name: "external LB, address only, port defaults to the apiserver's",
+			in:   Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100"}, APIServerPort: 7443},
+			mode: ModeExternalLB, cp: "https://10.0.0.100:7443", worker: "https://10.0.0.100:7443", global: "https://10.0.0.100:7443",
+			external: "https://10.0.0.100:7443", kubeconfig: "https://10.0.0.100:7443", kubeadm: "10.0.0.100:7443",
+			lbDomain: "10.0.0.100",
+		},
+		{
+			name: "external LB given by host name: no hosts entry",
+			in:   Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "lb.example.com", Port: 443}},
+			mode: ModeExternalLB, cp: "https://lb.example.com:443", worker: "https://lb.example.com:443", global: "https://lb.example.com:443",
+			external: "https://lb.example.com:443", kubeconfig: "https://lb.example.com:443", kubeadm: "lb.example.com:443",
+			lbDomain: "lb.example.com",
+		},
+		{
+			name: "no LB at all",
+			in:   Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Enabled: ptr(false)}},
+			mode: ModeDirect, cp: "https://127.0.0.1:6443", worker: "https://10.0.0.11:6443", global: "https://10.0.0.11:6443",
+			external: "https://10.0.0.11:6443", kubeconfig: "https://10.0.0.11:6443", kubeadm: "10.0.0.11:6443",
+		},
+		{
+			name: "IPv6-only, external IPv6 LB: every endpoint bracketed",
+			in: Input{IPFamily: IPv6, ControlPlaneNodes: []Node{{Name: "cp1", IP: "fd00:10::11"}, {Name: "cp2", IP: "fd00:10::12"}},
+				ExternalLB: &ExternalLB{Address: "fd00:20::100", Port: 8443}},
+			mode: ModeExternalLB, cp: "https://[fd00:20::100]:8443", worker: "https://[fd00:20::100]:8443", global: "https://[fd00:20::100]:8443",
+			external: "https://[fd00:20::100]:8443", kubeconfig: "https://[fd00:20::100]:8443", kubeadm: "[fd00:20::100]:8443",
+			lbDomain: "fd00:20::100",
+		},
+		{
+			name: "IPv6-only, local LB, ::1 bind kept as ::1",
+			in: Input{IPFamily: IPv6, ControlPlaneNodes: []Node{{Name: "cp1", IP: "fd00:10::11", BindAddress: "fd00:10::11"}},
+				WorkerNodes: []Node{{Name: "w1", IP: "fd00:10::21"}}},
+			mode: ModeLocalLB, cp: "https://[fd00:10::11]:6443", worker: "https://localhost:6443", global: "https://localhost:6443",
+			external: "https://[fd00:10::11]:6443", kubeconfig: "https://[fd00:10::11]:6443", kubeadm: "[fd00:10::11]:6443",
+			lbDomain: "localhost", lbNodes: []string{"cp1", "w1"},
+		},
+		{
+			name: "dual-stack: IPv4 is primary",
+			in: Input{IPFamily: DualStack, ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"}},
+				WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.21", IP6: "fd00::21"}}},
+			mode: ModeLocalLB, cp: "https://127.0.0.1:6443", worker: "https://localhost:6443", global: "https://localhost:6443",
+			external: "https://10.0.0.11:6443", kubeconfig: "https://10.0.0.11:6443", kubeadm: "10.0.0.11:6443",
+			lbDomain: "localhost", lbNodes: []string{"w1"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ps := Compute(tc.in)
+			if len(ps) != 0 {
+				t.Fatalf("unexpected problems: %v", ps)
+			}
+			got := []string{string(r.Mode), r.Endpoints.ControlPlane, r.Endpoints.Worker, r.Endpoints.Global, r.Endpoints.External, r.KubeconfigServer, r.KubeadmControlPlaneEndpoint, r.LBDomainName}
+			want := []string{string(tc.mode), tc.cp, tc.worker, tc.global, tc.external, tc.kubeconfig, tc.kubeadm, tc.lbDomain}
+			names := []string{"mode", "control_plane", "worker", "global", "external", "kubeconfig_server", "kubeadm_control_plane_endpoint", "lb_domain_name"}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Errorf("%s = %q, want %q", names[i], got[i], want[i])
+				}
+			}
+			if !reflect.DeepEqual(r.LocalLBNodes, tc.lbNodes) {
+				t.Errorf("local_lb_nodes = %q, want %q", r.LocalLBNodes, tc.lbNodes)
+			}
+			if !reflect.DeepEqual(r.HostsEntries, tc.hosts) {
+				t.Errorf("hosts_entries = %q, want %q", r.HostsEntries, tc.hosts)
+			}
+			cps := len(tc.in.ControlPlaneNodes)
+			for i, ne := range r.NodeEndpoints {
+				want := r.Endpoints.Worker
+				if i < cps {
+					want = wantControlPlaneEndpoint(t, r, tc.in, i)
+				}
+				if ne.URL != want {
+					t.Errorf("node_endpoints[%s] = %q, want %q", ne.Name, ne.URL, want)
+				}
+			}
+			assertCovered(t, r)
+		})
+	}
+}
+
+// wantControlPlaneEndpoint states the per-node rule independently of
+// the implementation: the LB in external mode, else the node's own
+// apiserver on loopback (wildcard bind) or on its bind address.
+func wantControlPlaneEndpoint(t *testing.T, r Result, in Input, i int) string {
+	t.Helper()
+	if r.Mode == ModeExternalLB {
+		return r.Endpoints.Global
+	}
+	bind := orDefault(in.ControlPlaneNodes[i].BindAddress, orDefault(in.APIServerBindAddress, "::"))
+	port := orDefault(in.APIServerPort, 6443)
+	if bind == "::" || bind == "0.0.0.0" {
+		return URL("127.0.0.1", port)
+	}
+	return URL(bind, port)
+}
+
+func assertCovered(t *testing.T, r Result) {
+	t.Helper()
+	for _, u := range append([]string{r.Endpoints.Global, r.Endpoints.External, r.KubeconfigServer, "https://" + r.KubeadmControlPlaneEndpoint}, nodeURLs(r)...) {
+		if !r.CertSANs.Covers(hostOfURL(u)) {
+			t.Errorf("%s is not covered by SANs %v", u, r.CertSANs)
+		}
+	}
+}
+
+func nodeURLs(r Result) []string {
+	var out []string
+	for _, ne := range r.NodeEndpoints {
+		out = append(out, ne.URL)
+	}
+	return out
+}
+
+func TestCertSANs(t *testing.T) {
+	cases := []struct {
+		name     string
+		in       Input
+		dns, ips []string
+	}{
+		{
+			name: "kubespray order, repeats dropped",
+			in:   Input{ControlPlaneNodes: threeCPs, SupplementaryAddresses: []string{"k8s.example.com", "10.0.0.11", "203.0.113.5"}},
+			dns:  []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost", "k8s.example.com", "cp1", "cp2", "cp3"},
+			ips:  []string{"10.233.0.1", "127.0.0.1", "::1", "10.0.0.11", "203.0.113.5", "192.0.2.12", "10.0.0.13", "10.0.0.12"},
+		},
+		{
+			name: "external LB name and address, custom DNS domain and service CIDR",
+			in: Input{ControlPlaneNodes: threeCPs[:1], DNSDomain: "corp.internal", ServiceCIDR: "10.96.0.0/12",
+				ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "api.corp.internal"}},
+			dns: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.corp.internal", "localhost", "api.corp.internal", "cp1"},
+			ips: []string{"10.96.0.1", "127.0.0.1", "::1", "10.0.0.100", "10.0.0.11"},
+		},
+		{
+			name: "IPv6 normalised and deduplicated; dual-stack IPv6 node addresses included",
+			in: Input{IPFamily: DualStack, ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", IP6: "FD00:0:0::0011", AccessIP6: "fd00::11"}},
+				SupplementaryAddresses: []string{"fd00:0::11", "0:0:0:0:0:0:0:1", "::ffff:10.0.0.11"}},
+			dns: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost", "cp1"},
+			ips: []string{"10.233.0.1", "127.0.0.1", "::1", "fd00::11", "10.0.0.11"},
+		},
+		{
+			name: "IPv6-only: service IP from the IPv6 range",
+			in:   Input{IPFamily: IPv6, ControlPlaneNodes: []Node{{Name: "cp1", IP: "fd00:10::11", AccessIP: "2001:db8::11"}}},
+			dns:  []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost", "cp1"},
+			ips:  []string{"fd85:ee78:d8a6:8607::1001", "127.0.0.1", "::1", "2001:db8::11", "fd00:10::11"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ps := Compute(tc.in)
+			if len(ps) != 0 {
+				t.Fatalf("unexpected problems: %v", ps)
+			}
+			if !reflect.DeepEqual(r.CertSANs.DNSNames, tc.dns) {
+				t.Errorf("dns_names = %q\nwant        %q", r.CertSANs.DNSNames, tc.dns)
+			}
+			if !reflect.DeepEqual(r.CertSANs.IPAddresses, tc.ips) {
+				t.Errorf("ip_addresses = %q\nwant           %q", r.CertSANs.IPAddresses, tc.ips)
+			}
+		})
+	}
+}
+
+func TestLocalLBListenAndBackends(t *testing.T) {
+	r, ps := Compute(Input{IPFamily: DualStack, ControlPlaneNodes: []Node{
+		{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"},
+		{Name: "cp2", IP: "10.0.0.12", AccessIP: "192.0.2.12"},
+	}, LocalLB: LocalLB{Port: 16443, HealthcheckPort: 8081}, APIServerPort: 6443})
+	if len(ps) != 0 {
+		t.Fatal(ps)
+	}
+	if want := (&Listen{Address: "127.0.0.1", IPv6Address: "::1", Port: 16443}); !reflect.DeepEqual(r.LocalLBListen, want) {
+		t.Errorf("listen = %+v, want %+v", r.LocalLBListen, want)
+	}
+	wantBackends := []Backend{{"cp1", "10.0.0.11", 6443}, {"cp2", "192.0.2.12", 6443}}
+	if !reflect.DeepEqual(r.LocalLBBackends, wantBackends) {
+		t.Errorf("backends = %+v, want %+v", r.LocalLBBackends, wantBackends)
+	}
+	if r.LocalLBType != LBTypeNginx {
+		t.Errorf("type = %q", r.LocalLBType)
+	}
+	r, _ = Compute(Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100"}})
+	if r.LocalLBListen != nil || r.LocalLBType != "" || len(r.LocalLBNodes) != 0 {
+		t.Errorf("external LB mode must not run a local LB: %+v %q %q", r.LocalLBListen, r.LocalLBType, r.LocalLBNodes)
+	}
+	if len(r.LocalLBBackends) != 3 {
+		t.Errorf("backends are computed in every mode: %+v", r.LocalLBBackends)
+	}
+}
+
+// TestProblems pins each lint to the attribute path it names.
+func TestProblems(t *testing.T) {
+	cases := []struct {
+		name   string
+		in     Input
+		path   string
+		substr string
+		warn   bool
+	}{
+		{"no control plane", Input{}, "control_plane_nodes", "at least one", false},
+		{"bad node name", Input{ControlPlaneNodes: []Node{{Name: "CP_1", IP: "10.0.0.1"}}}, "control_plane_nodes[0].name", "node name", false},
+		{"duplicate name across lists", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "cp2", IP: "10.0.0.50"}}}, "worker_nodes[0].name", "control_plane_nodes[1].name", false},
+		{"duplicate address", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.12"}}}, "worker_nodes[0].ip", "already used", false},
+		{"duplicate access address", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.31", AccessIP: "192.0.2.12"}}}, "worker_nodes[0].access_ip", "already used", false},
+		{"invalid ip", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.300"}}}, "control_plane_nodes[0].ip", "not an IP", false},
+		{"missing ip", Input{ControlPlaneNodes: []Node{{Name: "cp1"}}}, "control_plane_nodes[0].ip", "must be set", false},
+		{"IPv6 in an IPv4 cluster", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "fd00::1"}}}, "control_plane_nodes[0].ip", "ip_family = \"dual\"", false},
+		{"ip6 without dual-stack", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.1", IP6: "fd00::1"}}}, "control_plane_nodes[0].ip6", "dual", false},
+		{"IPv4 ip6", Input{IPFamily: DualStack, ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.1", IP6: "10.0.0.2"}}}, "control_plane_nodes[0].ip6", "IPv6", false},
+		{"bad family", Input{IPFamily: "ipx", ControlPlaneNodes: threeCPs}, "ip_family", "dual", false},
+		{"port out of range", Input{ControlPlaneNodes: threeCPs, APIServerPort: 70000}, "apiserver_port", "65535", false},
+		{"LB port out of range", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{Port: -1}}, "local_lb.port", "65535", false},
+		{"LB type", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{Type: "envoy"}}, "local_lb.type", "haproxy", false},
+		{"bind address not the node's", Input{ControlPlaneNodes: threeCPs, APIServerBindAddress: "10.0.0.11"}, "apiserver_bind_address", "cp2", false},
+		{"loopback bind", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", BindAddress: "127.0.0.1"}}}, "control_plane_nodes[0].bind_address", "loopback", false},
+		{"bind address on a worker", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.21", BindAddress: "10.0.0.21"}}}, "worker_nodes[0].bind_address", "worker", false},
+		{"VIP port collides with wildcard apiserver", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", RunsOnControlPlane: true}}, "external_lb.port", "same socket", false},
+		{"healthcheck port collides with LB port", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Port: 16443, HealthcheckPort: 16443}}, "local_lb.healthcheck_port", "same socket", false},
+		{"healthcheck port collides with apiserver on a CP running the LB", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", BindAddress: "10.0.0.11"}}, LocalLB: LocalLB{HealthcheckPort: 6443}}, "local_lb.healthcheck_port", "kube-apiserver", false},
+		{"invalid supplementary address", Input{ControlPlaneNodes: threeCPs, SupplementaryAddresses: []string{"ok.example.com", "not a name"}}, "supplementary_addresses[1]", "neither", false},
+		{"invalid external address", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "-lb-"}}, "external_lb.address", "neither", false},
+		{"loopback external address", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "127.0.0.1"}}, "external_lb.address", "cannot be reached", false},
+		{"external LB family differs", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "fd00::100"}}, "external_lb.address", "translate", true},
+		{"bad service CIDR", Input{ControlPlaneNodes: threeCPs, ServiceCIDR: "10.0.0.0/33"}, "service_cidr", "IPv4 CIDR", false},
+		{"service CIDR too small", Input{ControlPlaneNodes: threeCPs, ServiceCIDR: "10.0.0.7/32"}, "service_cidr", "no room", false},
+		{"bad DNS domain", Input{ControlPlaneNodes: threeCPs, DNSDomain: "bad_domain"}, "dns_domain", "not a DNS name", false},
+		{"existing cert lacks the LB name", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "lb.example.com"},
+			ExistingCertSANs: &SANs{DNSNames: []string{"kubernetes", "localhost"}, IPAddresses: []string{"10.0.0.100", "10.0.0.11", "192.0.2.12", "10.0.0.13", "127.0.0.1"}}},
+			"existing_cert_sans", "not lb.example.com", false},
+		{"existing cert lacks a backend IP", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers,
+			ExistingCertSANs: &SANs{DNSNames: []string{"localhost"}, IPAddresses: []string{"127.0.0.1", "10.0.0.11", "10.0.0.12", "10.0.0.13"}}},
+			"existing_cert_sans", "192.0.2.12", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ps := Compute(tc.in)
+			for _, p := range ps {
+				if p.Path.String() == tc.path && strings.Contains(p.Detail, tc.substr) {
+					if (p.Severity == SeverityWarning) != tc.warn {
+						t.Errorf("severity of %v: warning=%v, want %v", p, p.Severity == SeverityWarning, tc.warn)
+					}
+					return
+				}
+			}
+			t.Errorf("want a problem at %s mentioning %q, got %v", tc.path, tc.substr, ps)
+		})
+	}
+}
+
+func TestExistingSANsWildcardCovers(t *testing.T) {
+	_, ps := Compute(Input{ControlPlaneNodes: threeCPs[:1], ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "api.prod.example.com"},
+		SupplementaryAddresses: []string{"ops.example.com"},
+		ExistingCertSANs:       &SANs{DNSNames: []string{"*.prod.example.com", "*.example.com"}, IPAddresses: []string{"10.0.0.100", "10.0.0.11"}}})
+	if len(ps) != 0 {
+		t.Fatalf("wildcard SANs cover one label: %v", ps)
+	}
+	if (SANs{DNSNames: []string{"*.example.com"}}).Covers("a.b.example.com") {
+		t.Error("a wildcard must not cover two labels")
+	}
+	if (SANs{DNSNames: []string{"*.example.com"}}).Covers("example.com") {
+		t.Error("a wildcard must not cover the bare domain")
+	}
+}
+
+func TestPath(t *testing.T) {
+	p := Root("worker_nodes").Index(3).At("ip")
+	q := p.At("x")
+	if p.String() != "worker_nodes[3].ip" || q.String() != "worker_nodes[3].ip.x" {
+		t.Fatalf("%s %s", p, q)
+	}
+}
+
+func TestHelpers(t *testing.T) {
+	for in, want := range map[[2]any]string{
+		{"10.0.0.1", 6443}:      "https://10.0.0.1:6443",
+		{"FD00::0001", 443}:     "https://[fd00::1]:443",
+		{"Api.Example.COM", 80}: "https://api.example.com:80",
+	} {
+		if got := URL(in[0].(string), in[1].(int)); got != want {
+			t.Errorf("URL(%v) = %q, want %q", in, got, want)
+		}
+	}
+	sans, ps := CertSANs([]string{"b.example.com", "10.0.0.1", "*.example.com", "B.example.com", "::FFFF:10.0.0.1", "bad name"})
+	if want := (SANs{DNSNames: []string{"b.example.com", "*.example.com"}, IPAddresses: []string{"10.0.0.1"}}); !reflect.DeepEqual(sans, want) {
+		t.Errorf("CertSANs = %+v, want %+v", sans, want)
+	}
+	if len(ps) != 1 || ps[0].Path.String() != "[5]" {
+		t.Errorf("problems = %v", ps)
+	}
+}

@@ -1,0 +1,428 @@
+package endpoints
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// node is a Node with its addresses parsed; invalid Addrs stand for
+// "not set".
+type node struct {
+	Node
+	path         Path
+	controlPlane bool
+	ip, accessIP netip.Addr
+	ip6          netip.Addr
+	accessIP6    netip.Addr
+	// bind is the apiserver bind address of a control-plane node and
+	// bindPath the attribute it came from.
+	bind     netip.Addr
+	bindPath Path
+}
+
+// cluster is the validated input with every default applied.
+type cluster struct {
+	family IPFamily
+	port   int
+	// nodes holds the control-plane nodes first, then the workers.
+	nodes         []node
+	controlPlanes []node // nodes[:number of control-plane nodes]
+	workers       []node // the rest of nodes
+	mode          Mode
+	localLB       LocalLB // Type and Port defaulted
+	external      *ExternalLB
+	supplementary []string
+	dnsDomain     string
+	serviceIP     netip.Addr
+	existingSANs  *SANs
+}
+
+func (c *cluster) localLBInUse() bool {
+	return c.mode == ModeLocalLB || c.mode == ModeLocalLBWithUnmanagedLB
+}
+
+// lbHost is the name clients of the external LB use.
+func (c *cluster) lbHost() string {
+	if c.external.DomainName != "" {
+		return c.external.DomainName
+	}
+	return c.external.Address
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func validPort(p int) bool { return p >= 1 && p <= 65535 }
+
+// normalize validates the input, applies defaults and parses addresses.
+func normalize(in Input) (*cluster, Problems) {
+	var ps Problems
+	c := &cluster{
+		family:       orDefault(in.IPFamily, IPv4),
+		port:         orDefault(in.APIServerPort, DefaultAPIServerPort),
+		dnsDomain:    canonicalHost(orDefault(in.DNSDomain, DefaultDNSDomain)),
+		existingSANs: in.ExistingCertSANs,
+	}
+	switch c.family {
+	case IPv4, IPv6, DualStack:
+	default:
+		ps.errorf(Root("ip_family"), "Invalid IP family", "ip_family is %q; use \"ipv4\", \"ipv6\" or \"dual\".", c.family)
+		return c, ps
+	}
+	if !validPort(c.port) {
+		ps.errorf(Root("apiserver_port"), "Invalid port", "apiserver_port is %d; a TCP port is between 1 and 65535.", c.port)
+	}
+	if !isDNSName(c.dnsDomain, false) {
+		ps.errorf(Root("dns_domain"), "Invalid DNS domain", "dns_domain %q is not a DNS name; the default is %q.", in.DNSDomain, DefaultDNSDomain)
+	}
+	c.serviceIP = serviceIP(&ps, c.family, in)
+
+	bind := orDefault(in.APIServerBindAddress, DefaultBindAddress)
+	defaultBind, ok := parseIP(bind)
+	if !ok {
+		ps.errorf(Root("apiserver_bind_address"), "Invalid bind address",
+			"apiserver_bind_address %q is not an IP address; use \"::\" or \"0.0.0.0\" to bind every address, or an address of the node.", bind)
+	}
+
+	if len(in.ControlPlaneNodes) == 0 {
+		ps.errorf(Root("control_plane_nodes"), "No control-plane nodes", "control_plane_nodes must list at least one node.")
+	}
+	seen := make(duplicateIndex, 3*(len(in.ControlPlaneNodes)+len(in.WorkerNodes)))
+	c.nodes = make([]node, 0, len(in.ControlPlaneNodes)+len(in.WorkerNodes))
+	for i, n := range in.ControlPlaneNodes {
+		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, Root("control_plane_nodes").Index(i), true, defaultBind))
+	}
+	for i, n := range in.WorkerNodes {
+		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, Root("worker_nodes").Index(i), false, defaultBind))
+	}
+	c.controlPlanes, c.workers = c.nodes[:len(in.ControlPlaneNodes)], c.nodes[len(in.ControlPlaneNodes):]
+
+	c.parseLoadBalancers(&ps, in)
+	for i, s := range in.SupplementaryAddresses {
+		if _, ok := parseIP(s); !ok && !isDNSName(s, true) {
+			ps.errorf(Root("supplementary_addresses").Index(i), "Invalid address",
+				"%q is neither an IP address nor a DNS name.", s)
+			continue
+		}
+		c.supplementary = append(c.supplementary, canonicalHost(s))
+	}
+	if in.ExistingCertSANs != nil {
+		checkSANList(&ps, Root("existing_cert_sans"), *in.ExistingCertSANs)
+	}
+	if !ps.HasErrors() {
+		c.checkPortConflicts(&ps)
+	}
+	return c, ps
+}
+
+func serviceIP(ps *Problems, family IPFamily, in Input) netip.Addr {
+	v4 := orDefault(in.ServiceCIDR, DefaultServiceCIDR)
+	v6 := orDefault(in.ServiceCIDRIPv6, DefaultServiceCIDRIPv6)
+	p4, err4 := netip.ParsePrefix(v4)
+	if err4 != nil || !p4.Addr().Is4() {
+		ps.errorf(Root("service_cidr"), "Invalid service CIDR", "service_cidr %q is not an IPv4 CIDR such as %q.", v4, DefaultServiceCIDR)
+	}
+	p6, err6 := netip.ParsePrefix(v6)
+	if err6 != nil || !p6.Addr().Is6() || p6.Addr().Is4In6() {
+		ps.errorf(Root("service_cidr_ipv6"), "Invalid service CIDR", "service_cidr_ipv6 %q is not an IPv6 CIDR such as %q.", v6, DefaultServiceCIDRIPv6)
+	}
+	// kube-apiserver's service IP is the first address after the network
+	// address of the primary family's service range.
+	prefix, path := p4, Root("service_cidr")
+	if family == IPv6 {
+		prefix, path = p6, Root("service_cidr_ipv6")
+	}
+	if !prefix.IsValid() {
+		return netip.Addr{}
+	}
+	ip := prefix.Masked().Addr().Next()
+	if !ip.IsValid() || !prefix.Contains(ip) {
+		ps.errorf(path, "Service CIDR too small", "%s has no room for the kubernetes service IP; use a larger range.", prefix)
+		return netip.Addr{}
+	}
+	return ip
+}
+
+// duplicateIndex remembers where each node name and address was first
+// used.
+type duplicateIndex map[string]Path
+
+func (d duplicateIndex) claim(ps *Problems, kind, value string, at Path) {
+	key := kind + "\x00" + value
+	if first, ok := d[key]; ok {
+		ps.errorf(at, "Duplicate "+kind, "%s %q is already used by %s; every node needs its own.", kind, value, first)
+		return
+	}
+	d[key] = at
+}
+
+func (c *cluster) parseNode(ps *Problems, seen duplicateIndex, n Node, at Path, controlPlane bool, defaultBind netip.Addr) node {
+	p := node{Node: n, path: at, controlPlane: controlPlane}
+	if !isNodeName(n.Name) {
+		ps.errorf(at.At("name"), "Invalid node name",
+			"%q is not a valid Kubernetes node name: use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit.", n.Name)
+	} else {
+		seen.claim(ps, "node name", n.Name, at.At("name"))
+	}
+	primaryIs6 := c.family == IPv6
+	familyWord := map[bool]string{false: "IPv4", true: "IPv6"}[primaryIs6]
+	parseAddr := func(value, attr string, want6, required bool) netip.Addr {
+		if value == "" {
+			if required {
+				ps.errorf(at.At(attr), "Missing address", "%s must be set.", attr)
+			}
+			return netip.Addr{}
+		}
+		a, ok := parseIP(value)
+		switch {
+		case !ok:
+			ps.errorf(at.At(attr), "Invalid IP address", "%q is not an IP address.", value)
+		case a.Is6() != want6 && !isIPv6Attr(attr):
+			hint := "set ip_family = \"dual\" and put IPv6 addresses in ip6/access_ip6"
+			if primaryIs6 {
+				hint = "an IPv6-only cluster (ip_family = \"ipv6\") uses IPv6 addresses here; use ip_family = \"dual\" for IPv4 plus IPv6"
+			}
+			ps.errorf(at.At(attr), "Address family mismatch", "%s %s is not an %s address, but ip_family is %q: %s.", attr, value, familyWord, c.family, hint)
+		case a.Is6() != want6:
+			ps.errorf(at.At(attr), "Address family mismatch", "%s must be an IPv6 address, got %s.", attr, value)
+		case a.IsUnspecified() || a.IsMulticast():
+			ps.errorf(at.At(attr), "Invalid node address", "%s %s cannot be a node's address.", attr, value)
+		default:
+			return a
+		}
+		return netip.Addr{}
+	}
+	p.ip = parseAddr(n.IP, "ip", primaryIs6, true)
+	p.accessIP = parseAddr(n.AccessIP, "access_ip", primaryIs6, false)
+	if c.family == DualStack {
+		p.ip6 = parseAddr(n.IP6, "ip6", true, false)
+		p.accessIP6 = parseAddr(n.AccessIP6, "access_ip6", true, false)
+	} else {
+		for attr, v := range map[string]string{"ip6": n.IP6, "access_ip6": n.AccessIP6} {
+			if v != "" {
+				ps.errorf(at.At(attr), "IPv6 address without dual-stack",
+					"%s is set but ip_family is %q; set ip_family = \"dual\" to use it, or remove it.", attr, c.family)
+			}
+		}
+	}
+	if !p.accessIP.IsValid() {
+		p.accessIP = p.ip
+	}
+	if !p.accessIP6.IsValid() {
+		p.accessIP6 = p.ip6
+	}
+	if p.ip.IsValid() {
+		seen.claim(ps, "address", p.ip.String(), at.At("ip"))
+	}
+	if p.ip6.IsValid() {
+		seen.claim(ps, "address", p.ip6.String(), at.At("ip6"))
+	}
+	if n.AccessIP != "" && p.accessIP.IsValid() && p.accessIP != p.ip {
+		seen.claim(ps, "address", p.accessIP.String(), at.At("access_ip"))
+	}
+
+	if !controlPlane {
+		if n.BindAddress != "" {
+			ps.errorf(at.At("bind_address"), "Bind address on a worker",
+				"bind_address is the kube-apiserver bind address of a control-plane node; worker nodes run no apiserver. Remove it.")
+		}
+		return p
+	}
+	p.bind, p.bindPath = defaultBind, Root("apiserver_bind_address")
+	if n.BindAddress != "" {
+		p.bindPath = at.At("bind_address")
+		a, ok := parseIP(n.BindAddress)
+		if !ok {
+			ps.errorf(p.bindPath, "Invalid bind address", "%q is not an IP address.", n.BindAddress)
+			return p
+		}
+		p.bind = a
+	}
+	if p.bind.IsValid() && !isWildcardIP(p.bind) && p.bind != p.ip && p.bind != p.ip6 {
+		what := "is not an address of this node"
+		if p.bind.IsLoopback() {
+			what = "is a loopback address: load balancers and other nodes could not reach kube-apiserver there"
+		}
+		ps.errorf(p.bindPath, "Unusable bind address",
+			"kube-apiserver on control-plane node %q would bind %s, which %s (its ip is %s). Use \"::\" to bind every address, or the node's ip; set bind_address per node when nodes differ.",
+			n.Name, p.bind, what, orDefault(n.IP, "unset"))
+	}
+	return p
+}
+
+// isIPv6Attr tells the dual-stack IPv6 attributes from the primary ones.
+func isIPv6Attr(attr string) bool { return attr == "ip6" || attr == "access_ip6" }
+
+func (c *cluster) parseLoadBalancers(ps *Problems, in Input) {
+	c.localLB = in.LocalLB
+	c.localLB.Type = orDefault(c.localLB.Type, DefaultLocalLBType)
+	if c.localLB.Type != LBTypeNginx && c.localLB.Type != LBTypeHAProxy {
+		ps.errorf(Root("local_lb").At("type"), "Invalid load balancer type", "local_lb.type is %q; use \"nginx\" or \"haproxy\".", c.localLB.Type)
+	}
+	c.localLB.Port = orDefault(c.localLB.Port, c.port)
+	if !validPort(c.localLB.Port) {
+		ps.errorf(Root("local_lb").At("port"), "Invalid port", "local_lb.port is %d; a TCP port is between 1 and 65535.", c.localLB.Port)
+	}
+	if hp := c.localLB.HealthcheckPort; hp != 0 && !validPort(hp) {
+		ps.errorf(Root("local_lb").At("healthcheck_port"), "Invalid port", "local_lb.healthcheck_port is %d; a TCP port is between 1 and 65535.", hp)
+	}
+
+	enabled := in.LocalLB.Enabled
+	if in.ExternalLB == nil {
+		c.mode = ModeLocalLB
+		if enabled != nil && !*enabled {
+			c.mode = ModeDirect
+		}
+		return
+	}
+	c.mode = ModeExternalLB
+	if enabled != nil && *enabled {
+		c.mode = ModeLocalLBWithUnmanagedLB
+	}
+	ext := *in.ExternalLB
+	at := Root("external_lb")
+	ext.Port = orDefault(ext.Port, c.port)
+	if !validPort(ext.Port) {
+		ps.errorf(at.At("port"), "Invalid port", "external_lb.port is %d; a TCP port is between 1 and 65535.", ext.Port)
+	}
+	if a, ok := parseIP(ext.Address); ok {
+		if a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() {
+			ps.errorf(at.At("address"), "Invalid load balancer address", "%s cannot be reached from other hosts; give the VIP or the load balancer's address.", a)
+		}
+		if c.family != DualStack && a.Is6() != (c.family == IPv6) {
+			ps.warnf(at.At("address"), "Address family differs from the cluster's",
+				"external_lb.address %s is not of the cluster's family %q; the load balancer must translate between families.", a, c.family)
+		}
+	} else if !isDNSName(ext.Address, false) {
+		ps.errorf(at.At("address"), "Invalid load balancer address", "%q is neither an IP address nor a DNS name.", ext.Address)
+	}
+	ext.Address = canonicalHost(ext.Address)
+	if ext.DomainName != "" {
+		if _, ok := parseIP(ext.DomainName); !ok && !isDNSName(ext.DomainName, false) {
+			ps.errorf(at.At("domain_name"), "Invalid domain name", "%q is not a DNS name.", ext.DomainName)
+		}
+		ext.DomainName = canonicalHost(ext.DomainName)
+	}
+	c.external = &ext
+}
+
+func checkSANList(ps *Problems, at Path, s SANs) {
+	for i, v := range s.IPAddresses {
+		if _, ok := parseIP(v); !ok {
+			ps.errorf(at.At("ip_addresses").Index(i), "Invalid IP SAN", "%q is not an IP address.", v)
+		}
+	}
+	for i, v := range s.DNSNames {
+		if !isDNSName(v, true) {
+			ps.errorf(at.At("dns_names").Index(i), "Invalid DNS SAN", "%q is not a DNS name.", v)
+		}
+	}
+}
+
+// binding is one listening socket a node would open.
+type binding struct {
+	addr  netip.Addr // invalid for a host name (hostname set)
+	host  string
+	port  int
+	owner string
+	path  Path // the attribute to change to resolve a conflict
+}
+
+func (b binding) String() string {
+	host := b.host
+	if b.addr.IsValid() {
+		host = b.addr.String()
+	}
+	return fmt.Sprintf("%s on %s", b.owner, HostPort(host, b.port))
+}
+
+// overlaps reports whether two sockets cannot both be bound: same port
+// and either the same address or a wildcard that covers the other (":" on
+// Linux also takes IPv4 unless bindv6only is set).
+func (b binding) overlaps(o binding) bool {
+	if b.port != o.port {
+		return false
+	}
+	covers := func(w, x binding) bool {
+		if !w.addr.IsValid() || !w.addr.IsUnspecified() {
+			return false
+		}
+		return w.addr.Is6() || x.addr.Is4() || !x.addr.IsValid()
+	}
+	if covers(b, o) || covers(o, b) {
+		return true
+	}
+	if b.addr.IsValid() && o.addr.IsValid() {
+		return b.addr == o.addr
+	}
+	return b.host != "" && b.host == o.host
+}
+
+func (c *cluster) nodeBindings(n *node) []binding {
+	var bs []binding
+	if n.controlPlane {
+		bs = append(bs, binding{addr: n.bind, port: c.port, owner: "kube-apiserver", path: n.bindPath})
+	}
+	if c.runsLocalLB(n) {
+		lb := Root("local_lb")
+		bs = append(bs, binding{addr: netip.MustParseAddr(loopbackIPv4), port: c.localLB.Port, owner: "the node-local load balancer", path: lb.At("port")})
+		if c.family != IPv4 {
+			bs = append(bs, binding{addr: netip.MustParseAddr(loopbackIPv6), port: c.localLB.Port, owner: "the node-local load balancer", path: lb.At("port")})
+		}
+		if hp := c.localLB.HealthcheckPort; hp != 0 {
+			bs = append(bs, binding{addr: netip.IPv6Unspecified(), port: hp, owner: "the node-local load balancer's health check", path: lb.At("healthcheck_port")})
+		}
+	}
+	if n.controlPlane && c.external != nil && c.external.RunsOnControlPlane {
+		b := binding{port: c.external.Port, owner: "the external load balancer", path: Root("external_lb").At("port")}
+		if a, ok := parseIP(c.external.Address); ok {
+			b.addr = a
+		} else {
+			b.host = c.external.Address
+		}
+		bs = append(bs, b)
+	}
+	return bs
+}
+
+// checkPortConflicts finds sockets that two services on one node would
+// both bind (kubespray's documented VIP-port trap among them).
+func (c *cluster) checkPortConflicts(ps *Problems) {
+	reported := map[string]bool{}
+	for i := range c.nodes {
+		n := &c.nodes[i]
+		bs := c.nodeBindings(n)
+		for i := range bs {
+			for j := i + 1; j < len(bs); j++ {
+				if !bs[i].overlaps(bs[j]) {
+					continue
+				}
+				key := bs[i].String() + "|" + bs[j].String()
+				if reported[key] {
+					continue
+				}
+				reported[key] = true
+				ps.errorf(bs[j].path, "Port conflict",
+					"on node %q, %s and %s would bind the same socket. Choose another %s, or bind kube-apiserver to the node address instead of every address.",
+					n.Name, bs[i], bs[j], bs[j].path)
+			}
+		}
+	}
+}
+
+// runsLocalLB says whether a node runs the node-local load balancer:
+// nodes without an apiserver, and control-plane nodes whose apiserver does
+// not listen on loopback. kubespray installs it on control-plane nodes for
+// any bind address other than "::", including "0.0.0.0", where the
+// apiserver already answers on 127.0.0.1; kha treats both wildcards alike.
+func (c *cluster) runsLocalLB(n *node) bool {
+	if !c.localLBInUse() {
+		return false
+	}
+	return !n.controlPlane || !isWildcardIP(n.bind)
+}
