@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# tf-env.sh: print the environment for acceptance tests and the demo as
+# `export` lines (use: eval "$(scripts/tf-env.sh)"). It never lets the
+# testing framework download a CLI and isolates it from user CLI configs.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cli=$("$here/terraform-cli.sh")
+echo "export TF_ACC_TERRAFORM_PATH='$cli'"
+echo "export TF_CLI_CONFIG_FILE=/dev/null"
+echo "export CHECKPOINT_DISABLE=1"
+echo "export TF_ACC_PROVIDER_NAMESPACE=kha"
+echo "unset TF_ACC_TERRAFORM_VERSION"
+# OpenTofu resolves providers under its own registry host; ask it which one
+# (no network needed) rather than writing a host name down.
+if "$cli" version 2>/dev/null | grep -q OpenTofu; then
+  d=$(mktemp -d)
+  printf 'terraform {\n  required_providers {\n    kha = { source = "kha/kha" }\n  }\n}\n' > "$d/main.tf"
+  host=$(cd "$d" && TF_CLI_CONFIG_FILE=/dev/null "$cli" providers 2>/dev/null |
+         sed -n 's#.*provider\[\([^]/]*\)/kha/kha\].*#\1#p' | head -1)
+  rm -rf "$d"
+  echo "export TF_ACC_PROVIDER_HOST='$host'"
+fi
