@@ -50,7 +50,9 @@ type Key struct {
 }
 
 // Public is the authorized_keys line of the key.
-func (k Key) Public() string { return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k.Signer.PublicKey()))) }
+func (k Key) Public() string {
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k.Signer.PublicKey())))
+}
 
 // NewKey generates an ed25519 key pair.
 func NewKey(t testing.TB) Key {
