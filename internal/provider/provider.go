@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
 var (
@@ -21,12 +23,25 @@ var (
 type khaProvider struct {
 	version string
 	commit  string
+	// pool is shared by every resource of one Terraform run, so each host
+	// gets one SSH connection however many resources write to it.
+	pool *remote.Pool
+}
+
+// providerData is what resources receive from Configure.
+type providerData struct {
+	pool     *remote.Pool
+	defaults *connectionSettings
+}
+
+type providerModel struct {
+	DefaultConnection *connectionSettings `tfsdk:"default_ssh"`
 }
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
 func New(version, commit string) func() provider.Provider {
 	return func() provider.Provider {
-		return &khaProvider{version: version, commit: commit}
+		return &khaProvider{version: version, commit: commit, pool: remote.NewPool()}
 	}
 }
 
@@ -41,15 +56,26 @@ func (p *khaProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			"available from Terraform: it computes the kube-apiserver and etcd access endpoints, certificate SANs " +
 			"and kubeadm settings at plan time, renders node-local and external load balancers, and applies their " +
 			"configuration to hosts over SSH.",
+		Attributes: map[string]schema.Attribute{
+			"default_ssh": providerConnectionAttribute(),
+		},
 	}
 }
 
-func (p *khaProvider) Configure(_ context.Context, _ provider.ConfigureRequest, _ *provider.ConfigureResponse) {
+func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var m providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	data := &providerData{pool: p.pool, defaults: m.DefaultConnection}
+	resp.ResourceData = data
 }
 
 func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewClusterEndpointsResource,
+		NewFileResource,
 	}
 }
 

@@ -109,27 +109,27 @@ var ErrNoHostKey = errors.New("no host key to verify the host against")
 // Validate reports configuration mistakes before anything is dialed.
 func (c Config) Validate() error {
 	if c.Host == "" {
-		return errors.New("connection.host is empty: set the host's address")
+		return errors.New("ssh.host is empty: set the host's address")
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		return fmt.Errorf("connection.port %d is not a TCP port (1-65535)", c.Port)
+		return fmt.Errorf("ssh.port %d is not a TCP port (1-65535)", c.Port)
 	}
 	if c.HostKey == "" && c.KnownHosts == "" && !c.InsecureTrustOnFirstUse {
-		return fmt.Errorf("%w %s: set connection.host_key to the host's public key (for example the output of "+
+		return fmt.Errorf("%w %s: set ssh.host_key to the host's public key (for example the output of "+
 			"`ssh-keyscan -t ed25519 %s`, without the host name) or to the CA key that signs its host certificate, or "+
-			"connection.known_hosts to known_hosts content; connection.insecure_trust_on_first_use = true records the "+
+			"ssh.known_hosts to known_hosts content; ssh.insecure_trust_on_first_use = true records the "+
 			"key seen at the first connection instead", ErrNoHostKey, c.Address(), c.Host)
 	}
 	if c.HostKey != "" {
 		if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(c.HostKey)); err != nil {
-			return fmt.Errorf("connection.host_key is not a public key in authorized_keys format (\"ssh-ed25519 AAAA...\"): %v", err)
+			return fmt.Errorf("ssh.host_key is not a public key in authorized_keys format (\"ssh-ed25519 AAAA...\"): %v", err)
 		}
 	}
 	if c.PrivateKey == "" && c.Password == "" && !c.Agent {
-		return errors.New("no authentication method: set connection.private_key (or private_key_wo), connection.password (or password_wo), or connection.agent = true")
+		return errors.New("no authentication method: set ssh.private_key (or private_key_wo), ssh.password (or password_wo), or ssh.agent = true")
 	}
 	if c.Certificate != "" && c.PrivateKey == "" {
-		return errors.New("connection.certificate needs connection.private_key: the certificate signs that key")
+		return errors.New("ssh.certificate needs ssh.private_key: the certificate signs that key")
 	}
 	if c.Bastion != nil {
 		if err := c.Bastion.Validate(); err != nil {
@@ -149,18 +149,18 @@ func (c Config) authMethods() ([]ssh.AuthMethod, []string, func(), error) {
 		if err != nil {
 			var missing *ssh.PassphraseMissingError
 			if errors.As(err, &missing) {
-				return nil, nil, cleanup, errors.New("connection.private_key is encrypted with a passphrase; give an unencrypted key or use connection.agent")
+				return nil, nil, cleanup, errors.New("ssh.private_key is encrypted with a passphrase; give an unencrypted key or use ssh.agent")
 			}
-			return nil, nil, cleanup, errors.New("connection.private_key is not a valid private key (OpenSSH or PEM)")
+			return nil, nil, cleanup, errors.New("ssh.private_key is not a valid private key (OpenSSH or PEM)")
 		}
 		if c.Certificate != "" {
 			pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(c.Certificate))
 			cert, ok := pub.(*ssh.Certificate)
 			if err != nil || !ok {
-				return nil, nil, cleanup, errors.New("connection.certificate is not an SSH user certificate (\"ssh-ed25519-cert-v01@openssh.com AAAA...\")")
+				return nil, nil, cleanup, errors.New("ssh.certificate is not an SSH user certificate (\"ssh-ed25519-cert-v01@openssh.com AAAA...\")")
 			}
 			if signer, err = ssh.NewCertSigner(cert, signer); err != nil {
-				return nil, nil, cleanup, fmt.Errorf("connection.certificate does not match connection.private_key: %v", err)
+				return nil, nil, cleanup, fmt.Errorf("ssh.certificate does not match ssh.private_key: %v", err)
 			}
 		}
 		methods = append(methods, ssh.PublicKeys(signer))
@@ -169,7 +169,7 @@ func (c Config) authMethods() ([]ssh.AuthMethod, []string, func(), error) {
 	if c.Agent {
 		sock := os.Getenv("SSH_AUTH_SOCK")
 		if sock == "" {
-			return nil, nil, cleanup, errors.New("connection.agent is true but SSH_AUTH_SOCK is not set")
+			return nil, nil, cleanup, errors.New("ssh.agent is true but SSH_AUTH_SOCK is not set")
 		}
 		conn, err := net.Dial("unix", sock)
 		if err != nil {
@@ -250,7 +250,7 @@ func (c Config) hostKeyCallback(seen *ssh.PublicKey) (ssh.HostKeyCallback, func(
 	check, err := knownhosts.New(f.Name())
 	if err != nil {
 		cleanup()
-		return nil, func() {}, fmt.Errorf("connection.known_hosts: %v", err)
+		return nil, func() {}, fmt.Errorf("ssh.known_hosts: %v", err)
 	}
 	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
 		*seen = key
@@ -287,6 +287,6 @@ func (e *HostKeyError) Error() string {
 		expected = strings.Join(want, ", ")
 	}
 	return fmt.Sprintf("host key verification failed for %s: it presented %s %s, expected %s. If the host was "+
-		"reinstalled, update connection.host_key / known_hosts; otherwise something may be intercepting the connection",
+		"reinstalled, update ssh.host_key / known_hosts; otherwise something may be intercepting the connection",
 		e.Address, e.Presented.Type(), ssh.FingerprintSHA256(e.Presented), expected)
 }

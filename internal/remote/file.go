@@ -218,7 +218,7 @@ func (c *Client) ApplyFile(ctx context.Context, f File) (RemoteFile, error) {
 			step = "apply"
 		}
 		if c.sudo && strings.Contains(output, "sudo:") {
-			return fail(step, output, errors.New("sudo -n failed: the connection user needs passwordless sudo (NOPASSWD) for connection.sudo"))
+			return fail(step, output, errors.New("sudo -n failed: the connection user needs passwordless sudo (NOPASSWD) for ssh.sudo"))
 		}
 		return fail(step, output, fmt.Errorf("exit status %d; the previous file is untouched", exit))
 	}
@@ -281,4 +281,20 @@ func (c *Client) RemoveFile(ctx context.Context, p, reloadCommand string) error 
 		return &StepError{Host: host, Step: "remove", Path: p, Err: err}
 	}
 	return nil
+}
+
+// FetchFile returns the content of p, for adopting an existing file.
+func (c *Client) FetchFile(ctx context.Context, p string) ([]byte, error) {
+	host := c.cfg.Address()
+	if err := checkPath(p); err != nil {
+		return nil, &StepError{Host: host, Step: "fetch", Path: p, Err: err}
+	}
+	out, errOut, exit, err := c.script(ctx, `cat -- "$1"`, nil, p)
+	if err == nil && exit != 0 {
+		err = fmt.Errorf("exit status %d", exit)
+	}
+	if err != nil {
+		return nil, &StepError{Host: host, Step: "fetch", Path: p, Output: trimOutput(errOut), Err: err}
+	}
+	return out, nil
 }

@@ -166,7 +166,7 @@ type AuthError struct {
 }
 
 func (e *AuthError) Error() string {
-	return fmt.Sprintf("ssh: unable to authenticate as %s@%s; tried: %s. Check connection.user and that the key "+
+	return fmt.Sprintf("ssh: unable to authenticate as %s@%s; tried: %s. Check ssh.user and that the key "+
 		"is in the user's authorized_keys", e.User, e.Address, strings.Join(e.Tried, ", "))
 }
 
@@ -208,7 +208,7 @@ func dialWithRetry(ctx context.Context, cfg Config) (*ssh.Client, *ssh.Client, s
 		select {
 		case <-ctx.Done():
 			return nil, nil, nil, nil, &StepError{Host: cfg.Address(), Step: "connect",
-				Err: fmt.Errorf("gave up after %d attempts within connection.timeout %s: %w", attempts, cfg.timeout(), err)}
+				Err: fmt.Errorf("gave up after %d attempts within ssh.timeout %s: %w", attempts, cfg.timeout(), err)}
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 5*time.Second)

@@ -151,7 +151,7 @@ func TestHostKeyVerification(t *testing.T) {
 		cfg.HostKey = ""
 		pool := NewPool()
 		_, err := pool.Get(ctx, cfg)
-		if !errors.Is(err, ErrNoHostKey) || !strings.Contains(err.Error(), "connection.host_key") || pool.Dials() != 0 {
+		if !errors.Is(err, ErrNoHostKey) || !strings.Contains(err.Error(), "ssh.host_key") || pool.Dials() != 0 {
 			t.Fatalf("want ErrNoHostKey before dialing, got %v (dials %d)", err, pool.Dials())
 		}
 	})
@@ -243,7 +243,7 @@ func TestAuthenticationAndReachability(t *testing.T) {
 		cfg := configFor(s)
 		cfg.PrivateKey = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot a key\n-----END OPENSSH PRIVATE KEY-----\n"
 		_, err := NewPool().Get(ctx, cfg)
-		if err == nil || !strings.Contains(err.Error(), "connection.private_key is not a valid private key") || strings.Contains(err.Error(), "not a key") {
+		if err == nil || !strings.Contains(err.Error(), "ssh.private_key is not a valid private key") || strings.Contains(err.Error(), "not a key") {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -254,7 +254,7 @@ func TestBastion(t *testing.T) {
 	ctx := context.Background()
 	through := func(t *testing.T, forwarding string) error {
 		bastion := testhost.Start(t, testhost.Options{AuthorizedKeys: []string{target.ClientKey.Public()},
-			ExtraConfig: []string{"AllowTcpForwarding " + forwarding}})
+			ExtraConfig: []string{"AllowTcpForwarding " + forwarding}, LogLevel: "DEBUG1"})
 		cfg := configFor(target)
 		bastionCfg := configFor(bastion)
 		bastionCfg.PrivateKey = target.ClientKey.PEM

@@ -81,6 +81,9 @@ type Options struct {
 	AuthorizedKeys []string
 	// ExtraConfig lines are appended to sshd_config.
 	ExtraConfig []string
+	// LogLevel defaults to VERBOSE. DEBUG1 logs forwarding requests, but
+	// also sends debug lines to the stderr of every session.
+	LogLevel string
 }
 
 // Server is a running sshd.
@@ -162,7 +165,7 @@ func Start(t testing.TB, opts Options) *Server {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		s.Port = freePort(t, addr)
-		if lastErr = s.start(opts.ExtraConfig); lastErr == nil {
+		if lastErr = s.start(opts); lastErr == nil {
 			t.Cleanup(s.Stop)
 			return s
 		}
@@ -171,7 +174,11 @@ func Start(t testing.TB, opts Options) *Server {
 	return nil
 }
 
-func (s *Server) start(extra []string) error {
+func (s *Server) start(opts Options) error {
+	logLevel := opts.LogLevel
+	if logLevel == "" {
+		logLevel = "VERBOSE"
+	}
 	config := fmt.Sprintf(`Port %d
 ListenAddress %s
 HostKey %[3]s/host_ed25519
@@ -186,10 +193,10 @@ StrictModes no
 UseDNS no
 MaxStartups 200:30:400
 MaxSessions 50
-LogLevel DEBUG1
+LogLevel %s
 Subsystem sftp internal-sftp
 %s
-`, s.Port, s.Host, s.Dir, strings.Join(extra, "\n"))
+`, s.Port, s.Host, s.Dir, logLevel, strings.Join(opts.ExtraConfig, "\n"))
 	cfgPath := filepath.Join(s.Dir, "sshd_config")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		return err

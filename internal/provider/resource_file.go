@@ -1,0 +1,463 @@
+package provider
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+var (
+	_ resource.Resource                   = (*fileResource)(nil)
+	_ resource.ResourceWithConfigure      = (*fileResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*fileResource)(nil)
+	_ resource.ResourceWithImportState    = (*fileResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*fileResource)(nil)
+)
+
+// NewFileResource is the constructor of kha_file.
+func NewFileResource() resource.Resource { return &fileResource{} }
+
+type fileResource struct {
+	data *providerData
+}
+
+type fileModel struct {
+	ID               types.String     `tfsdk:"id"`
+	Path             types.String     `tfsdk:"path"`
+	Content          types.String     `tfsdk:"content"`
+	Mode             types.String     `tfsdk:"mode"`
+	Owner            types.String     `tfsdk:"owner"`
+	Group            types.String     `tfsdk:"group"`
+	ValidateCommand  types.String     `tfsdk:"validate_command"`
+	ReloadCommand    types.String     `tfsdk:"reload_command"`
+	CreateParentDirs types.Bool       `tfsdk:"create_parent_dirs"`
+	KeepOnDestroy    types.Bool       `tfsdk:"keep_on_destroy"`
+	Connection       *connectionModel `tfsdk:"ssh"`
+	SHA256           types.String     `tfsdk:"sha256"`
+	RemoteSHA256     types.String     `tfsdk:"remote_sha256"`
+	TrustedHostKey   types.String     `tfsdk:"trusted_host_key"`
+}
+
+// privateUnobserved marks a state whose refresh could not reach the host
+// because its only credentials are write-only; the plan then looks.
+const privateUnobserved = "unobserved"
+
+var modePattern = regexp.MustCompile(`^0?[0-7]{3}$`)
+
+func (r *fileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_file"
+}
+
+func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A file on a host, kept in place over SSH: the engine every `kha` resource that touches a host " +
+			"uses, available for any other configuration file.\n\n" +
+			"Each apply uploads the content to a temporary file next to the target, sets owner and mode, runs " +
+			"`validate_command` on it, renames it atomically over the target and runs `reload_command`. When any step " +
+			"fails, the previous file stays (or is restored) byte for byte, nothing half-written is left behind, and the " +
+			"error names the host and the step.\n\n" +
+			"Refresh reads the file's SHA-256 on the host: an edit made outside Terraform, or a deleted file, shows as " +
+			"a change in the next plan and is put right by apply. An unreachable host is an error, never a silent " +
+			"removal from state. Only the content's digest and non-secret connection settings are stored.\n\n" +
+			"-> Secrets: prefer the provider's `default_ssh` (provider configuration is never stored) or the " +
+			"`*_wo` write-only attributes (Terraform 1.11+). Refresh, import and destroy run without the resource's " +
+			"configuration, so they can only use `default_ssh`, the SSH agent, or secrets stored in state.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`host:port:path`, the import ID.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"path": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Absolute path of the file on the host. Changing it replaces the resource (the old file is removed).",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/[^\x00\n]*[^/]$`), "must be an absolute file path without NUL or newline")},
+			},
+			"content": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Content of the file.",
+			},
+			"mode": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default:             stringdefault.StaticString("0644"),
+				MarkdownDescription: "Permission bits in octal. Default `0644`.",
+				Validators:          []validator.String{stringvalidator.RegexMatches(modePattern, "must be octal permission bits such as \"0644\"")},
+			},
+			"owner": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Owner (name or id). Default: the connecting user (root with `sudo`).",
+			},
+			"group": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Group (name or id). Default: the owner's primary group.",
+			},
+			"validate_command": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Command that checks the new file before it replaces the old one; every `%s` becomes the " +
+					"quoted path of the uploaded copy, e.g. `haproxy -c -f %s` or `nginx -t -c %s`. A non-zero exit fails the " +
+					"apply and keeps the previous file.",
+			},
+			"reload_command": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Command run after the file is in place (and after it is removed on destroy), e.g. " +
+					"`systemctl reload haproxy`. If it fails, the previous file is restored and the command run again.",
+			},
+			"create_parent_dirs": schema.BoolAttribute{
+				Optional: true, Computed: true,
+				Default:             booldefault.StaticBool(true),
+				MarkdownDescription: "Create missing parent directories (mode `0755`). Default `true`.",
+			},
+			"keep_on_destroy": schema.BoolAttribute{
+				Optional: true, Computed: true,
+				Default:             booldefault.StaticBool(false),
+				MarkdownDescription: "Leave the file on the host when the resource is destroyed. Default `false`.",
+			},
+			"ssh": resourceConnectionAttribute(),
+			"sha256": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "SHA-256 of `content`, known at plan time.",
+			},
+			"remote_sha256": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "SHA-256 of the file as last seen on the host; null when the file is missing. " +
+					"It differs from `sha256` when the file was changed outside Terraform.",
+			},
+			"trusted_host_key": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "With `ssh.insecure_trust_on_first_use`, the host key seen at the first connection, " +
+					"which later connections must present.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+		},
+	}
+}
+
+func (r *fileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	data, ok := req.ProviderData.(*providerData)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected Provider Data", fmt.Sprintf("got %T. This is always a bug in the provider.", req.ProviderData))
+		return
+	}
+	r.data = data
+}
+
+func (r *fileResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var c *connectionModel
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh"), &c)...)
+	if c == nil || resp.Diagnostics.HasError() {
+		return
+	}
+	for _, pair := range [][2]string{{"password", "password_wo"}, {"private_key", "private_key_wo"}, {"bastion_private_key", "bastion_private_key_wo"}} {
+		var plain, wo types.String
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh").AtName(pair[0]), &plain)...)
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh").AtName(pair[1]), &wo)...)
+		if !plain.IsNull() && !wo.IsNull() {
+			resp.Diagnostics.AddAttributeError(path.Root("ssh").AtName(pair[1]), "Conflicting Secrets",
+				fmt.Sprintf("ssh.%s and ssh.%s are both set; keep only %s, which is never stored in state.", pair[0], pair[1], pair[1]))
+		}
+	}
+}
+
+// connect opens (or reuses) the connection for a resource.
+func (r *fileResource) connect(ctx context.Context, c *connectionModel, trusted types.String) (*remote.Client, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	cfg, err := remoteConfig(c, r.defaults(), trusted.ValueString())
+	if err != nil {
+		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
+		return nil, diags
+	}
+	client, err := r.data.pool.Get(ctx, cfg)
+	if err != nil {
+		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
+		return nil, diags
+	}
+	return client, diags
+}
+
+func (r *fileResource) defaults() *connectionSettings {
+	if r.data == nil {
+		return nil
+	}
+	return r.data.defaults
+}
+
+func contentDigest(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:])
+}
+
+func fileID(cfg remote.Config, p string) string { return cfg.Address() + ":" + p }
+
+func (r *fileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan fileModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var config fileModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if plan.Content.IsUnknown() {
+		plan.SHA256, plan.RemoteSHA256 = types.StringUnknown(), types.StringUnknown()
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+	desired := contentDigest(plan.Content.ValueString())
+	plan.SHA256 = types.StringValue(desired)
+
+	connKnown := req.Config.Raw.IsFullyKnown()
+	var cfg remote.Config
+	if connKnown {
+		var err error
+		cfg, err = remoteConfig(config.Connection, r.defaults(), plan.TrustedHostKey.ValueString())
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
+			return
+		}
+		plan.ID = types.StringValue(fileID(cfg, plan.Path.ValueString()))
+	}
+
+	if req.State.Raw.IsNull() { // create
+		plan.RemoteSHA256 = types.StringValue(desired)
+		if connKnown && cfg.InsecureTrustOnFirstUse && cfg.HostKey == "" && cfg.KnownHosts == "" {
+			plan.TrustedHostKey = types.StringUnknown()
+		} else {
+			plan.TrustedHostKey = types.StringNull()
+		}
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+
+	var state fileModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	observed := state.RemoteSHA256
+	unobserved, d := req.Private.GetKey(ctx, privateUnobserved)
+	resp.Diagnostics.Append(d...)
+	if string(unobserved) == "true" && connKnown {
+		// Refresh had no credentials; the configuration has them.
+		client, diags := r.connect(ctx, config.Connection, state.TrustedHostKey)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		rf, err := client.ReadFile(ctx, plan.Path.ValueString())
+		if err != nil {
+			resp.Diagnostics.AddError("Reading Remote File Failed", err.Error())
+			return
+		}
+		if rf.SHA256 != desired {
+			tflog.Info(ctx, "file changed outside Terraform", map[string]any{"path": plan.Path.ValueString(), "remote_sha256": rf.SHA256})
+			plan.RemoteSHA256 = types.StringUnknown()
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+			return
+		}
+	}
+	// Plan the host back to the configured content: a drifted or missing
+	// file shows as remote_sha256 "<observed>" -> "<desired>".
+	plan.RemoteSHA256 = types.StringValue(desired)
+	if observed.ValueString() != desired {
+		tflog.Info(ctx, "file differs on the host", map[string]any{"path": plan.Path.ValueString()})
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (r *fileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan, config fileModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.put(ctx, &plan, config.Connection)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
+}
+
+func (r *fileResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, config fileModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.put(ctx, &plan, config.Connection)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
+}
+
+// put applies the planned file with the configuration's credentials and
+// records what the host now has.
+func (r *fileResource) put(ctx context.Context, m *fileModel, conn *connectionModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	trusted := m.TrustedHostKey
+	if trusted.IsUnknown() {
+		trusted = types.StringNull()
+	}
+	client, d := r.connect(ctx, conn, trusted)
+	diags.Append(d...)
+	if diags.HasError() {
+		return diags
+	}
+	mode, _ := strconv.ParseUint(m.Mode.ValueString(), 8, 32)
+	rf, err := client.ApplyFile(ctx, remote.File{
+		Path:             m.Path.ValueString(),
+		Content:          []byte(m.Content.ValueString()),
+		Mode:             uint32(mode),
+		Owner:            m.Owner.ValueString(),
+		Group:            m.Group.ValueString(),
+		ValidateCommand:  m.ValidateCommand.ValueString(),
+		ReloadCommand:    m.ReloadCommand.ValueString(),
+		CreateParentDirs: m.CreateParentDirs.ValueBool(),
+	})
+	if err != nil {
+		diags.AddError("Applying File Failed", err.Error())
+		return diags
+	}
+	m.RemoteSHA256 = types.StringValue(rf.SHA256)
+	if m.TrustedHostKey.IsUnknown() {
+		m.TrustedHostKey = types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(client.HostKey()))))
+	}
+	return diags
+}
+
+func (r *fileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state fileModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	cfg, err := remoteConfig(state.Connection, r.defaults(), state.TrustedHostKey.ValueString())
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		// Typically write-only credentials, which refresh never sees: the
+		// plan, which has them, compares the host instead.
+		tflog.Info(ctx, "refresh cannot reach the host without the configuration's credentials", map[string]any{"reason": err.Error()})
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("true"))...)
+		return
+	}
+	client, diags := r.connect(ctx, state.Connection, state.TrustedHostKey)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	p := state.Path.ValueString()
+	rf, err := client.ReadFile(ctx, p)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading Remote File Failed", err.Error())
+		return
+	}
+	state.RemoteSHA256 = types.StringNull()
+	if rf.Exists {
+		state.RemoteSHA256 = types.StringValue(rf.SHA256)
+	}
+	if state.Content.IsNull() { // just imported: adopt what the host has
+		if !rf.Exists {
+			resp.Diagnostics.AddError("Cannot Import a Missing File", fmt.Sprintf("%s has no file at %s.", cfg.Address(), p))
+			return
+		}
+		content, err := client.FetchFile(ctx, p)
+		if err != nil {
+			resp.Diagnostics.AddError("Reading Remote File Failed", err.Error())
+			return
+		}
+		state.Content = types.StringValue(string(content))
+		state.SHA256 = types.StringValue(contentDigest(string(content)))
+		state.Mode = types.StringValue(fmt.Sprintf("%04o", rf.Mode))
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
+}
+
+func (r *fileResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state fileModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || state.KeepOnDestroy.ValueBool() {
+		return
+	}
+	cfg, err := remoteConfig(state.Connection, r.defaults(), state.TrustedHostKey.ValueString())
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("ssh"), "No Credentials to Remove the File",
+			err.Error()+". Destroy runs without the resource's configuration, so write-only secrets are not available: "+
+				"set them on the provider's default_ssh or use the SSH agent, or set keep_on_destroy = true.")
+		return
+	}
+	client, diags := r.connect(ctx, state.Connection, state.TrustedHostKey)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := client.RemoveFile(ctx, state.Path.ValueString(), state.ReloadCommand.ValueString()); err != nil {
+		resp.Diagnostics.AddError("Removing File Failed", err.Error())
+	}
+}
+
+// ImportState takes `host:port:path` (IPv6 hosts in brackets:
+// `[fd00::1]:22:/etc/haproxy/haproxy.cfg`). Credentials and the host key
+// come from the provider's default_ssh.
+func (r *fileResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	i := strings.Index(req.ID, ":/")
+	var host, port string
+	var err error
+	if i > 0 {
+		host, port, err = net.SplitHostPort(req.ID[:i])
+	}
+	portNum, perr := strconv.Atoi(port)
+	if i <= 0 || err != nil || perr != nil {
+		resp.Diagnostics.AddError("Invalid Import ID",
+			fmt.Sprintf("%q is not host:port:path, e.g. 10.0.0.11:22:/etc/haproxy/haproxy.cfg or [fd00::11]:22:/etc/kha/nginx.conf.", req.ID))
+		return
+	}
+	p := req.ID[i+1:]
+	conn := connectionModel{}
+	conn.Host, conn.Port = types.StringValue(host), types.Int64Value(int64(portNum))
+	m := fileModel{
+		ID: types.StringValue(req.ID), Path: types.StringValue(p), Content: types.StringNull(),
+		Mode: types.StringNull(), CreateParentDirs: types.BoolValue(true), KeepOnDestroy: types.BoolValue(false),
+		Connection: &conn, SHA256: types.StringNull(), RemoteSHA256: types.StringNull(), TrustedHostKey: types.StringNull(),
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
