@@ -68,3 +68,45 @@ output "local_lb" {
     nodes    = kha_cluster_endpoints.cluster.local_lb_nodes
   }
 }
+
+# Push what the matrix implies to a host over SSH (make demo points this at
+# a throwaway local sshd): the node-local HAProxy config of a worker,
+# validated by the real haproxy before it replaces the previous one.
+variable "ssh" {
+  description = "Where to push the worker's files; null to only compute."
+  type = object({
+    host             = string
+    port             = number
+    host_key         = string
+    private_key_file = string
+    target_dir       = string
+  })
+  default = null
+}
+
+resource "kha_file" "worker_haproxy" {
+  count = var.ssh == null ? 0 : 1
+
+  path = "${var.ssh.target_dir}/haproxy/haproxy.cfg"
+  content = templatefile("${path.module}/haproxy.cfg.tftpl", {
+    listen   = kha_cluster_endpoints.cluster.local_lb_listen
+    backends = kha_cluster_endpoints.cluster.local_lb_backends
+  })
+  validate_command = "haproxy -c -q -f %s"
+
+  ssh = {
+    host           = var.ssh.host
+    port           = var.ssh.port
+    host_key       = var.ssh.host_key
+    private_key_wo = file(var.ssh.private_key_file)
+  }
+  keep_on_destroy = true
+}
+
+output "pushed" {
+  value = var.ssh == null ? null : {
+    path          = kha_file.worker_haproxy[0].path
+    sha256        = kha_file.worker_haproxy[0].sha256
+    remote_sha256 = kha_file.worker_haproxy[0].remote_sha256
+  }
+}
