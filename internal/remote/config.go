@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -211,7 +212,7 @@ func (c Config) authMethods() ([]ssh.AuthMethod, []string, func(), error) {
 // hostKeyCallback verifies the host against HostKey (as a pinned key and
 // as a host CA) and KnownHosts, or records the key on first use. seen
 // receives the key the host presented.
-func (c Config) hostKeyCallback(seen *ssh.PublicKey) (ssh.HostKeyCallback, func(), error) {
+func (c Config) hostKeyCallback(seen *ssh.PublicKey) (ssh.HostKeyCallback, error) {
 	var lines []string
 	if c.KnownHosts != "" {
 		lines = append(lines, c.KnownHosts)
@@ -223,7 +224,7 @@ func (c Config) hostKeyCallback(seen *ssh.PublicKey) (ssh.HostKeyCallback, func(
 	if pinned != "" {
 		key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(pinned))
 		if err != nil {
-			return nil, func() {}, fmt.Errorf("host key %q is not in authorized_keys format: %v", pinned, err)
+			return nil, fmt.Errorf("host key %q is not in authorized_keys format: %v", pinned, err)
 		}
 		line := knownhosts.Line([]string{c.Address()}, key)
 		lines = append(lines, line, "@cert-authority "+line)
@@ -232,25 +233,11 @@ func (c Config) hostKeyCallback(seen *ssh.PublicKey) (ssh.HostKeyCallback, func(
 		return func(_ string, _ net.Addr, key ssh.PublicKey) error {
 			*seen = key
 			return nil
-		}, func() {}, nil
+		}, nil
 	}
-	f, err := os.CreateTemp("", "kha-known-hosts-")
+	check, err := knownHostsChecker(strings.Join(lines, "\n") + "\n")
 	if err != nil {
-		return nil, func() {}, err
-	}
-	cleanup := func() { os.Remove(f.Name()) }
-	_, werr := f.WriteString(strings.Join(lines, "\n") + "\n")
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		cleanup()
-		return nil, func() {}, werr
-	}
-	check, err := knownhosts.New(f.Name())
-	if err != nil {
-		cleanup()
-		return nil, func() {}, fmt.Errorf("ssh.known_hosts: %v", err)
+		return nil, err
 	}
 	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
 		*seen = key
@@ -263,7 +250,37 @@ func (c Config) hostKeyCallback(seen *ssh.PublicKey) (ssh.HostKeyCallback, func(
 			return &HostKeyError{Address: c.Address(), Presented: key, Reason: err.Error()}
 		}
 		return nil
-	}, cleanup, nil
+	}, nil
+}
+
+// knownHostsCache holds one parsed checker per known_hosts content: a
+// provider-wide known_hosts is parsed once, not once per host.
+var knownHostsCache sync.Map // content -> ssh.HostKeyCallback
+
+// knownHostsChecker parses known_hosts content with the knownhosts
+// package, which reads only files.
+func knownHostsChecker(content string) (ssh.HostKeyCallback, error) {
+	if check, ok := knownHostsCache.Load(content); ok {
+		return check.(ssh.HostKeyCallback), nil
+	}
+	f, err := os.CreateTemp("", "kha-known-hosts-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.WriteString(content)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	check, err := knownhosts.New(f.Name())
+	if err != nil {
+		return nil, fmt.Errorf("ssh.known_hosts: %v", err)
+	}
+	knownHostsCache.Store(content, check)
+	return check, nil
 }
 
 // HostKeyError means the host presented a key it was not expected to.

@@ -253,12 +253,12 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 		return nil, nil, nil, &AuthError{Address: cfg.Address(), User: cfg.user(), Err: err, Tried: []string{err.Error()}}
 	}
 	var seen ssh.PublicKey
-	hostKeyCheck, keyCleanup, err := cfg.hostKeyCallback(&seen)
+	hostKeyCheck, err := cfg.hostKeyCallback(&seen)
 	if err != nil {
 		authCleanup()
 		return nil, nil, nil, permanentError{err}
 	}
-	cleanup := func() { authCleanup(); keyCleanup() }
+	cleanup := authCleanup
 	clientCfg := &ssh.ClientConfig{
 		User:            cfg.user(),
 		Auth:            methods,
