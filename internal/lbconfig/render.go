@@ -1,0 +1,199 @@
+package lbconfig
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/kha/terraform-provider-kha/internal/endpoints"
+)
+
+// ErrInvalid is returned by the renderers for a spec that does not
+// validate; call Validate for the problems.
+var ErrInvalid = errors.New("invalid load balancer spec")
+
+// SHA256 is the hex digest of a rendered file.
+func SHA256(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:])
+}
+
+func (s Spec) prepared() (Spec, error) {
+	s = s.WithDefaults()
+	if s.Validate().HasErrors() {
+		return s, ErrInvalid
+	}
+	return s, nil
+}
+
+func isIPv6(address string) bool {
+	a, err := netip.ParseAddr(address)
+	return err == nil && a.Is6() && !a.Is4In6()
+}
+
+// hasIPv6 says whether the health endpoint also binds the IPv6 wildcard.
+func (s Spec) hasIPv6() bool {
+	for _, l := range s.Listen {
+		if isIPv6(l.Address) {
+			return true
+		}
+	}
+	return false
+}
+
+// RenderHAProxy renders haproxy.cfg: a TCP pass-through with active HTTPS
+// health checks of every apiserver, marking a dead one down after about
+// Fall × Interval (one second by default) and closing its sessions so
+// clients reconnect to a live one.
+func RenderHAProxy(spec Spec) (string, error) {
+	s, err := spec.prepared()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Rendered by kha (role %s). Changes made here are reverted by the next apply.", s.Role)
+	w("global")
+	w("    maxconn %d", s.MaxConn)
+	w("    hard-stop-after 30s")
+	if s.Runtime.PIDFile != "" {
+		w("    pidfile %s", s.Runtime.PIDFile)
+	}
+	if s.Runtime.StatsSocket != "" {
+		w("    stats socket %s mode 600 level admin expose-fd listeners", s.Runtime.StatsSocket)
+	}
+	w("")
+	w("defaults")
+	w("    mode tcp")
+	w("    timeout connect %s", duration(s.Timeouts.Connect))
+	w("    timeout client %s", duration(s.Timeouts.Idle))
+	w("    timeout server %s", duration(s.Timeouts.Idle))
+	w("    timeout check %s", duration(max(s.HealthCheck.Interval, s.Timeouts.Connect)))
+	w("    retries 3")
+	w("    option redispatch")
+	if s.HealthcheckPort != 0 {
+		w("")
+		w("frontend healthz")
+		w("    mode http")
+		w("    bind 0.0.0.0:%d", s.HealthcheckPort)
+		if s.hasIPv6() {
+			w("    bind [::]:%d v6only", s.HealthcheckPort)
+		}
+		w("    monitor-uri /healthz")
+	}
+	w("")
+	w("frontend kube_apiserver")
+	for _, l := range s.Listen {
+		w("    bind %s", endpoints.HostPort(l.Address, l.Port))
+	}
+	w("    default_backend kube_apiserver")
+	w("")
+	w("backend kube_apiserver")
+	w("    balance %s", s.Balance)
+	w("    option httpchk GET %s", s.HealthCheck.Path)
+	w("    http-check expect status 200")
+	verify := "verify required ca-file " + s.HealthCheck.CAFile
+	if s.HealthCheck.CAFile == "" {
+		verify = "verify none"
+	}
+	w("    default-server check check-ssl %s inter %s fastinter %s downinter %s fall %d rise %d on-marked-down shutdown-sessions",
+		verify, duration(s.HealthCheck.Interval), duration(s.HealthCheck.Interval), duration(s.HealthCheck.Interval),
+		s.HealthCheck.Fall, s.HealthCheck.Rise)
+	for _, be := range s.Backends {
+		backup := ""
+		if s.LocalFirst != "" && be.Name != s.LocalFirst {
+			backup = " backup"
+		}
+		w("    server %s %s%s", be.Name, endpoints.HostPort(be.Address, be.Port), backup)
+	}
+	return b.String(), nil
+}
+
+// NginxNote is the caveat every nginx configuration carries.
+const NginxNote = "Open-source nginx has no active health checks: it learns that an apiserver is dead only when " +
+	"connections to it fail, and a hung apiserver that still accepts connections keeps receiving clients. Use " +
+	"HAProxy where that matters."
+
+// RenderNginx renders nginx.conf with a stream proxy: the strongest passive
+// failure handling open-source nginx has (one failed connect marks a
+// backend down for fail_timeout, and the next backend is tried at once).
+func RenderNginx(spec Spec) (string, error) {
+	s, err := spec.prepared()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Rendered by kha (role %s). Changes made here are reverted by the next apply.", s.Role)
+	w("# %s", NginxNote)
+	if s.Runtime.NginxStreamModule != "" {
+		w("load_module %s;", s.Runtime.NginxStreamModule)
+	}
+	errorLog := s.Runtime.ErrorLog
+	if errorLog == "" {
+		errorLog = "stderr"
+	}
+	w("error_log %s notice;", errorLog)
+	if s.Runtime.PIDFile != "" {
+		w("pid %s;", s.Runtime.PIDFile)
+	}
+	w("worker_processes 2;")
+	w("worker_rlimit_nofile 65535;")
+	w("worker_shutdown_timeout 10s;")
+	w("")
+	w("events {")
+	w("    multi_accept on;")
+	w("    use epoll;")
+	w("    worker_connections %d;", max(s.MaxConn, 1024))
+	w("}")
+	w("")
+	w("stream {")
+	w("    upstream kube_apiserver {")
+	if s.Balance == BalanceLeastConn {
+		w("        least_conn;")
+	}
+	// nginx takes whole seconds here.
+	failTimeout := fmt.Sprintf("%ds", (max(10*s.HealthCheck.Interval, s.Timeouts.Connect)+time.Second-1)/time.Second)
+	for _, be := range s.Backends {
+		backup := ""
+		if s.LocalFirst != "" && be.Name != s.LocalFirst {
+			backup = " backup"
+		}
+		w("        server %s max_fails=1 fail_timeout=%s%s; # %s", endpoints.HostPort(be.Address, be.Port), failTimeout, backup, be.Name)
+	}
+	w("    }")
+	w("")
+	w("    server {")
+	for _, l := range s.Listen {
+		w("        listen %s;", endpoints.HostPort(l.Address, l.Port))
+	}
+	w("        proxy_pass kube_apiserver;")
+	w("        proxy_timeout %s;", duration(s.Timeouts.Idle))
+	w("        proxy_connect_timeout %s;", duration(s.Timeouts.Connect))
+	w("        proxy_next_upstream on;")
+	w("        proxy_next_upstream_tries %d;", len(s.Backends))
+	w("        proxy_next_upstream_timeout %s;", duration(s.Timeouts.Connect*time.Duration(len(s.Backends)+1)))
+	w("    }")
+	w("}")
+	if s.HealthcheckPort != 0 {
+		w("")
+		w("http {")
+		w("    access_log off;")
+		w("    server_tokens off;")
+		w("    server {")
+		w("        listen %d;", s.HealthcheckPort)
+		if s.hasIPv6() {
+			w("        listen [::]:%d ipv6only=on;", s.HealthcheckPort)
+		}
+		w("        location = /healthz {")
+		w("            return 200;")
+		w("        }")
+		w("    }")
+		w("}")
+	}
+	return b.String(), nil
+}

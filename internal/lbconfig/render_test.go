@@ -1,0 +1,311 @@
+package lbconfig
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const (
+	goldenCA     = "/etc/kubernetes/pki/ca.crt"
+	streamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
+)
+
+var threeBackends = []Backend{{Name: "cp1", Address: "10.0.0.11", Port: 6443}, {Name: "cp2", Address: "10.0.0.12", Port: 6443}, {Name: "cp3", Address: "10.0.0.13", Port: 6443}}
+
+// specMatrix is the rendering test matrix.
+func specMatrix() map[string]Spec {
+	loop4 := []ListenAddr{{Address: "127.0.0.1", Port: 6443}}
+	dual := []ListenAddr{{Address: "127.0.0.1", Port: 16443}, {Address: "::1", Port: 16443}}
+	var five []Backend
+	for i := 1; i <= 5; i++ {
+		five = append(five, Backend{Name: fmt.Sprintf("cp%d", i), Address: fmt.Sprintf("10.0.1.%d", i), Port: 6443})
+	}
+	return map[string]Spec{
+		"node-local-ipv4": {Listen: loop4, Backends: threeBackends, HealthCheck: HealthCheck{CAFile: goldenCA}},
+		"node-local-dual-stack-healthcheck": {Listen: dual, Backends: threeBackends, HealthcheckPort: 8081,
+			HealthCheck: HealthCheck{CAFile: goldenCA}},
+		"node-local-ipv6-only": {Listen: []ListenAddr{{Address: "::1", Port: 6443}},
+			Backends:    []Backend{{Name: "cp1", Address: "fd00:10::11", Port: 6443}, {Name: "cp2", Address: "fd00:10::12", Port: 6443}},
+			HealthCheck: HealthCheck{InsecureSkipVerify: true}},
+		"node-local-one-backend": {Listen: loop4, Backends: threeBackends[:1], HealthCheck: HealthCheck{CAFile: goldenCA}},
+		"node-local-five-backends-roundrobin": {Listen: loop4, Backends: five, Balance: BalanceRoundRobin,
+			HealthCheck: HealthCheck{CAFile: goldenCA, Path: "/healthz", Interval: time.Second, Fall: 3, Rise: 1}},
+		"control-plane-local-first": {Listen: []ListenAddr{{Address: "127.0.0.1", Port: 16443}}, Backends: threeBackends,
+			LocalFirst: "cp2", HealthCheck: HealthCheck{CAFile: goldenCA}},
+		"external-vip": {Role: External, Listen: []ListenAddr{{Address: "10.0.0.100", Port: 8443}}, Backends: threeBackends,
+			HealthcheckPort: 8081, HealthCheck: HealthCheck{CAFile: goldenCA}, Timeouts: Timeouts{Idle: 3 * time.Hour}, MaxConn: 20000},
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file:\n%s", name, got)
+	}
+}
+
+// forHost gives a rendered spec paths that exist on this machine, so the
+// real binaries can check it.
+func forHost(t *testing.T, s Spec) Spec {
+	dir, err := os.MkdirTemp("", "kha-lb-") // test names may hold '#'
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if s.HealthCheck.CAFile != "" {
+		s.HealthCheck.CAFile = filepath.Join(dir, "ca.crt")
+		if err := os.WriteFile(s.HealthCheck.CAFile, []byte(testCAPEM(t)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Runtime = Runtime{PIDFile: filepath.Join(dir, "lb.pid"), StatsSocket: filepath.Join(dir, "admin.sock"), NginxStreamModule: streamModule}
+	if s.Role == External {
+		// nginx -t binds its listeners, and a VIP is not on this machine
+		// (on a standby it needs net.ipv4.ip_nonlocal_bind=1).
+		s.Listen = []ListenAddr{{Address: "127.0.0.100", Port: s.Listen[0].Port}}
+	}
+	return s
+}
+
+func requireBinary(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		for _, dir := range []string{"/usr/sbin", "/sbin"} {
+			if _, serr := os.Stat(filepath.Join(dir, name)); serr == nil {
+				p, err = filepath.Join(dir, name), nil
+			}
+		}
+	}
+	testhost.Require(t, err == nil, name+" is not installed")
+	return p
+}
+
+// checkHAProxy runs the real `haproxy -c` on a config.
+func checkHAProxy(t *testing.T, config string) error {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(f, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(requireBinary(t, "haproxy"), "-c", "-q", "-f", f).CombinedOutput()
+	if err != nil {
+		return &binaryError{"haproxy -c", err, string(out)}
+	}
+	return nil
+}
+
+// checkNginx runs the real `nginx -t` on a config.
+func checkNginx(t *testing.T, config string) error {
+	t.Helper()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(f, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(requireBinary(t, "nginx"), "-t", "-q", "-p", dir, "-e", "stderr", "-c", f).CombinedOutput()
+	if err != nil {
+		return &binaryError{"nginx -t", err, string(out)}
+	}
+	return nil
+}
+
+type binaryError struct {
+	cmd    string
+	err    error
+	output string
+}
+
+func (e *binaryError) Error() string { return e.cmd + ": " + e.err.Error() + "\n" + e.output }
+
+func TestRenderMatrix(t *testing.T) {
+	for name, spec := range specMatrix() {
+		t.Run(name, func(t *testing.T) {
+			if ps := spec.Validate(); len(ps) != 0 {
+				t.Fatalf("matrix spec does not validate: %v", ps)
+			}
+			spec.Runtime.NginxStreamModule = streamModule
+			hap, err := RenderHAProxy(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".haproxy.cfg", hap)
+			ngx, err := RenderNginx(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".nginx.conf", ngx)
+
+			onHost := forHost(t, spec)
+			hap, _ = RenderHAProxy(onHost)
+			if err := checkHAProxy(t, hap); err != nil {
+				t.Errorf("the real haproxy rejects the config: %v\n%s", err, hap)
+			}
+			ngx, _ = RenderNginx(onHost)
+			if err := checkNginx(t, ngx); err != nil {
+				t.Errorf("the real nginx rejects the config: %v\n%s", err, ngx)
+			}
+		})
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	spec := specMatrix()["external-vip"]
+	a, _ := RenderHAProxy(spec)
+	b, _ := RenderHAProxy(spec)
+	if a != b || SHA256(a) != SHA256(b) {
+		t.Fatal("two renders differ")
+	}
+}
+
+func TestStaticPods(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pod  Pod
+	}{
+		{"haproxy-pod.yaml", Pod{Kind: HAProxy, ConfigDir: "/etc/haproxy", ConfigSHA256: SHA256("x"), HealthcheckPort: 8081, CAFile: goldenCA}},
+		{"nginx-proxy-pod.yaml", Pod{Kind: Nginx, ConfigDir: "/etc/nginx", ConfigSHA256: SHA256("y"), Image: "registry.example/nginx:1.30", CPURequest: "50m"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := RenderStaticPod(tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, got)
+			if !strings.Contains(got, tc.pod.ConfigSHA256) {
+				t.Error("the manifest must carry the config checksum")
+			}
+		})
+	}
+	if _, err := RenderStaticPod(Pod{Kind: "envoy", ConfigDir: "/etc"}); err == nil {
+		t.Error("unknown kind accepted")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := specMatrix()["node-local-ipv4"]
+	cases := []struct {
+		name, path, substr string
+		mutate             func(*Spec)
+	}{
+		{"no listen", "listen", "at least one", func(s *Spec) { s.Listen = nil }},
+		{"node-local off loopback", "listen[0].address", "loopback", func(s *Spec) { s.Listen = []ListenAddr{{Address: "10.0.0.100", Port: 6443}} }},
+		{"bad listen port", "listen[0].port", "65535", func(s *Spec) { s.Listen[0].Port = 0 }},
+		{"no backends", "backends", "at least one", func(s *Spec) { s.Backends = nil }},
+		{"bad backend address", "backends[1].address", "not the IP address", func(s *Spec) {
+			s.Backends = append([]Backend{}, s.Backends...)
+			s.Backends[1].Address = "cp2.example"
+		}},
+		{"duplicate backend name", "backends[1].name", "twice", func(s *Spec) {
+			s.Backends = []Backend{threeBackends[0], {Name: "cp1", Address: "10.0.0.12", Port: 6443}}
+		}},
+		{"bad backend name", "backends[0].name", "server name", func(s *Spec) { s.Backends = []Backend{{Name: "cp 1", Address: "10.0.0.11", Port: 1}} }},
+		{"unverified health checks", "health_check.ca_file", "insecure_skip_verify", func(s *Spec) { s.HealthCheck.CAFile = "" }},
+		{"relative CA", "health_check.ca_file", "absolute", func(s *Spec) { s.HealthCheck.CAFile = "ca.crt" }},
+		{"local first unknown", "local_first", "not a backend", func(s *Spec) { s.LocalFirst = "cp9" }},
+		{"healthcheck port collides", "healthcheck_port", "includes the listen address", func(s *Spec) { s.HealthcheckPort = 6443 }},
+		{"bad path", "health_check.path", "start with", func(s *Spec) { s.HealthCheck.Path = "readyz" }},
+		{"bad balance", "balance", "roundrobin", func(s *Spec) { s.Balance = "random" }},
+		{"path injection", "pid_file", "absolute path", func(s *Spec) { s.Runtime.PIDFile = "/run/x;\nuser root" }},
+		{"interval", "health_check.interval", "between", func(s *Spec) { s.HealthCheck.Interval = time.Millisecond }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := good
+			s.Listen = append([]ListenAddr{}, good.Listen...)
+			tc.mutate(&s)
+			for _, p := range s.Validate() {
+				if p.Path.String() == tc.path && strings.Contains(p.Detail, tc.substr) {
+					if _, err := RenderHAProxy(s); err != ErrInvalid {
+						t.Errorf("rendering an invalid spec: %v", err)
+					}
+					return
+				}
+			}
+			t.Errorf("want a problem at %s mentioning %q, got %v", tc.path, tc.substr, s.Validate())
+		})
+	}
+}
+
+// FuzzRenderAgainstRealBinaries: any spec either fails Validate, or renders
+// configurations the real haproxy and nginx accept.
+func FuzzRenderAgainstRealBinaries(f *testing.F) {
+	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp2", "fd00::12", 6443, 0, "/readyz", true, "", uint8(0), int64(500))
+	f.Add("::1", 1, "a_b", "192.0.2.1", 65535, "c.d", "192.0.2.2", 1, 8081, "/healthz?x=1", false, "c.d", uint8(1), int64(100))
+	f.Add("10.0.0.100", 8443, "x", "10.0.0.1", 443, "y", "10.0.0.2", 443, 65535, "/", true, "x", uint8(2), int64(3600000))
+	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp1", "10.0.0.11", 6443, 6443, "/{}", true, "zz", uint8(3), int64(0))
+	f.Fuzz(func(t *testing.T, listen string, listenPort int, n1, a1 string, p1 int, n2, a2 string, p2, hc int, path string,
+		insecure bool, localFirst string, flags uint8, intervalMS int64) {
+		s := Spec{
+			Role:            []Role{NodeLocal, External}[flags%2],
+			Listen:          []ListenAddr{{Address: listen, Port: listenPort}},
+			Backends:        []Backend{{Name: n1, Address: a1, Port: p1}, {Name: n2, Address: a2, Port: p2}},
+			HealthcheckPort: hc,
+			LocalFirst:      localFirst,
+			Balance:         []string{"", BalanceLeastConn, BalanceRoundRobin, "x"}[flags/2%4],
+			HealthCheck:     HealthCheck{Path: path, InsecureSkipVerify: insecure, Interval: time.Duration(intervalMS) * time.Millisecond},
+		}
+		if !insecure {
+			s.HealthCheck.CAFile = goldenCA
+		}
+		if s.Validate().HasErrors() {
+			if _, err := RenderHAProxy(s); err != ErrInvalid {
+				t.Fatalf("an invalid spec rendered: %v", err)
+			}
+			return
+		}
+		onHost := forHost(t, s)
+		hap, err := RenderHAProxy(onHost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkHAProxy(t, hap); err != nil {
+			t.Fatalf("valid spec, rejected config: %v\n%s", err, hap)
+		}
+		ngx, _ := RenderNginx(onHost)
+		if err := checkNginx(t, ngx); err != nil {
+			t.Fatalf("valid spec, rejected config: %v\n%s", err, ngx)
+		}
+	})
+}
+
+func BenchmarkRender(b *testing.B) {
+	for _, n := range []int{5, 500} {
+		spec := specMatrix()["node-local-ipv4"]
+		spec.Backends = nil
+		for i := 0; i < n; i++ {
+			spec.Backends = append(spec.Backends, Backend{Name: fmt.Sprintf("cp%d", i), Address: "10.0.0.1", Port: 1000 + i})
+		}
+		b.Run(fmt.Sprintf("backends=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := RenderHAProxy(spec); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := RenderNginx(spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

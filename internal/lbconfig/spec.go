@@ -1,0 +1,267 @@
+// Package lbconfig renders apiserver load balancer configurations: HAProxy
+// and nginx (stream) as node-local proxies on loopback or as an external
+// load balancer on a VIP, and the kubelet static pod manifests that run
+// them. Rendering is deterministic and pure; Validate reports every input
+// problem with its attribute path before anything is rendered.
+package lbconfig
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/kha/terraform-provider-kha/internal/endpoints"
+)
+
+// Role says where the load balancer sits.
+type Role string
+
+const (
+	// NodeLocal listens on a node's loopback (kubespray's localhost LB).
+	NodeLocal Role = "node_local"
+	// External listens on a VIP for the whole cluster.
+	External Role = "external"
+)
+
+// ListenAddr is one address the load balancer binds.
+type ListenAddr struct {
+	Address string // IP literal, unbracketed
+	Port    int
+}
+
+// Backend is one kube-apiserver.
+type Backend = endpoints.Backend
+
+// HealthCheck configures HAProxy's active checks of the apiservers.
+type HealthCheck struct {
+	// Path is requested over HTTPS; empty means /readyz.
+	Path string
+	// CAFile is the cluster CA on the load balancer's host, to verify the
+	// apiservers' certificates. Without it, InsecureSkipVerify must be set.
+	CAFile             string
+	InsecureSkipVerify bool
+	// Interval between checks; a backend is down after Fall failures and
+	// up again after Rise successes. Defaults: 500ms, 2, 2.
+	Interval   time.Duration
+	Fall, Rise int
+}
+
+// Timeouts of proxied connections.
+type Timeouts struct {
+	Connect time.Duration // default 1s
+	// Idle is how long a silent connection stays open; kubectl watches
+	// and kubelets hold connections for minutes. Default 10m.
+	Idle time.Duration
+}
+
+// Runtime holds the paths a running instance uses; empty fields are left
+// to the binary's defaults.
+type Runtime struct {
+	PIDFile string
+	// StatsSocket is HAProxy's admin socket (used for seamless reloads).
+	StatsSocket string
+	// NginxStreamModule is the load_module path; empty for builds with the
+	// stream module compiled in (the official nginx image).
+	NginxStreamModule string
+	// ErrorLog for nginx; empty means stderr.
+	ErrorLog string
+}
+
+// Spec is everything a load balancer configuration depends on.
+type Spec struct {
+	Role     Role
+	Listen   []ListenAddr
+	Backends []Backend
+	// Balance is "leastconn" (default) or "roundrobin".
+	Balance string
+	// LocalFirst names the backend to prefer: the others become backups,
+	// used only while it is down (a control-plane node's own apiserver).
+	LocalFirst string
+	// HealthcheckPort, when not 0, serves /healthz for the load balancer
+	// itself on every address (kubespray's healthcheck port).
+	HealthcheckPort int
+	HealthCheck     HealthCheck
+	Timeouts        Timeouts
+	MaxConn         int // default 4000
+	Runtime         Runtime
+}
+
+// Balance algorithms.
+const (
+	BalanceLeastConn  = "leastconn"
+	BalanceRoundRobin = "roundrobin"
+)
+
+// WithDefaults returns the spec with every unset field at its default.
+func (s Spec) WithDefaults() Spec {
+	if s.Role == "" {
+		s.Role = NodeLocal
+	}
+	if s.Balance == "" {
+		s.Balance = BalanceLeastConn
+	}
+	if s.HealthCheck.Path == "" {
+		s.HealthCheck.Path = "/readyz"
+	}
+	if s.HealthCheck.Interval == 0 {
+		s.HealthCheck.Interval = 500 * time.Millisecond
+	}
+	if s.HealthCheck.Fall == 0 {
+		s.HealthCheck.Fall = 2
+	}
+	if s.HealthCheck.Rise == 0 {
+		s.HealthCheck.Rise = 2
+	}
+	if s.Timeouts.Connect == 0 {
+		s.Timeouts.Connect = time.Second
+	}
+	if s.Timeouts.Idle == 0 {
+		s.Timeouts.Idle = 10 * time.Minute
+	}
+	if s.MaxConn == 0 {
+		s.MaxConn = 4000
+	}
+	return s
+}
+
+// Validate reports every problem of a spec, defaults applied, addressed
+// with the attribute names the Terraform resources use.
+func (s Spec) Validate() endpoints.Problems {
+	s = s.WithDefaults()
+	var ps endpoints.Problems
+	add := func(path endpoints.Path, summary, format string, args ...any) {
+		ps = append(ps, endpoints.Problem{Severity: endpoints.SeverityError, Path: path, Summary: summary, Detail: fmt.Sprintf(format, args...)})
+	}
+	validPort := func(p int) bool { return p >= 1 && p <= 65535 }
+	if s.Role != NodeLocal && s.Role != External {
+		add(endpoints.Root("role"), "Invalid role", "role is %q; use %q or %q.", s.Role, NodeLocal, External)
+	}
+	if len(s.Listen) == 0 {
+		add(endpoints.Root("listen"), "Nothing to listen on", "listen must have at least one address, e.g. kha_cluster_endpoints' local_lb_listen.")
+	}
+	seenListen := map[string]bool{}
+	for i, l := range s.Listen {
+		at := endpoints.Root("listen").Index(i)
+		a, err := netip.ParseAddr(l.Address)
+		switch {
+		case err != nil || a.Zone() != "" || a.IsMulticast():
+			add(at.At("address"), "Invalid listen address", "%q is not an IP address to listen on.", l.Address)
+		case s.Role == NodeLocal && !a.IsLoopback():
+			add(at.At("address"), "Node-local load balancer off loopback",
+				"a node-local load balancer listens on loopback only, but %s is not a loopback address; use role = %q for a VIP.", a, External)
+		}
+		if !validPort(l.Port) {
+			add(at.At("port"), "Invalid port", "port is %d; a TCP port is between 1 and 65535.", l.Port)
+		}
+		key := endpoints.HostPort(l.Address, l.Port)
+		if seenListen[key] {
+			add(at, "Duplicate listen address", "%s is listed twice.", key)
+		}
+		seenListen[key] = true
+	}
+	if len(s.Backends) == 0 {
+		add(endpoints.Root("backends"), "No backends", "backends must list at least one apiserver, e.g. kha_cluster_endpoints' local_lb_backends.")
+	}
+	names := map[string]bool{}
+	for i, b := range s.Backends {
+		at := endpoints.Root("backends").Index(i)
+		if !isIdentifier(b.Name) {
+			add(at.At("name"), "Invalid backend name", "%q must be letters, digits, '.', '-' or '_' (it becomes a server name).", b.Name)
+		}
+		if names[b.Name] {
+			add(at.At("name"), "Duplicate backend name", "%q is used twice.", b.Name)
+		}
+		names[b.Name] = true
+		if a, err := netip.ParseAddr(b.Address); err != nil || a.Zone() != "" || a.IsUnspecified() || a.IsMulticast() {
+			add(at.At("address"), "Invalid backend address", "%q is not the IP address of an apiserver.", b.Address)
+		}
+		if !validPort(b.Port) {
+			add(at.At("port"), "Invalid port", "port is %d; a TCP port is between 1 and 65535.", b.Port)
+		}
+	}
+	if s.LocalFirst != "" && !names[s.LocalFirst] {
+		add(endpoints.Root("local_first"), "Unknown backend", "local_first is %q, which is not a backend name.", s.LocalFirst)
+	}
+	if s.Balance != BalanceLeastConn && s.Balance != BalanceRoundRobin {
+		add(endpoints.Root("balance"), "Invalid balance", "balance is %q; use %q or %q.", s.Balance, BalanceLeastConn, BalanceRoundRobin)
+	}
+	if s.HealthcheckPort != 0 {
+		if !validPort(s.HealthcheckPort) {
+			add(endpoints.Root("healthcheck_port"), "Invalid port", "healthcheck_port is %d; a TCP port is between 1 and 65535.", s.HealthcheckPort)
+		}
+		for _, l := range s.Listen {
+			if l.Port == s.HealthcheckPort {
+				add(endpoints.Root("healthcheck_port"), "Port conflict",
+					"healthcheck_port %d binds every address, which includes the listen address %s.", s.HealthcheckPort, endpoints.HostPort(l.Address, l.Port))
+			}
+		}
+	}
+	hc, hcAt := s.HealthCheck, endpoints.Root("health_check")
+	if !strings.HasPrefix(hc.Path, "/") || strings.ContainsAny(hc.Path, " \t\r\n\"'#\\") {
+		add(hcAt.At("path"), "Invalid health check path", "%q must start with '/' and contain no spaces, quotes or '#'.", hc.Path)
+	}
+	if hc.CAFile == "" && !hc.InsecureSkipVerify {
+		add(hcAt.At("ca_file"), "Unverified health checks",
+			"give health_check.ca_file (the cluster CA on the load balancer's host, e.g. /etc/kubernetes/pki/ca.crt) so "+
+				"the checks verify the apiservers, or set health_check.insecure_skip_verify = true to opt out.")
+	}
+	if hc.CAFile != "" && !isConfigPath(hc.CAFile) {
+		add(hcAt.At("ca_file"), "Invalid CA file path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", hc.CAFile)
+	}
+	if hc.Interval < 100*time.Millisecond || hc.Interval > time.Hour {
+		add(hcAt.At("interval"), "Invalid interval", "interval %s must be between 100ms and 1h.", hc.Interval)
+	}
+	for attr, v := range map[string]int{"fall": hc.Fall, "rise": hc.Rise} {
+		if v < 1 || v > 100 {
+			add(hcAt.At(attr), "Invalid count", "%s is %d; use 1 to 100.", attr, v)
+		}
+	}
+	if s.Timeouts.Connect < 100*time.Millisecond || s.Timeouts.Connect > time.Minute {
+		add(endpoints.Root("connect_timeout"), "Invalid timeout", "connect_timeout %s must be between 100ms and 1m.", s.Timeouts.Connect)
+	}
+	if s.Timeouts.Idle < time.Second || s.Timeouts.Idle > 24*time.Hour {
+		add(endpoints.Root("idle_timeout"), "Invalid timeout", "idle_timeout %s must be between 1s and 24h.", s.Timeouts.Idle)
+	}
+	if s.MaxConn < 1 || s.MaxConn > 1_000_000 {
+		add(endpoints.Root("max_connections"), "Invalid connection limit", "max_connections is %d; use 1 to 1000000.", s.MaxConn)
+	}
+	for attr, p := range map[string]string{"pid_file": s.Runtime.PIDFile, "stats_socket": s.Runtime.StatsSocket,
+		"nginx_stream_module": s.Runtime.NginxStreamModule, "error_log": s.Runtime.ErrorLog} {
+		if p != "" && !isConfigPath(p) {
+			add(endpoints.Root(attr), "Invalid path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", p)
+		}
+	}
+	return ps
+}
+
+// isConfigPath accepts paths both config languages take unquoted: '#'
+// starts a comment in each, ';' and braces end nginx directives.
+func isConfigPath(p string) bool {
+	return strings.HasPrefix(p, "/") && !strings.ContainsAny(p, " \t\r\n\"'#;{}\\")
+}
+
+func isIdentifier(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// duration renders d in the unit both HAProxy and nginx accept.
+func duration(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%dms", d/time.Millisecond)
+}
