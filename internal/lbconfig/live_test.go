@@ -1,0 +1,359 @@
+package lbconfig
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The live tests run real haproxy and nginx in front of three TLS
+// "apiservers": this test binary re-executed as a backend process (so it
+// can be killed or frozen with SIGSTOP), serving /readyz, /whoami and a
+// slow /stream on 127.0.0.2-4.
+
+const backendEnv = "KHA_TEST_BACKEND" // name,address,certfile,keyfile
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(backendEnv); spec != "" {
+		serveBackend(spec)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func serveBackend(spec string) {
+	parts := strings.Split(spec, ",")
+	name, addr := parts[0], parts[1]
+	cert, err := tls.LoadX509KeyPair(parts[2], parts[3])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+	mux.HandleFunc("/whoami", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, name) })
+	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("lines"))
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(w, "%s %d\n", name, i)
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	// Health checks close connections right after the handshake; their
+	// EOFs are not worth a log line.
+	srv := &http.Server{Addr: addr, Handler: mux, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		ErrorLog: log.New(io.Discard, "", 0)}
+	fmt.Fprintln(os.Stderr, srv.ListenAndServeTLS("", ""))
+	os.Exit(1)
+}
+
+type backendProc struct {
+	name, addr string
+	cmd        *exec.Cmd
+}
+
+func (b *backendProc) signal(sig syscall.Signal) { _ = b.cmd.Process.Signal(sig) }
+
+func startBackends(t *testing.T, hosts ...string) []*backendProc {
+	t.Helper()
+	p := getPKI(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	keyDER, err := x509.MarshalPKCS8PrivateKey(p.server.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.server.Certificate[0]}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
+	var procs []*backendProc
+	for i, host := range hosts {
+		b := &backendProc{name: fmt.Sprintf("cp%d", i+1), addr: net.JoinHostPort(host, strconv.Itoa(freePort(t, host)))}
+		b.cmd = exec.Command(os.Args[0])
+		b.cmd.Env = append(os.Environ(), backendEnv+"="+strings.Join([]string{b.name, b.addr, certFile, keyFile}, ","))
+		b.cmd.Stderr = os.Stderr
+		b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := b.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.signal(syscall.SIGCONT); b.signal(syscall.SIGKILL); b.cmd.Wait() })
+		procs = append(procs, b)
+	}
+	for _, b := range procs {
+		waitFor(t, 10*time.Second, b.name+" listening", func() bool {
+			c, err := net.DialTimeout("tcp", b.addr, 100*time.Millisecond)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		})
+	}
+	return procs
+}
+
+func backendsOf(procs []*backendProc) []Backend {
+	var out []Backend
+	for _, p := range procs {
+		host, port, _ := net.SplitHostPort(p.addr)
+		n, _ := strconv.Atoi(port)
+		out = append(out, Backend{Name: p.name, Address: host, Port: n})
+	}
+	return out
+}
+
+func freePort(t *testing.T, host string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < limit {
+		if ok() {
+			return time.Since(start)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s", what, limit)
+	return 0
+}
+
+// lbClient opens a new connection per request and verifies the
+// apiservers' certificates against the test CA, as kubectl would.
+func lbClient(t *testing.T, timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{
+		DisableKeepAlives: true,
+		TLSClientConfig:   &tls.Config{RootCAs: getPKI(t).pool},
+	}}
+}
+
+// requests sends n requests to /whoami and returns the answers by backend
+// and the number of failures.
+func requests(c *http.Client, url string, n int) (map[string]int, int) {
+	seen, failed := map[string]int{}, 0
+	for i := 0; i < n; i++ {
+		resp, err := c.Get(url + "/whoami")
+		if err != nil {
+			failed++
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			failed++
+			continue
+		}
+		seen[string(body)]++
+	}
+	return seen, failed
+}
+
+// haproxyStates reads each server's operational state from the admin
+// socket: "2" is up, "0" down.
+func haproxyStates(t *testing.T, socket string) map[string]string {
+	c, err := net.Dial("unix", socket)
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	fmt.Fprintln(c, "show servers state kube_apiserver")
+	states := map[string]string{}
+	sc := bufio.NewScanner(c)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) > 5 && f[1] == "kube_apiserver" {
+			states[f[3]] = f[5]
+		}
+	}
+	return states
+}
+
+type liveLB struct {
+	cmd    *exec.Cmd
+	url    string
+	dir    string
+	spec   Spec
+	config string
+}
+
+func startHAProxy(t *testing.T, backends []Backend) *liveLB {
+	t.Helper()
+	haproxy := requireBinary(t, "haproxy")
+	lb := &liveLB{dir: t.TempDir()}
+	port := freePort(t, "127.0.0.1")
+	lb.url = fmt.Sprintf("https://127.0.0.1:%d", port)
+	ca := filepath.Join(lb.dir, "ca.crt")
+	os.WriteFile(ca, []byte(testCAPEM(t)), 0o644)
+	lb.spec = Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: port}}, Backends: backends,
+		HealthCheck: HealthCheck{CAFile: ca},
+		Runtime:     Runtime{PIDFile: filepath.Join(lb.dir, "haproxy.pid"), StatsSocket: filepath.Join(lb.dir, "admin.sock")}}
+	lb.write(t)
+	lb.cmd = exec.Command(haproxy, "-W", "-db", "-f", lb.config)
+	lb.cmd.Stderr = os.Stderr
+	lb.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := lb.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-lb.cmd.Process.Pid, syscall.SIGKILL); lb.cmd.Wait() })
+	return lb
+}
+
+func (lb *liveLB) write(t *testing.T) {
+	t.Helper()
+	text, err := RenderHAProxy(lb.spec)
+	if err != nil {
+		t.Fatal(err, lb.spec.Validate())
+	}
+	lb.config = filepath.Join(lb.dir, "haproxy.cfg")
+	if err := os.WriteFile(lb.config, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (lb *liveLB) socket() string { return lb.spec.Runtime.StatsSocket }
+
+func (lb *liveLB) waitState(t *testing.T, server, state string) time.Duration {
+	return waitFor(t, 15*time.Second, server+" state "+state, func() bool { return haproxyStates(t, lb.socket())[server] == state })
+}
+
+func TestLiveHAProxyFailover(t *testing.T) {
+	procs := startBackends(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
+	lb := startHAProxy(t, backendsOf(procs))
+	for _, p := range procs {
+		lb.waitState(t, p.name, "2")
+	}
+	client := lbClient(t, 3*time.Second)
+	seen, failed := requests(client, lb.url, 30)
+	if failed != 0 || len(seen) != 3 {
+		t.Fatalf("through haproxy: %d failed, answers %v; want all three apiservers and no failure", failed, seen)
+	}
+
+	// A dead apiserver: haproxy marks it down within about a second and
+	// no request fails meanwhile (connect errors are redispatched).
+	procs[1].signal(syscall.SIGKILL)
+	killed := time.Now()
+	var failedDuring int
+	downAfter := waitFor(t, 10*time.Second, "cp2 marked down", func() bool {
+		_, f := requests(client, lb.url, 1)
+		failedDuring += f
+		return haproxyStates(t, lb.socket())["cp2"] == "0"
+	})
+	seen, failedAfter := requests(client, lb.url, 50)
+	t.Logf("killed apiserver: marked down after %s; %d failed requests while detecting, %d of 50 after", downAfter.Round(time.Millisecond), failedDuring, failedAfter)
+	if failedAfter != 0 || seen["cp2"] != 0 {
+		t.Fatalf("after failover: %d failed, answers %v", failedAfter, seen)
+	}
+	if downAfter > 5*time.Second {
+		t.Errorf("marking a dead backend down took %s", time.Since(killed))
+	}
+
+	// A hung apiserver (SIGSTOP: the kernel still accepts connections):
+	// the TLS health check times out and haproxy routes around it.
+	procs[2].signal(syscall.SIGSTOP)
+	hungDown := lb.waitState(t, "cp3", "0")
+	seen, failed = requests(client, lb.url, 30)
+	t.Logf("hung apiserver: marked down after %s; then %d of 30 requests failed", hungDown.Round(time.Millisecond), failed)
+	if failed != 0 || seen["cp1"] != 30 {
+		t.Fatalf("after a hung backend: %d failed, answers %v", failed, seen)
+	}
+	procs[2].signal(syscall.SIGCONT)
+	lb.waitState(t, "cp3", "2")
+}
+
+// TestLiveHAProxyReloadKeepsConnections changes the backend list and
+// reloads haproxy while a long response is in flight.
+func TestLiveHAProxyReloadKeepsConnections(t *testing.T) {
+	procs := startBackends(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
+	lb := startHAProxy(t, backendsOf(procs[:2]))
+	lb.waitState(t, "cp1", "2")
+	lb.waitState(t, "cp2", "2")
+	client := lbClient(t, 30*time.Second)
+
+	resp, err := client.Get(lb.url + "/stream?lines=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	streamDone := make(chan []string, 1)
+	go func() {
+		var lines []string
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		streamDone <- lines
+	}()
+	time.Sleep(500 * time.Millisecond)
+
+	lb.spec.Backends = backendsOf(procs[1:]) // cp1 leaves, cp3 joins
+	lb.write(t)
+	if err := lb.cmd.Process.Signal(syscall.SIGUSR2); err != nil { // master-worker reload
+		t.Fatal(err)
+	}
+	lb.waitState(t, "cp3", "2")
+	lines := <-streamDone
+	if len(lines) != 20 {
+		t.Fatalf("the in-flight response was cut by the reload after %d of 20 lines", len(lines))
+	}
+	seen, failed := requests(client, lb.url, 20)
+	if failed != 0 || seen["cp1"] != 0 || seen["cp3"] == 0 {
+		t.Fatalf("after reload: %d failed, answers %v; want cp2 and cp3 only", failed, seen)
+	}
+	t.Logf("reload with a changed backend list: in-flight response complete (%d lines), new requests %v", len(lines), seen)
+}
+
+func TestLiveNginxFailover(t *testing.T) {
+	nginx := requireBinary(t, "nginx")
+	procs := startBackends(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
+	dir := t.TempDir()
+	port := freePort(t, "127.0.0.1")
+	spec := Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: port}}, Backends: backendsOf(procs),
+		HealthCheck: HealthCheck{InsecureSkipVerify: true},
+		Runtime:     Runtime{PIDFile: filepath.Join(dir, "nginx.pid"), NginxStreamModule: streamModule}}
+	text, err := RenderNginx(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "nginx.conf")
+	os.WriteFile(cfg, []byte(text), 0o644)
+	cmd := exec.Command(nginx, "-p", dir, "-e", "stderr", "-c", cfg, "-g", "daemon off;")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	url := fmt.Sprintf("https://127.0.0.1:%d", port)
+	client := lbClient(t, 3*time.Second)
+	waitFor(t, 10*time.Second, "nginx serving", func() bool { _, f := requests(client, url, 1); return f == 0 })
+	if seen, failed := requests(client, url, 30); failed != 0 || len(seen) != 3 {
+		t.Fatalf("through nginx: %d failed, answers %v", failed, seen)
+	}
+	// A dead apiserver refuses connections: nginx moves on to the next
+	// upstream at once, so no request fails.
+	procs[0].signal(syscall.SIGKILL)
+	seen, failed := requests(client, url, 60)
+	t.Logf("nginx, killed apiserver: %d of 60 requests failed, answers %v", failed, seen)
+	if failed != 0 || seen["cp1"] != 0 {
+		t.Fatalf("nginx after a dead backend: %d failed, answers %v", failed, seen)
+	}
+}
