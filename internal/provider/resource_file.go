@@ -2,8 +2,6 @@ package provider
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"regexp"
@@ -20,9 +18,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
@@ -39,7 +36,7 @@ var (
 func NewFileResource() resource.Resource { return &fileResource{} }
 
 type fileResource struct {
-	data *providerData
+	hostFiles
 }
 
 type fileModel struct {
@@ -58,10 +55,6 @@ type fileModel struct {
 	RemoteSHA256     types.String     `tfsdk:"remote_sha256"`
 	TrustedHostKey   types.String     `tfsdk:"trusted_host_key"`
 }
-
-// privateUnobserved marks a state whose refresh could not reach the host
-// because its only credentials are write-only; the plan then looks.
-const privateUnobserved = "unobserved"
 
 var modePattern = regexp.MustCompile(`^0?[0-7]{3}$`)
 
@@ -155,15 +148,7 @@ func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 }
 
 func (r *fileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected Provider Data", fmt.Sprintf("got %T. This is always a bug in the provider.", req.ProviderData))
-		return
-	}
-	r.data = data
+	r.configure(req, resp)
 }
 
 func (r *fileResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -183,43 +168,28 @@ func (r *fileResource) ValidateConfig(ctx context.Context, req resource.Validate
 	}
 }
 
-// connect opens (or reuses) the connection for a resource.
-func (r *fileResource) connect(ctx context.Context, c *connectionModel, trusted types.String) (*remote.Client, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	cfg, err := remoteConfig(c, r.defaults(), trusted.ValueString())
-	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
-		return nil, diags
-	}
-	client, err := r.data.pool.Get(ctx, cfg)
-	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
-		return nil, diags
-	}
-	return client, diags
-}
-
-func (r *fileResource) defaults() *connectionSettings {
-	if r.data == nil {
-		return nil
-	}
-	return r.data.defaults
-}
-
-func contentDigest(content string) string {
-	sum := sha256.Sum256([]byte(content))
-	return hex.EncodeToString(sum[:])
-}
-
 func fileID(cfg remote.Config, p string) string { return cfg.Address() + ":" + p }
+
+func (m *fileModel) files() []remote.File {
+	mode, _ := strconv.ParseUint(m.Mode.ValueString(), 8, 32)
+	return []remote.File{{
+		Path:             m.Path.ValueString(),
+		Content:          []byte(m.Content.ValueString()),
+		Mode:             uint32(mode),
+		Owner:            m.Owner.ValueString(),
+		Group:            m.Group.ValueString(),
+		ValidateCommand:  m.ValidateCommand.ValueString(),
+		ReloadCommand:    m.ReloadCommand.ValueString(),
+		CreateParentDirs: m.CreateParentDirs.ValueBool(),
+	}}
+}
 
 func (r *fileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	var plan fileModel
+	var plan, config fileModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	var config fileModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -229,134 +199,67 @@ func (r *fileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
-	desired := contentDigest(plan.Content.ValueString())
+	desired := desiredDigest(plan.files())
 	plan.SHA256 = types.StringValue(desired)
 
-	connKnown := req.Config.Raw.IsFullyKnown()
-	var cfg remote.Config
-	if connKnown {
-		var err error
-		cfg, err = remoteConfig(config.Connection, r.defaults(), plan.TrustedHostKey.ValueString())
-		if err == nil {
-			err = cfg.Validate()
-		}
+	trustOnFirstUse := false
+	if req.Config.Raw.IsFullyKnown() {
+		cfg, err := r.config(config.Connection, plan.TrustedHostKey)
 		if err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
 			return
 		}
 		plan.ID = types.StringValue(fileID(cfg, plan.Path.ValueString()))
+		trustOnFirstUse = cfg.InsecureTrustOnFirstUse && cfg.HostKey == "" && cfg.KnownHosts == ""
 	}
-
 	if req.State.Raw.IsNull() { // create
 		plan.RemoteSHA256 = types.StringValue(desired)
-		if connKnown && cfg.InsecureTrustOnFirstUse && cfg.HostKey == "" && cfg.KnownHosts == "" {
-			plan.TrustedHostKey = types.StringUnknown()
-		} else {
-			plan.TrustedHostKey = types.StringNull()
+		plan.TrustedHostKey = types.StringNull()
+		if trustOnFirstUse {
+			plan.TrustedHostKey = types.StringUnknown() // recorded by the first connection
 		}
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
-
 	var state fileModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	observed := state.RemoteSHA256
-	unobserved, d := req.Private.GetKey(ctx, privateUnobserved)
+	var d diag.Diagnostics
+	plan.RemoteSHA256, d = r.planRemote(ctx, req.Private, config.Connection, state.TrustedHostKey, []string{plan.Path.ValueString()}, desired)
 	resp.Diagnostics.Append(d...)
-	if string(unobserved) == "true" && connKnown {
-		// Refresh had no credentials; the configuration has them.
-		client, diags := r.connect(ctx, config.Connection, state.TrustedHostKey)
-		resp.Diagnostics.Append(diags...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-		rf, err := client.ReadFile(ctx, plan.Path.ValueString())
-		if err != nil {
-			resp.Diagnostics.AddError("Reading Remote File Failed", err.Error())
-			return
-		}
-		if rf.SHA256 != desired {
-			tflog.Info(ctx, "file changed outside Terraform", map[string]any{"path": plan.Path.ValueString(), "remote_sha256": rf.SHA256})
-			plan.RemoteSHA256 = types.StringUnknown()
-			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-			return
-		}
-	}
-	// Plan the host back to the configured content: a drifted or missing
-	// file shows as remote_sha256 "<observed>" -> "<desired>".
-	plan.RemoteSHA256 = types.StringValue(desired)
-	if observed.ValueString() != desired {
-		tflog.Info(ctx, "file differs on the host", map[string]any{"path": plan.Path.ValueString()})
-	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
 func (r *fileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan, config fileModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.put(ctx, &plan, config.Connection)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
+	r.apply(ctx, req.Plan, req.Config, &resp.State, resp.Private, &resp.Diagnostics)
 }
 
 func (r *fileResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, config fileModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.put(ctx, &plan, config.Connection)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
+	r.apply(ctx, req.Plan, req.Config, &resp.State, resp.Private, &resp.Diagnostics)
 }
 
-// put applies the planned file with the configuration's credentials and
+// apply puts the planned file with the configuration's credentials and
 // records what the host now has.
-func (r *fileResource) put(ctx context.Context, m *fileModel, conn *connectionModel) diag.Diagnostics {
-	var diags diag.Diagnostics
-	trusted := m.TrustedHostKey
-	if trusted.IsUnknown() {
-		trusted = types.StringNull()
+func (r *fileResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, state *tfsdk.State, private privateSetter, diags *diag.Diagnostics) {
+	var plan, config fileModel
+	diags.Append(planned.Get(ctx, &plan)...)
+	diags.Append(cfg.Get(ctx, &config)...)
+	if diags.HasError() {
+		return
 	}
-	client, d := r.connect(ctx, conn, trusted)
+	observed, hostKey, d := r.put(ctx, config.Connection, plan.TrustedHostKey, plan.files())
 	diags.Append(d...)
 	if diags.HasError() {
-		return diags
+		return
 	}
-	mode, _ := strconv.ParseUint(m.Mode.ValueString(), 8, 32)
-	rf, err := client.ApplyFile(ctx, remote.File{
-		Path:             m.Path.ValueString(),
-		Content:          []byte(m.Content.ValueString()),
-		Mode:             uint32(mode),
-		Owner:            m.Owner.ValueString(),
-		Group:            m.Group.ValueString(),
-		ValidateCommand:  m.ValidateCommand.ValueString(),
-		ReloadCommand:    m.ReloadCommand.ValueString(),
-		CreateParentDirs: m.CreateParentDirs.ValueBool(),
-	})
-	if err != nil {
-		diags.AddError("Applying File Failed", err.Error())
-		return diags
+	plan.RemoteSHA256 = types.StringValue(observed)
+	if plan.TrustedHostKey.IsUnknown() {
+		plan.TrustedHostKey = types.StringValue(hostKey)
 	}
-	m.RemoteSHA256 = types.StringValue(rf.SHA256)
-	if m.TrustedHostKey.IsUnknown() {
-		m.TrustedHostKey = types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(client.HostKey()))))
-	}
-	return diags
+	diags.Append(state.Set(ctx, &plan)...)
+	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 }
 
 func (r *fileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -365,48 +268,34 @@ func (r *fileResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	cfg, err := remoteConfig(state.Connection, r.defaults(), state.TrustedHostKey.ValueString())
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		// Typically write-only credentials, which refresh never sees: the
-		// plan, which has them, compares the host instead.
-		tflog.Info(ctx, "refresh cannot reach the host without the configuration's credentials", map[string]any{"reason": err.Error()})
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("true"))...)
-		return
-	}
-	client, diags := r.connect(ctx, state.Connection, state.TrustedHostKey)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
 	p := state.Path.ValueString()
-	rf, err := client.ReadFile(ctx, p)
-	if err != nil {
-		resp.Diagnostics.AddError("Reading Remote File Failed", err.Error())
-		return
-	}
-	state.RemoteSHA256 = types.StringNull()
-	if rf.Exists {
-		state.RemoteSHA256 = types.StringValue(rf.SHA256)
-	}
 	if state.Content.IsNull() { // just imported: adopt what the host has
-		if !rf.Exists {
-			resp.Diagnostics.AddError("Cannot Import a Missing File", fmt.Sprintf("%s has no file at %s.", cfg.Address(), p))
+		client, cfg, diags := r.connect(ctx, state.Connection, state.TrustedHostKey)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
 			return
 		}
-		content, err := client.FetchFile(ctx, p)
+		rf, err := client.ReadFile(ctx, p)
+		if err == nil && !rf.Exists {
+			err = fmt.Errorf("%s has no file at %s", cfg.Address(), p)
+		}
+		var content []byte
+		if err == nil {
+			content, err = client.FetchFile(ctx, p)
+		}
 		if err != nil {
-			resp.Diagnostics.AddError("Reading Remote File Failed", err.Error())
+			resp.Diagnostics.AddError("Importing Remote File Failed", err.Error())
 			return
 		}
 		state.Content = types.StringValue(string(content))
 		state.SHA256 = types.StringValue(contentDigest(string(content)))
 		state.Mode = types.StringValue(fmt.Sprintf("%04o", rf.Mode))
 	}
+	resp.Diagnostics.Append(r.refresh(ctx, state.Connection, state.TrustedHostKey, []string{p}, &state.RemoteSHA256, resp.Private)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 }
 
 func (r *fileResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -415,24 +304,7 @@ func (r *fileResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	if resp.Diagnostics.HasError() || state.KeepOnDestroy.ValueBool() {
 		return
 	}
-	cfg, err := remoteConfig(state.Connection, r.defaults(), state.TrustedHostKey.ValueString())
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("ssh"), "No Credentials to Remove the File",
-			err.Error()+". Destroy runs without the resource's configuration, so write-only secrets are not available: "+
-				"set them on the provider's default_ssh or use the SSH agent, or set keep_on_destroy = true.")
-		return
-	}
-	client, diags := r.connect(ctx, state.Connection, state.TrustedHostKey)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if err := client.RemoveFile(ctx, state.Path.ValueString(), state.ReloadCommand.ValueString()); err != nil {
-		resp.Diagnostics.AddError("Removing File Failed", err.Error())
-	}
+	resp.Diagnostics.Append(r.remove(ctx, state.Connection, state.TrustedHostKey, []string{state.Path.ValueString()}, state.ReloadCommand.ValueString())...)
 }
 
 // ImportState takes `host:port:path` (IPv6 hosts in brackets:
