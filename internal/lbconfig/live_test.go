@@ -3,11 +3,8 @@ package lbconfig
 import (
 	"bufio"
 	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
 // The live tests run real haproxy and nginx in front of three TLS
@@ -37,28 +36,12 @@ func TestMain(m *testing.M) {
 
 func serveBackend(spec string) {
 	parts := strings.Split(spec, ",")
-	name, addr := parts[0], parts[1]
 	cert, err := tls.LoadX509KeyPair(parts[2], parts[3])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
-	mux.HandleFunc("/whoami", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, name) })
-	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
-		n, _ := strconv.Atoi(r.URL.Query().Get("lines"))
-		for i := 0; i < n; i++ {
-			fmt.Fprintf(w, "%s %d\n", name, i)
-			w.(http.Flusher).Flush()
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	// Health checks close connections right after the handshake; their
-	// EOFs are not worth a log line.
-	srv := &http.Server{Addr: addr, Handler: mux, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
-		ErrorLog: log.New(io.Discard, "", 0)}
-	fmt.Fprintln(os.Stderr, srv.ListenAndServeTLS("", ""))
+	fmt.Fprintln(os.Stderr, testhost.NewAPIServer(parts[0], parts[1], cert).ListenAndServeTLS("", ""))
 	os.Exit(1)
 }
 
@@ -69,17 +52,16 @@ type backendProc struct {
 
 func (b *backendProc) signal(sig syscall.Signal) { _ = b.cmd.Process.Signal(sig) }
 
+// kill ends the backend and waits until it is gone, so its listening
+// socket is closed when kill returns.
+func (b *backendProc) kill() {
+	b.signal(syscall.SIGKILL)
+	_ = b.cmd.Wait()
+}
+
 func startBackends(t *testing.T, hosts ...string) []*backendProc {
 	t.Helper()
-	p := getPKI(t)
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	keyDER, err := x509.MarshalPKCS8PrivateKey(p.server.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.server.Certificate[0]}), 0o600)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
+	certFile, keyFile := testhost.TestPKI(t).WriteServerFiles(t, t.TempDir())
 	var procs []*backendProc
 	for i, host := range hosts {
 		b := &backendProc{name: fmt.Sprintf("cp%d", i+1), addr: net.JoinHostPort(host, strconv.Itoa(freePort(t, host)))}
@@ -143,7 +125,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) tim
 func lbClient(t *testing.T, timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{
 		DisableKeepAlives: true,
-		TLSClientConfig:   &tls.Config{RootCAs: getPKI(t).pool},
+		TLSClientConfig:   &tls.Config{RootCAs: testhost.TestPKI(t).Pool},
 	}}
 }
 
@@ -203,7 +185,7 @@ func startHAProxy(t *testing.T, backends []Backend) *liveLB {
 	port := freePort(t, "127.0.0.1")
 	lb.url = fmt.Sprintf("https://127.0.0.1:%d", port)
 	ca := filepath.Join(lb.dir, "ca.crt")
-	os.WriteFile(ca, []byte(testCAPEM(t)), 0o644)
+	os.WriteFile(ca, []byte(testhost.TestPKI(t).CAPEM), 0o644)
 	lb.spec = Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: port}}, Backends: backends,
 		HealthCheck: HealthCheck{CAFile: ca},
 		Runtime:     Runtime{PIDFile: filepath.Join(lb.dir, "haproxy.pid"), StatsSocket: filepath.Join(lb.dir, "admin.sock")}}
@@ -250,7 +232,7 @@ func TestLiveHAProxyFailover(t *testing.T) {
 
 	// A dead apiserver: haproxy marks it down within about a second and
 	// no request fails meanwhile (connect errors are redispatched).
-	procs[1].signal(syscall.SIGKILL)
+	procs[1].kill()
 	killed := time.Now()
 	var failedDuring int
 	downAfter := waitFor(t, 10*time.Second, "cp2 marked down", func() bool {
@@ -350,7 +332,7 @@ func TestLiveNginxFailover(t *testing.T) {
 	}
 	// A dead apiserver refuses connections: nginx moves on to the next
 	// upstream at once, so no request fails.
-	procs[0].signal(syscall.SIGKILL)
+	procs[0].kill()
 	seen, failed := requests(client, url, 60)
 	t.Logf("nginx, killed apiserver: %d of 60 requests failed, answers %v", failed, seen)
 	if failed != 0 || seen["cp1"] != 0 {

@@ -74,7 +74,7 @@ func forHost(t *testing.T, s Spec) Spec {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	if s.HealthCheck.CAFile != "" {
 		s.HealthCheck.CAFile = filepath.Join(dir, "ca.crt")
-		if err := os.WriteFile(s.HealthCheck.CAFile, []byte(testCAPEM(t)), 0o644); err != nil {
+		if err := os.WriteFile(s.HealthCheck.CAFile, []byte(testhost.TestPKI(t).CAPEM), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
