@@ -227,7 +227,7 @@ func (s Spec) Validate() endpoints.Problems {
 		add(endpoints.Root("max_connections"), "Invalid connection limit", "max_connections is %d; use 1 to 1000000.", s.MaxConn)
 	}
 	for attr, p := range map[string]string{"pid_file": s.Runtime.PIDFile, "stats_socket": s.Runtime.StatsSocket,
-		"nginx_stream_module": s.Runtime.NginxStreamModule, "error_log": s.Runtime.ErrorLog} {
+		"stream_module": s.Runtime.NginxStreamModule, "error_log": s.Runtime.ErrorLog} {
 		if p != "" && !isConfigPath(p) {
 			add(endpoints.Root(attr), "Invalid path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", p)
 		}

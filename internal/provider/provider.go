@@ -76,6 +76,8 @@ func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewClusterEndpointsResource,
 		NewFileResource,
+		NewHAProxyConfigResource,
+		NewNginxConfigResource,
 	}
 }
 

@@ -1,0 +1,278 @@
+package provider
+
+import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+const renderOnlyConfig = `
+resource "kha_cluster_endpoints" "c" {
+  control_plane_nodes = [
+    { name = "cp1", ip = "10.0.0.11" },
+    { name = "cp2", ip = "10.0.0.12" },
+    { name = "cp3", ip = "10.0.0.13" },
+  ]
+  worker_nodes = [{ name = "w1", ip = "10.0.0.21" }]
+  local_lb     = { port = 16443, healthcheck_port = 8081 }
+  ip_family    = "dual"
+}
+
+resource "kha_haproxy_config" "w1" {
+  listen           = kha_cluster_endpoints.c.local_lb_listen
+  backends         = kha_cluster_endpoints.c.local_lb_backends
+  healthcheck_port = 8081
+  health_check     = { ca_file = "/etc/kubernetes/pki/ca.crt" }
+  delivery         = "static_pod"
+}
+
+resource "kha_nginx_config" "w1" {
+  listen   = kha_cluster_endpoints.c.local_lb_listen
+  backends = kha_cluster_endpoints.c.local_lb_backends
+}
+`
+
+// TestAccLBConfig_renderOnlyKnownAtPlan chains kha_cluster_endpoints into
+// both load balancers without a host: everything is known at plan time.
+func TestAccLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config: renderOnlyConfig,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)bind 127\.0\.0\.1:16443\n\s+bind \[::1\]:16443.*verify required ca-file /etc/kubernetes/pki/ca\.crt.*server cp2 10\.0\.0\.12:6443\n`))),
+				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)haproxy-cfg-checksum: "sha256:[0-9a-f]{64}".*path: "/etc/haproxy"`))),
+				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("reload_command"), knownvalue.StringExact("")),
+				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("sha256"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
+				plancheck.ExpectKnownValue("kha_nginx_config.w1", tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)load_module /usr/lib/nginx/modules/ngx_stream_module\.so;.*server 10\.0\.0\.13:6443 max_fails=1 fail_timeout=5s; # cp3.*listen \[::1\]:16443;`))),
+				plancheck.ExpectKnownValue("kha_nginx_config.w1", tfjsonpath.New("validate_command"), knownvalue.StringExact("nginx -t -q -c %s")),
+				plancheck.ExpectKnownValue("kha_nginx_config.w1", tfjsonpath.New("manifest"), knownvalue.Null()),
+				plancheck.ExpectKnownValue("kha_nginx_config.w1", tfjsonpath.New("remote_sha256"), knownvalue.Null()),
+			}},
+		}},
+	})
+}
+
+func TestAccLBConfig_diagnostics(t *testing.T) {
+	cases := map[string]struct{ config, err string }{
+		"unverified health checks": {`
+resource "kha_haproxy_config" "x" {
+  listen       = { address = "127.0.0.1", port = 6443 }
+  backends     = [{ name = "cp1", address = "10.0.0.11", port = 6443 }]
+  health_check = {}
+}`, `(?s)Unverified health checks.*health_check\.ca_file: give health_check\.ca_file`},
+		"node-local listener off loopback": {`
+resource "kha_nginx_config" "x" {
+  listen   = { address = "10.0.0.100", port = 6443 }
+  backends = [{ name = "cp1", address = "10.0.0.11", port = 6443 }]
+}`, `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`},
+		"unknown local_first": {`
+resource "kha_nginx_config" "x" {
+  listen      = { address = "127.0.0.1", port = 6443 }
+  backends    = [{ name = "cp1", address = "10.0.0.11", port = 6443 }]
+  local_first = "cp9"
+}`, `(?s)Unknown backend.*local_first`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.err)}},
+			})
+		})
+	}
+}
+
+// liveHAProxy is a host directory where the pushed config runs as a real
+// haproxy in master-worker mode, started or reloaded by reload_command.
+type liveHAProxy struct {
+	dir, pid, ca string
+	port         int
+	client       *http.Client
+}
+
+func newLiveHAProxy(t *testing.T) *liveHAProxy {
+	dir := t.TempDir()
+	h := &liveHAProxy{dir: dir, pid: filepath.Join(dir, "haproxy.pid"), ca: filepath.Join(dir, "ca.crt"), port: freePortOn(t, "127.0.0.1")}
+	if err := os.WriteFile(h.ca, []byte(testhost.TestPKI(t).CAPEM), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+		TLSClientConfig: &tls.Config{RootCAs: testhost.TestPKI(t).Pool}}}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(h.pid); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	return h
+}
+
+func (h *liveHAProxy) url() string { return fmt.Sprintf("https://127.0.0.1:%d", h.port) }
+
+func (h *liveHAProxy) config(s *testhost.Server, backends []string, caFile string) string {
+	cfg := filepath.Join(h.dir, "haproxy.cfg")
+	reload := fmt.Sprintf(`if [ -s %[1]s ] && kill -0 $(cat %[1]s) 2>/dev/null; then kill -USR2 $(cat %[1]s); else haproxy -W -D -p %[1]s -f %[2]s; fi`, h.pid, cfg)
+	return fmt.Sprintf(`
+provider "kha" {
+  default_ssh = { private_key = %q }
+}
+
+resource "kha_haproxy_config" "test" {
+  listen          = { address = "127.0.0.1", port = %d }
+  backends        = [%s]
+  health_check    = { ca_file = %q }
+  config_path     = %q
+  reload_command  = %q
+  destroy_command = "kill $(cat %s)"
+  ssh             = { host = %q, port = %d, host_key = %q }
+}
+`, s.ClientKey.PEM, h.port, strings.Join(backends, ", "), caFile, cfg, reload, h.pid, s.Host, s.Port, s.HostKey.Public())
+}
+
+// answers sends n requests through the load balancer, verifying the
+// apiservers' certificates, and counts the answers by apiserver.
+func (h *liveHAProxy) answers(n int) (map[string]int, error) {
+	seen := map[string]int{}
+	for i := 0; i < n; i++ {
+		resp, err := h.client.Get(h.url() + "/whoami")
+		if err != nil {
+			return seen, err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		seen[string(body)]++
+	}
+	return seen, nil
+}
+
+// waitAnswers polls until the answers come from exactly the given set.
+func (h *liveHAProxy) waitAnswers(want ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			seen, err := h.answers(len(want) * 6)
+			ok := err == nil && len(seen) == len(want)
+			for _, w := range want {
+				ok = ok && seen[w] > 0
+			}
+			if ok {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("through the pushed haproxy: answers %v (%v), want %v", seen, err, want)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+func freePortOn(t *testing.T, host string) int {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestAccHAProxyConfig_liveOverSSH pushes the config to an sshd, runs it
+// as a real haproxy in front of three TLS apiserver stand-ins, changes the
+// backend list while a response is in flight, and survives a config the
+// real haproxy rejects.
+func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
+	_, err := os.Stat("/usr/sbin/haproxy")
+	testhost.Require(t, err == nil, "haproxy is not installed")
+	s := testhost.Start(t, testhost.Options{})
+	h := newLiveHAProxy(t)
+	var backends []string
+	for i, host := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+		addr := testhost.StartAPIServer(t, fmt.Sprintf("cp%d", i+1), host)
+		ip, port, _ := net.SplitHostPort(addr)
+		backends = append(backends, fmt.Sprintf(`{ name = "cp%d", address = %q, port = %s }`, i+1, ip, port))
+	}
+	var stream chan []string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := os.Stat(filepath.Join(h.dir, "haproxy.cfg")); !os.IsNotExist(err) {
+				return fmt.Errorf("config still on the host after destroy (%v)", err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: h.config(s, backends, h.ca),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue("kha_haproxy_config.test", tfjsonpath.New("validate_command"), knownvalue.StringExact("haproxy -c -q -f %s")),
+				}},
+				Check: h.waitAnswers("cp1", "cp2", "cp3"),
+			},
+			{
+				// A long response is in flight while apply drops cp3 and reloads.
+				PreConfig: func() {
+					stream = make(chan []string, 1)
+					resp, err := h.client.Get(h.url() + "/stream?lines=30")
+					if err != nil {
+						t.Fatal(err)
+					}
+					go func() {
+						defer resp.Body.Close()
+						var lines []string
+						for sc := bufio.NewScanner(resp.Body); sc.Scan(); {
+							lines = append(lines, sc.Text())
+						}
+						stream <- lines
+					}()
+				},
+				Config: h.config(s, backends[:2], h.ca),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("kha_haproxy_config.test", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(h.waitAnswers("cp1", "cp2"), func(*terraform.State) error {
+					if lines := <-stream; len(lines) != 30 {
+						return fmt.Errorf("the in-flight response was cut by the reload after %d of 30 lines", len(lines))
+					}
+					return nil
+				}),
+			},
+			{
+				// The plan accepts this path; the real haproxy does not.
+				Config:      h.config(s, backends, "/nonexistent/ca.crt"),
+				ExpectError: regexp.MustCompile(`(?s)Applying File Failed.*validate\s+of.*haproxy\.cfg\s+failed`),
+			},
+			{
+				// The previous config still runs, and Terraform agrees.
+				Config:           h.config(s, backends[:2], h.ca),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            h.waitAnswers("cp1", "cp2"),
+			},
+		},
+	})
+	if _, err := h.answers(1); err == nil {
+		t.Error("haproxy still answers after destroy ran destroy_command")
+	}
+}
