@@ -1,0 +1,37 @@
+resource "kha_cluster_endpoints" "cluster" {
+  control_plane_nodes = [
+    { name = "cp1", ip = "10.0.0.11" },
+    { name = "cp2", ip = "10.0.0.12" },
+    { name = "cp3", ip = "10.0.0.13" },
+  ]
+  worker_nodes = [for i in range(1, 4) : { name = "w${i}", ip = "10.0.0.2${i}" }]
+  local_lb     = { type = "haproxy", healthcheck_port = 8081 }
+}
+
+# The node-local load balancer on every worker, as a kubelet static pod.
+resource "kha_haproxy_config" "worker" {
+  for_each = toset(kha_cluster_endpoints.cluster.local_lb_nodes)
+
+  listen           = kha_cluster_endpoints.cluster.local_lb_listen
+  backends         = kha_cluster_endpoints.cluster.local_lb_backends
+  healthcheck_port = 8081
+  health_check     = { ca_file = "/etc/kubernetes/pki/ca.crt" }
+  delivery         = "static_pod"
+
+  ssh = {
+    host = [for n in kha_cluster_endpoints.cluster.worker_nodes : n.ip if n.name == each.key][0]
+    user = "admin"
+    sudo = true
+  }
+}
+
+# An external load balancer on a VIP, run by the host's haproxy service.
+resource "kha_haproxy_config" "vip" {
+  role         = "external"
+  listen       = { address = "10.0.0.100", port = 8443 }
+  backends     = kha_cluster_endpoints.cluster.local_lb_backends
+  health_check = { ca_file = "/etc/kubernetes/pki/ca.crt" }
+  idle_timeout = "3h"
+
+  ssh = { host = "10.0.0.5", user = "admin", sudo = true }
+}
