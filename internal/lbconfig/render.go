@@ -86,22 +86,28 @@ func RenderHAProxy(spec Spec) (string, error) {
 		w("    monitor-uri /healthz")
 	}
 	w("")
-	w("frontend kube_apiserver")
+	w("frontend %s", s.Name)
 	for _, l := range s.Listen {
 		w("    bind %s", endpoints.HostPort(l.Address, l.Port))
 	}
-	w("    default_backend kube_apiserver")
+	w("    default_backend %s", s.Name)
 	w("")
-	w("backend kube_apiserver")
+	w("backend %s", s.Name)
 	w("    balance %s", s.Balance)
-	w("    option httpchk GET %s", s.HealthCheck.Path)
-	w("    http-check expect status 200")
-	verify := "verify required ca-file " + s.HealthCheck.CAFile
-	if s.HealthCheck.CAFile == "" {
-		verify = "verify none"
+	check := "check"
+	if !s.HealthCheck.TCP {
+		w("    option httpchk GET %s", s.HealthCheck.Path)
+		w("    http-check expect status 200")
+		check = "check check-ssl verify required ca-file " + s.HealthCheck.CAFile
+		if s.HealthCheck.CAFile == "" {
+			check = "check check-ssl verify none"
+		}
+		if s.HealthCheck.ClientCert != "" {
+			check += " crt " + s.HealthCheck.ClientCert
+		}
 	}
-	w("    default-server check check-ssl %s inter %s fastinter %s downinter %s fall %d rise %d on-marked-down shutdown-sessions",
-		verify, duration(s.HealthCheck.Interval), duration(s.HealthCheck.Interval), duration(s.HealthCheck.Interval),
+	w("    default-server %s inter %s fastinter %s downinter %s fall %d rise %d on-marked-down shutdown-sessions",
+		check, duration(s.HealthCheck.Interval), duration(s.HealthCheck.Interval), duration(s.HealthCheck.Interval),
 		s.HealthCheck.Fall, s.HealthCheck.Rise)
 	for _, be := range s.Backends {
 		backup := ""
@@ -152,7 +158,7 @@ func RenderNginx(spec Spec) (string, error) {
 	w("}")
 	w("")
 	w("stream {")
-	w("    upstream kube_apiserver {")
+	w("    upstream %s {", s.Name)
 	if s.Balance == BalanceLeastConn {
 		w("        least_conn;")
 	}
@@ -171,7 +177,7 @@ func RenderNginx(spec Spec) (string, error) {
 	for _, l := range s.Listen {
 		w("        listen %s;", endpoints.HostPort(l.Address, l.Port))
 	}
-	w("        proxy_pass kube_apiserver;")
+	w("        proxy_pass %s;", s.Name)
 	w("        proxy_timeout %s;", duration(s.Timeouts.Idle))
 	w("        proxy_connect_timeout %s;", duration(s.Timeouts.Connect))
 	w("        proxy_next_upstream on;")

@@ -42,6 +42,9 @@ func specMatrix() map[string]Spec {
 			HealthCheck: HealthCheck{CAFile: goldenCA, Path: "/healthz", Interval: time.Second, Fall: 3, Rise: 1}},
 		"control-plane-local-first": {Listen: []ListenAddr{{Address: "127.0.0.1", Port: 16443}}, Backends: threeBackends,
 			LocalFirst: "cp2", HealthCheck: HealthCheck{CAFile: goldenCA}},
+		"etcd-local-proxy-tcp-check": {Name: "etcd", Listen: []ListenAddr{{Address: "127.0.0.1", Port: 2379}},
+			Backends:    []Backend{{Name: "etcd1", Address: "10.0.0.11", Port: 2379}, {Name: "etcd2", Address: "10.0.0.12", Port: 2379}},
+			HealthCheck: HealthCheck{TCP: true}},
 		"external-vip": {Role: External, Listen: []ListenAddr{{Address: "10.0.0.100", Port: 8443}}, Backends: threeBackends,
 			HealthcheckPort: 8081, HealthCheck: HealthCheck{CAFile: goldenCA}, Timeouts: Timeouts{Idle: 3 * time.Hour}, MaxConn: 20000},
 	}

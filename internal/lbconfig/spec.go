@@ -45,6 +45,11 @@ type HealthCheck struct {
 	// up again after Rise successes. Defaults: 500ms, 2, 2.
 	Interval   time.Duration
 	Fall, Rise int
+	// TCP checks only that a connection opens, for services whose health
+	// endpoint needs a client certificate; ClientCert (certificate and key
+	// in one PEM file) makes the HTTPS check present one instead.
+	TCP        bool
+	ClientCert string
 }
 
 // Timeouts of proxied connections.
@@ -70,6 +75,8 @@ type Runtime struct {
 
 // Spec is everything a load balancer configuration depends on.
 type Spec struct {
+	// Name of the proxied service in the config; default kube_apiserver.
+	Name     string
 	Role     Role
 	Listen   []ListenAddr
 	Backends []Backend
@@ -97,6 +104,9 @@ const (
 func (s Spec) WithDefaults() Spec {
 	if s.Role == "" {
 		s.Role = NodeLocal
+	}
+	if s.Name == "" {
+		s.Name = "kube_apiserver"
 	}
 	if s.Balance == "" {
 		s.Balance = BalanceLeastConn
@@ -201,7 +211,13 @@ func (s Spec) Validate() endpoints.Problems {
 	if !strings.HasPrefix(hc.Path, "/") || strings.ContainsAny(hc.Path, " \t\r\n\"'#\\") {
 		add(hcAt.At("path"), "Invalid health check path", "%q must start with '/' and contain no spaces, quotes or '#'.", hc.Path)
 	}
-	if hc.CAFile == "" && !hc.InsecureSkipVerify {
+	if !isIdentifier(s.Name) {
+		add(endpoints.Root("name"), "Invalid name", "%q must be letters, digits, '.', '-' or '_'.", s.Name)
+	}
+	if hc.ClientCert != "" && !isConfigPath(hc.ClientCert) {
+		add(hcAt.At("client_cert"), "Invalid client certificate path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", hc.ClientCert)
+	}
+	if hc.CAFile == "" && !hc.InsecureSkipVerify && !hc.TCP {
 		add(hcAt.At("ca_file"), "Unverified health checks",
 			"give health_check.ca_file (the cluster CA on the load balancer's host, e.g. /etc/kubernetes/pki/ca.crt) so "+
 				"the checks verify the apiservers, or set health_check.insecure_skip_verify = true to opt out.")
