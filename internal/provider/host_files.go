@@ -28,6 +28,18 @@ type hostFiles struct {
 	data *providerData
 }
 
+// deliveredFields are the attributes every resource that writes to a host
+// has: the connection, the two digests of the drift check and the host key
+// recorded on first use.
+type deliveredFields struct {
+	ID             types.String     `tfsdk:"id"`
+	KeepOnDestroy  types.Bool       `tfsdk:"keep_on_destroy"`
+	SSH            *connectionModel `tfsdk:"ssh"`
+	SHA256         types.String     `tfsdk:"sha256"`
+	RemoteSHA256   types.String     `tfsdk:"remote_sha256"`
+	TrustedHostKey types.String     `tfsdk:"trusted_host_key"`
+}
+
 // privateUnobserved marks a state whose refresh could not reach the host
 // because its only credentials are write-only; the plan then looks.
 const privateUnobserved = "unobserved"

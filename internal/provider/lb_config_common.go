@@ -13,10 +13,8 @@ import (
 	fwpath "github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
@@ -27,8 +25,14 @@ import (
 // lbConfigResource is kha_haproxy_config and kha_nginx_config: one
 // implementation, parameterised by the load balancer kind.
 type lbConfigResource struct {
-	hostFiles
+	renderedFilesResource
 	kind lbConfigKind
+}
+
+func newLBConfigResource(kind lbConfigKind) *lbConfigResource {
+	r := &lbConfigResource{kind: kind}
+	r.renderer = r
+	return r
 }
 
 // lbConfigKind holds what differs between HAProxy and nginx.
@@ -50,6 +54,7 @@ type lbConfigKind struct {
 // lbModel is a kind's model: the shared attributes plus its own, which
 // it writes into the renderer's spec.
 type lbModel interface {
+	renderedModel
 	common() *lbConfigModel
 	applyKindAttributes(spec *lbconfig.Spec)
 }
@@ -68,7 +73,7 @@ const (
 
 // lbConfigModel holds the attributes both kinds share.
 type lbConfigModel struct {
-	ID              types.String     `tfsdk:"id"`
+	renderedFields
 	Role            types.String     `tfsdk:"role"`
 	Listen          *lbListenModel   `tfsdk:"listen"`
 	Backends        []lbBackendModel `tfsdk:"backends"`
@@ -88,14 +93,8 @@ type lbConfigModel struct {
 	MemoryRequest   types.String     `tfsdk:"memory_request"`
 	ValidateCommand types.String     `tfsdk:"validate_command"`
 	ReloadCommand   types.String     `tfsdk:"reload_command"`
-	DestroyCommand  types.String     `tfsdk:"destroy_command"`
-	KeepOnDestroy   types.Bool       `tfsdk:"keep_on_destroy"`
-	SSH             *connectionModel `tfsdk:"ssh"`
 	Rendered        types.String     `tfsdk:"rendered"`
 	Manifest        types.String     `tfsdk:"manifest"`
-	SHA256          types.String     `tfsdk:"sha256"`
-	RemoteSHA256    types.String     `tfsdk:"remote_sha256"`
-	TrustedHostKey  types.String     `tfsdk:"trusted_host_key"`
 }
 
 type lbListenModel struct {
@@ -114,10 +113,6 @@ func (r *lbConfigResource) Metadata(_ context.Context, req resource.MetadataRequ
 	resp.TypeName = req.ProviderTypeName + r.kind.typeSuffix
 }
 
-func (r *lbConfigResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.configure(req, resp)
-}
-
 func durationValidator() validator.String {
 	return stringvalidator.RegexMatches(durationPattern, "must be a duration such as \"500ms\", \"10s\" or \"10m\"")
 }
@@ -125,7 +120,6 @@ func durationValidator() validator.String {
 func (r *lbConfigResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	k := r.kind
 	attrs := map[string]schema.Attribute{
-		"id": schema.StringAttribute{Computed: true, MarkdownDescription: "`host:port:config_path` when pushed over SSH, else the rendered digest."},
 		"role": schema.StringAttribute{
 			Optional: true, Computed: true, Default: stringdefault.StaticString(string(lbconfig.NodeLocal)),
 			Validators: []validator.String{stringvalidator.OneOf(string(lbconfig.NodeLocal), string(lbconfig.External))},
@@ -195,22 +189,15 @@ func (r *lbConfigResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 		"reload_command": schema.StringAttribute{Optional: true, Computed: true,
 			MarkdownDescription: fmt.Sprintf("Run after the config is in place; if it fails the previous config is restored. "+
 				"Default with `systemd`: `%s`; with `static_pod`: none (the kubelet restarts the pod).", k.reloadCommand)},
-		"destroy_command": schema.StringAttribute{Optional: true, Computed: true,
-			MarkdownDescription: fmt.Sprintf("Run after the files are removed on destroy. Default with `systemd`: `%s`; "+
-				"with `static_pod`: none (removing the manifest stops the pod).", k.destroyCommand)},
-		"keep_on_destroy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "Leave the files on the host on destroy. Default `false`."},
-		"ssh": resourceConnectionAttribute(),
 		"rendered": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "The rendered config, known at plan time: usable without `ssh` for cloud-init or other tooling."},
 		"manifest": schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest (delivery `static_pod`), known at plan time."},
-		"sha256":   schema.StringAttribute{Computed: true, MarkdownDescription: "Digest of the files to deliver, known at plan time."},
-		"remote_sha256": schema.StringAttribute{Computed: true,
-			MarkdownDescription: "Digest of the files as last seen on the host; differs from `sha256` after an edit outside Terraform."},
-		"trusted_host_key": schema.StringAttribute{Computed: true,
-			MarkdownDescription: "With `ssh.insecure_trust_on_first_use`, the host key seen at the first connection."},
 	}
 	for name, a := range k.kindAttributes {
+		attrs[name] = a
+	}
+	for name, a := range renderedAttributes(fmt.Sprintf("Run after the files are removed on destroy. Default with `systemd`: `%s`; "+
+		"with `static_pod`: none (removing the manifest stops the pod).", k.destroyCommand)) {
 		attrs[name] = a
 	}
 	resp.Schema = schema.Schema{MarkdownDescription: k.description, Attributes: attrs}
@@ -280,11 +267,16 @@ func (r *lbConfigResource) ValidateConfig(ctx context.Context, req resource.Vali
 	appendProblems(&resp.Diagnostics, problems, true, nil)
 }
 
-// render fills rendered, manifest and sha256, and returns the files to
-// deliver: the config, then the manifest.
-func (r *lbConfigResource) render(model lbModel) ([]remote.File, diag.Diagnostics) {
+func (r *lbConfigResource) newModel() renderedModel { return r.kind.newModel() }
+
+// files fills rendered and manifest and returns the files to deliver:
+// the config, then the manifest.
+func (r *lbConfigResource) files(planModel, configModel renderedModel) ([]remote.File, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	m := model.common()
+	model := planModel.(lbModel)
+	m, config := model.common(), configModel.(lbModel).common()
+	m.ValidateCommand, m.ReloadCommand = config.ValidateCommand, config.ReloadCommand
+	r.commandDefaults(m)
 	s := r.spec(model)
 	if ps := s.Validate(); ps.HasErrors() {
 		for i := range ps {
@@ -314,16 +306,7 @@ func (r *lbConfigResource) render(model lbModel) ([]remote.File, diag.Diagnostic
 		m.Manifest = types.StringValue(manifest)
 		files = append(files, remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(manifest), Mode: 0o640, CreateParentDirs: true})
 	}
-	m.SHA256 = types.StringValue(desiredDigest(files))
 	return files, diags
-}
-
-func filePaths(files []remote.File) []string {
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.Path
-	}
-	return paths
 }
 
 // commandDefaults fills the delivery-dependent command defaults.
@@ -341,120 +324,6 @@ func (r *lbConfigResource) commandDefaults(m *lbConfigModel) {
 	m.ValidateCommand = pick(m.ValidateCommand, r.kind.validateCommand)
 	m.ReloadCommand = pick(m.ReloadCommand, r.kind.reloadCommand)
 	m.DestroyCommand = pick(m.DestroyCommand, r.kind.destroyCommand)
-}
-
-func (r *lbConfigResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return
-	}
-	planModel, configModel := r.kind.newModel(), r.kind.newModel()
-	resp.Diagnostics.Append(req.Plan.Get(ctx, planModel)...)
-	if !req.Config.Raw.IsFullyKnown() || resp.Diagnostics.HasError() {
-		return // computed values stay unknown until the inputs are known
-	}
-	resp.Diagnostics.Append(req.Config.Get(ctx, configModel)...)
-	plan, config := planModel.common(), configModel.common()
-	plan.ValidateCommand, plan.ReloadCommand, plan.DestroyCommand = config.ValidateCommand, config.ReloadCommand, config.DestroyCommand
-	r.commandDefaults(plan)
-	files, diags := r.render(planModel)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	desired := plan.SHA256.ValueString()
-	plan.ID = types.StringValue(desired)
-	plan.RemoteSHA256, plan.TrustedHostKey = types.StringNull(), types.StringNull()
-	if config.SSH != nil {
-		cfg, err := r.config(config.SSH, types.StringNull())
-		if err != nil {
-			resp.Diagnostics.AddAttributeError(fwpath.Root("ssh"), "Invalid Connection", err.Error())
-			return
-		}
-		plan.ID = types.StringValue(cfg.Address() + ":" + plan.ConfigPath.ValueString())
-		plan.RemoteSHA256 = types.StringValue(desired)
-		if req.State.Raw.IsNull() {
-			if cfg.InsecureTrustOnFirstUse && cfg.HostKey == "" && cfg.KnownHosts == "" {
-				plan.TrustedHostKey = types.StringUnknown()
-			}
-		} else {
-			stateModel := r.kind.newModel()
-			resp.Diagnostics.Append(req.State.Get(ctx, stateModel)...)
-			state := stateModel.common()
-			plan.TrustedHostKey = state.TrustedHostKey
-			var d diag.Diagnostics
-			plan.RemoteSHA256, d = r.planRemote(ctx, req.Private, config.SSH, state.TrustedHostKey, filePaths(files), desired)
-			resp.Diagnostics.Append(d...)
-		}
-	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, planModel)...)
-}
-
-func (r *lbConfigResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, req.Config, &resp.State, resp.Private, &resp.Diagnostics)
-}
-
-func (r *lbConfigResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan, req.Config, &resp.State, resp.Private, &resp.Diagnostics)
-}
-
-func (r *lbConfigResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, state *tfsdk.State, private privateSetter, diags *diag.Diagnostics) {
-	planModel, configModel := r.kind.newModel(), r.kind.newModel()
-	diags.Append(planned.Get(ctx, planModel)...)
-	diags.Append(cfg.Get(ctx, configModel)...)
-	if diags.HasError() {
-		return
-	}
-	plan, config := planModel.common(), configModel.common()
-	files, d := r.render(planModel)
-	diags.Append(d...)
-	if diags.HasError() {
-		return
-	}
-	if config.SSH != nil {
-		observed, hostKey, d := r.put(ctx, config.SSH, plan.TrustedHostKey, files)
-		diags.Append(d...)
-		if diags.HasError() {
-			return
-		}
-		plan.RemoteSHA256 = types.StringValue(observed)
-		if plan.TrustedHostKey.IsUnknown() {
-			plan.TrustedHostKey = types.StringValue(hostKey)
-		}
-	}
-	diags.Append(state.Set(ctx, planModel)...)
-	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
-}
-
-func (r *lbConfigResource) deliveredPaths(m *lbConfigModel) []string {
-	paths := []string{m.ConfigPath.ValueString()}
-	if m.Delivery.ValueString() == deliveryStaticPod {
-		paths = append(paths, m.ManifestPath.ValueString())
-	}
-	return paths
-}
-
-func (r *lbConfigResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	stateModel := r.kind.newModel()
-	resp.Diagnostics.Append(req.State.Get(ctx, stateModel)...)
-	state := stateModel.common()
-	if resp.Diagnostics.HasError() || state.SSH == nil {
-		return
-	}
-	resp.Diagnostics.Append(r.refresh(ctx, state.SSH, state.TrustedHostKey, r.deliveredPaths(state), &state.RemoteSHA256, resp.Private)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, stateModel)...)
-}
-
-func (r *lbConfigResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	stateModel := r.kind.newModel()
-	resp.Diagnostics.Append(req.State.Get(ctx, stateModel)...)
-	state := stateModel.common()
-	if resp.Diagnostics.HasError() || state.SSH == nil || state.KeepOnDestroy.ValueBool() {
-		return
-	}
-	resp.Diagnostics.Append(r.remove(ctx, state.SSH, state.TrustedHostKey, r.deliveredPaths(state), state.DestroyCommand.ValueString())...)
 }
 
 // durationPattern accepts what both HAProxy and Go parse.

@@ -40,20 +40,15 @@ type fileResource struct {
 }
 
 type fileModel struct {
-	ID               types.String     `tfsdk:"id"`
-	Path             types.String     `tfsdk:"path"`
-	Content          types.String     `tfsdk:"content"`
-	Mode             types.String     `tfsdk:"mode"`
-	Owner            types.String     `tfsdk:"owner"`
-	Group            types.String     `tfsdk:"group"`
-	ValidateCommand  types.String     `tfsdk:"validate_command"`
-	ReloadCommand    types.String     `tfsdk:"reload_command"`
-	CreateParentDirs types.Bool       `tfsdk:"create_parent_dirs"`
-	KeepOnDestroy    types.Bool       `tfsdk:"keep_on_destroy"`
-	Connection       *connectionModel `tfsdk:"ssh"`
-	SHA256           types.String     `tfsdk:"sha256"`
-	RemoteSHA256     types.String     `tfsdk:"remote_sha256"`
-	TrustedHostKey   types.String     `tfsdk:"trusted_host_key"`
+	deliveredFields
+	Path             types.String `tfsdk:"path"`
+	Content          types.String `tfsdk:"content"`
+	Mode             types.String `tfsdk:"mode"`
+	Owner            types.String `tfsdk:"owner"`
+	Group            types.String `tfsdk:"group"`
+	ValidateCommand  types.String `tfsdk:"validate_command"`
+	ReloadCommand    types.String `tfsdk:"reload_command"`
+	CreateParentDirs types.Bool   `tfsdk:"create_parent_dirs"`
 }
 
 var modePattern = regexp.MustCompile(`^0?[0-7]{3}$`)
@@ -204,7 +199,7 @@ func (r *fileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 
 	trustOnFirstUse := false
 	if req.Config.Raw.IsFullyKnown() {
-		cfg, err := r.config(config.Connection, plan.TrustedHostKey)
+		cfg, err := r.config(config.SSH, plan.TrustedHostKey)
 		if err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
 			return
@@ -227,7 +222,7 @@ func (r *fileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	var d diag.Diagnostics
-	plan.RemoteSHA256, d = r.planRemote(ctx, req.Private, config.Connection, state.TrustedHostKey, []string{plan.Path.ValueString()}, desired)
+	plan.RemoteSHA256, d = r.planRemote(ctx, req.Private, config.SSH, state.TrustedHostKey, []string{plan.Path.ValueString()}, desired)
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
@@ -249,7 +244,7 @@ func (r *fileResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.
 	if diags.HasError() {
 		return
 	}
-	observed, hostKey, d := r.put(ctx, config.Connection, plan.TrustedHostKey, plan.files())
+	observed, hostKey, d := r.put(ctx, config.SSH, plan.TrustedHostKey, plan.files())
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -270,7 +265,7 @@ func (r *fileResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	}
 	p := state.Path.ValueString()
 	if state.Content.IsNull() { // just imported: adopt what the host has
-		client, cfg, diags := r.connect(ctx, state.Connection, state.TrustedHostKey)
+		client, cfg, diags := r.connect(ctx, state.SSH, state.TrustedHostKey)
 		resp.Diagnostics.Append(diags...)
 		if resp.Diagnostics.HasError() {
 			return
@@ -291,7 +286,7 @@ func (r *fileResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		state.SHA256 = types.StringValue(contentDigest(string(content)))
 		state.Mode = types.StringValue(fmt.Sprintf("%04o", rf.Mode))
 	}
-	resp.Diagnostics.Append(r.refresh(ctx, state.Connection, state.TrustedHostKey, []string{p}, &state.RemoteSHA256, resp.Private)...)
+	resp.Diagnostics.Append(r.refresh(ctx, state.SSH, state.TrustedHostKey, []string{p}, &state.RemoteSHA256, resp.Private)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -304,7 +299,7 @@ func (r *fileResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	if resp.Diagnostics.HasError() || state.KeepOnDestroy.ValueBool() {
 		return
 	}
-	resp.Diagnostics.Append(r.remove(ctx, state.Connection, state.TrustedHostKey, []string{state.Path.ValueString()}, state.ReloadCommand.ValueString())...)
+	resp.Diagnostics.Append(r.remove(ctx, state.SSH, state.TrustedHostKey, []string{state.Path.ValueString()}, state.ReloadCommand.ValueString())...)
 }
 
 // ImportState takes `host:port:path` (IPv6 hosts in brackets:
@@ -326,10 +321,7 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 	p := req.ID[i+1:]
 	conn := connectionModel{}
 	conn.Host, conn.Port = types.StringValue(host), types.Int64Value(int64(portNum))
-	m := fileModel{
-		ID: types.StringValue(req.ID), Path: types.StringValue(p), Content: types.StringNull(),
-		Mode: types.StringNull(), CreateParentDirs: types.BoolValue(true), KeepOnDestroy: types.BoolValue(false),
-		Connection: &conn, SHA256: types.StringNull(), RemoteSHA256: types.StringNull(), TrustedHostKey: types.StringNull(),
-	}
+	m := fileModel{Path: types.StringValue(p), Mode: types.StringNull(), CreateParentDirs: types.BoolValue(true)}
+	m.ID, m.KeepOnDestroy, m.SSH = types.StringValue(req.ID), types.BoolValue(false), &conn
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -14,7 +14,7 @@ import (
 
 // NewHAProxyConfigResource is the constructor of kha_haproxy_config.
 func NewHAProxyConfigResource() resource.Resource {
-	return &lbConfigResource{kind: lbConfigKind{
+	return newLBConfigResource(lbConfigKind{
 		lb:         lbconfig.HAProxy,
 		typeSuffix: "_haproxy_config",
 		description: lbDescription("HAProxy",
@@ -49,7 +49,7 @@ func NewHAProxyConfigResource() resource.Resource {
 		},
 		newModel: func() lbModel { return &haproxyConfigModel{} },
 		render:   lbconfig.RenderHAProxy,
-	}}
+	})
 }
 
 type haproxyConfigModel struct {

@@ -13,7 +13,7 @@ const debianStreamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
 
 // NewNginxConfigResource is the constructor of kha_nginx_config.
 func NewNginxConfigResource() resource.Resource {
-	return &lbConfigResource{kind: lbConfigKind{
+	return newLBConfigResource(lbConfigKind{
 		lb:              lbconfig.Nginx,
 		typeSuffix:      "_nginx_config",
 		description:     lbDescription("nginx (stream)", "~> "+lbconfig.NginxNote),
@@ -30,7 +30,7 @@ func NewNginxConfigResource() resource.Resource {
 		},
 		newModel: func() lbModel { return &nginxConfigModel{} },
 		render:   lbconfig.RenderNginx,
-	}}
+	})
 }
 
 type nginxConfigModel struct {
