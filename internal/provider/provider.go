@@ -78,6 +78,7 @@ func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewFileResource,
 		NewHAProxyConfigResource,
 		NewNginxConfigResource,
+		NewEtcdAccessResource,
 	}
 }
 

@@ -1,20 +1,14 @@
 package testhost
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 )
 
 // PKI is a test CA and one server certificate valid for the loopback
@@ -60,39 +54,19 @@ func (p PKI) WriteServerFiles(t testing.TB, dir string) (certFile, keyFile strin
 }
 
 func newPKI() (PKI, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := generateCA("kha-test-ca")
 	if err != nil {
 		return PKI{}, err
 	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kha-test-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return PKI{}, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return PKI{}, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return PKI{}, err
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: []string{"localhost", "kubernetes"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("127.0.0.2"), net.ParseIP("127.0.0.3"),
-			net.ParseIP("127.0.0.4"), net.ParseIP("::1")},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("127.0.0.2"), net.ParseIP("127.0.0.3"), net.ParseIP("127.0.0.4"), net.ParseIP("::1")}
+	der, key, err := ca.sign("kube-apiserver", ips, []string{"localhost", "kubernetes"}, x509.ExtKeyUsageServerAuth)
 	if err != nil {
 		return PKI{}, err
 	}
 	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	pool.AddCert(ca.cert)
 	return PKI{
-		CAPEM:  string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})),
+		CAPEM:  string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.der})),
 		Pool:   pool,
 		Server: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key},
 	}, nil
