@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
@@ -76,3 +77,21 @@ func URL(host string, port int) string {
 }
 
 func isWildcardIP(a netip.Addr) bool { return a.IsUnspecified() }
+
+// CheckHostsEntry validates one /etc/hosts line: an IP address, then one
+// or more host names.
+func CheckHostsEntry(line string) error {
+	fields := strings.Fields(line)
+	if len(fields) < 2 {
+		return fmt.Errorf("%q needs an IP address and at least one name, e.g. \"10.0.0.100 api.example.com\"", line)
+	}
+	if _, ok := parseIP(fields[0]); !ok {
+		return fmt.Errorf("%q does not start with an IP address", line)
+	}
+	for _, name := range fields[1:] {
+		if !isDNSName(name, false) {
+			return fmt.Errorf("%q is not a host name (in %q)", name, line)
+		}
+	}
+	return nil
+}

@@ -376,3 +376,16 @@ func TestHelpers(t *testing.T) {
 		t.Errorf("problems = %v", ps)
 	}
 }
+
+func TestCheckHostsEntry(t *testing.T) {
+	for _, ok := range []string{"10.0.0.100 api.example.com", "fd00::1  a b.c", "10.0.0.1\tlb"} {
+		if err := CheckHostsEntry(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "10.0.0.1", "api.example.com 10.0.0.1", "10.0.0.1 bad_name", "10.0.0.1 a # comment"} {
+		if CheckHostsEntry(bad) == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

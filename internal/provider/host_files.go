@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -52,6 +53,17 @@ type privateState interface {
 
 type privateSetter interface {
 	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// ConfigValidators refuses a secret given both as a stored attribute and
+// as its write-only twin.
+func (h *hostFiles) ConfigValidators(context.Context) []resource.ConfigValidator {
+	var validators []resource.ConfigValidator
+	for _, secret := range []string{"password", "private_key", "bastion_private_key"} {
+		validators = append(validators, resourcevalidator.Conflicting(
+			path.MatchRoot("ssh").AtName(secret), path.MatchRoot("ssh").AtName(secret+"_wo")))
+	}
+	return validators
 }
 
 func (h *hostFiles) configure(req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -128,7 +140,7 @@ func contentDigest(content string) string {
 func desiredDigest(files []remote.File) string {
 	paths, digests := make([]string, len(files)), make([]string, len(files))
 	for i, f := range files {
-		paths[i], digests[i] = f.Path, contentDigest(string(f.Content))
+		paths[i], digests[i] = f.Path, f.Digest()
 	}
 	return filesDigest(paths, digests)
 }
@@ -142,19 +154,19 @@ func (h *hostFiles) put(ctx context.Context, conn *connectionModel, trusted type
 	}
 	paths, digests := make([]string, len(files)), make([]string, len(files))
 	for i, f := range files {
-		rf, err := client.ApplyFile(ctx, f)
+		digest, err := client.Put(ctx, f)
 		if err != nil {
 			diags.AddError("Applying File Failed", err.Error())
 			return "", "", diags
 		}
-		paths[i], digests[i] = f.Path, rf.SHA256
+		paths[i], digests[i] = f.Path, digest
 	}
 	return filesDigest(paths, digests), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(client.HostKey()))), diags
 }
 
 // observe reads the files' digests; ok is false when the stored settings
 // hold no credentials (write-only secrets), which refresh never sees.
-func (h *hostFiles) observe(ctx context.Context, conn *connectionModel, trusted types.String, paths []string) (observed types.String, ok bool, diags diag.Diagnostics) {
+func (h *hostFiles) observe(ctx context.Context, conn *connectionModel, trusted types.String, files []remote.File) (observed types.String, ok bool, diags diag.Diagnostics) {
 	if _, err := h.config(conn, trusted); err != nil {
 		tflog.Info(ctx, "refresh cannot reach the host without the configuration's credentials", map[string]any{"reason": err.Error()})
 		return types.StringNull(), false, nil
@@ -163,25 +175,25 @@ func (h *hostFiles) observe(ctx context.Context, conn *connectionModel, trusted 
 	if diags.HasError() {
 		return types.StringNull(), true, diags
 	}
-	digests := make([]string, len(paths))
-	for i, p := range paths {
-		rf, err := client.ReadFile(ctx, p)
+	paths, digests := filePaths(files), make([]string, len(files))
+	for i, f := range files {
+		digest, err := client.Observe(ctx, f)
 		if err != nil {
 			diags.AddError("Reading Remote File Failed", err.Error())
 			return types.StringNull(), true, diags
 		}
-		if !rf.Exists {
+		if digest == "" {
 			return types.StringNull(), true, diags
 		}
-		digests[i] = rf.SHA256
+		digests[i] = digest
 	}
 	return types.StringValue(filesDigest(paths, digests)), true, diags
 }
 
 // refresh is Read's share: it records what the host has, or marks the
 // state unobserved when refresh has no credentials.
-func (h *hostFiles) refresh(ctx context.Context, conn *connectionModel, trusted types.String, paths []string, remoteDigest *types.String, private privateSetter) diag.Diagnostics {
-	observed, ok, diags := h.observe(ctx, conn, trusted, paths)
+func (h *hostFiles) refresh(ctx context.Context, conn *connectionModel, trusted types.String, files []remote.File, remoteDigest *types.String, private privateSetter) diag.Diagnostics {
+	observed, ok, diags := h.observe(ctx, conn, trusted, files)
 	if diags.HasError() {
 		return diags
 	}
@@ -196,22 +208,22 @@ func (h *hostFiles) refresh(ctx context.Context, conn *connectionModel, trusted 
 // digest, so drift shows as "<observed>" -> "<desired>". When refresh
 // could not look, the plan looks with the configuration's credentials and
 // leaves the value unknown if the host differs.
-func (h *hostFiles) planRemote(ctx context.Context, private privateState, conn *connectionModel, trusted types.String, paths []string, desired string) (types.String, diag.Diagnostics) {
+func (h *hostFiles) planRemote(ctx context.Context, private privateState, conn *connectionModel, trusted types.String, files []remote.File, desired string) (types.String, diag.Diagnostics) {
 	unobserved, diags := private.GetKey(ctx, privateUnobserved)
 	if string(unobserved) != "true" {
 		return types.StringValue(desired), diags
 	}
-	observed, _, d := h.observe(ctx, conn, trusted, paths)
+	observed, _, d := h.observe(ctx, conn, trusted, files)
 	diags.Append(d...)
 	if observed.ValueString() != desired {
-		tflog.Info(ctx, "files changed outside Terraform", map[string]any{"paths": paths})
+		tflog.Info(ctx, "files changed outside Terraform", map[string]any{"paths": filePaths(files)})
 		return types.StringUnknown(), diags
 	}
 	return types.StringValue(desired), diags
 }
 
 // remove deletes the files (last first) and runs reload after the last.
-func (h *hostFiles) remove(ctx context.Context, conn *connectionModel, trusted types.String, paths []string, reload string) diag.Diagnostics {
+func (h *hostFiles) remove(ctx context.Context, conn *connectionModel, trusted types.String, files []remote.File, reload string) diag.Diagnostics {
 	if _, err := h.config(conn, trusted); err != nil {
 		var diags diag.Diagnostics
 		diags.AddAttributeError(path.Root("ssh"), "No Credentials to Remove Files",
@@ -223,12 +235,12 @@ func (h *hostFiles) remove(ctx context.Context, conn *connectionModel, trusted t
 	if diags.HasError() {
 		return diags
 	}
-	for i := len(paths) - 1; i >= 0; i-- {
+	for i := len(files) - 1; i >= 0; i-- {
 		reloadNow := ""
 		if i == 0 {
 			reloadNow = reload
 		}
-		if err := client.RemoveFile(ctx, paths[i], reloadNow); err != nil {
+		if err := client.Remove(ctx, files[i], reloadNow); err != nil {
 			diags.AddError("Removing File Failed", err.Error())
 			return diags
 		}

@@ -79,6 +79,7 @@ func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewHAProxyConfigResource,
 		NewNginxConfigResource,
 		NewEtcdAccessResource,
+		NewHostsEntriesResource,
 	}
 }
 

@@ -103,7 +103,7 @@ func (r *renderedFilesResource) ModifyPlan(ctx context.Context, req resource.Mod
 			state := stateModel.rendered()
 			plan.TrustedHostKey = state.TrustedHostKey
 			var d diag.Diagnostics
-			plan.RemoteSHA256, d = r.planRemote(ctx, req.Private, config.SSH, state.TrustedHostKey, filePaths(files), desired)
+			plan.RemoteSHA256, d = r.planRemote(ctx, req.Private, config.SSH, state.TrustedHostKey, files, desired)
 			resp.Diagnostics.Append(d...)
 		}
 	}
@@ -146,10 +146,9 @@ func (r *renderedFilesResource) apply(ctx context.Context, planned tfsdk.Plan, c
 	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 }
 
-// statePaths re-renders the state to learn which files it delivered.
-func (r *renderedFilesResource) statePaths(m renderedModel) ([]string, diag.Diagnostics) {
-	files, diags := r.renderer.files(m, m)
-	return filePaths(files), diags
+// stateFiles re-renders the state to learn which files it delivered.
+func (r *renderedFilesResource) stateFiles(m renderedModel) ([]remote.File, diag.Diagnostics) {
+	return r.renderer.files(m, m)
 }
 
 func (r *renderedFilesResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -159,12 +158,12 @@ func (r *renderedFilesResource) Read(ctx context.Context, req resource.ReadReque
 	if resp.Diagnostics.HasError() || state.SSH == nil {
 		return
 	}
-	paths, diags := r.statePaths(stateModel)
+	files, diags := r.stateFiles(stateModel)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.refresh(ctx, state.SSH, state.TrustedHostKey, paths, &state.RemoteSHA256, resp.Private)...)
+	resp.Diagnostics.Append(r.refresh(ctx, state.SSH, state.TrustedHostKey, files, &state.RemoteSHA256, resp.Private)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -178,12 +177,12 @@ func (r *renderedFilesResource) Delete(ctx context.Context, req resource.DeleteR
 	if resp.Diagnostics.HasError() || state.SSH == nil || state.KeepOnDestroy.ValueBool() {
 		return
 	}
-	paths, diags := r.statePaths(stateModel)
+	files, diags := r.stateFiles(stateModel)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.remove(ctx, state.SSH, state.TrustedHostKey, paths, state.DestroyCommand.ValueString())...)
+	resp.Diagnostics.Append(r.remove(ctx, state.SSH, state.TrustedHostKey, files, state.DestroyCommand.ValueString())...)
 }
 
 func filePaths(files []remote.File) []string {

@@ -25,11 +25,11 @@ import (
 )
 
 var (
-	_ resource.Resource                   = (*fileResource)(nil)
-	_ resource.ResourceWithConfigure      = (*fileResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*fileResource)(nil)
-	_ resource.ResourceWithImportState    = (*fileResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*fileResource)(nil)
+	_ resource.Resource                     = (*fileResource)(nil)
+	_ resource.ResourceWithConfigure        = (*fileResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*fileResource)(nil)
+	_ resource.ResourceWithImportState      = (*fileResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*fileResource)(nil)
 )
 
 // NewFileResource is the constructor of kha_file.
@@ -146,23 +146,6 @@ func (r *fileResource) Configure(_ context.Context, req resource.ConfigureReques
 	r.configure(req, resp)
 }
 
-func (r *fileResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var c *connectionModel
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh"), &c)...)
-	if c == nil || resp.Diagnostics.HasError() {
-		return
-	}
-	for _, pair := range [][2]string{{"password", "password_wo"}, {"private_key", "private_key_wo"}, {"bastion_private_key", "bastion_private_key_wo"}} {
-		var plain, wo types.String
-		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh").AtName(pair[0]), &plain)...)
-		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh").AtName(pair[1]), &wo)...)
-		if !plain.IsNull() && !wo.IsNull() {
-			resp.Diagnostics.AddAttributeError(path.Root("ssh").AtName(pair[1]), "Conflicting Secrets",
-				fmt.Sprintf("ssh.%s and ssh.%s are both set; keep only %s, which is never stored in state.", pair[0], pair[1], pair[1]))
-		}
-	}
-}
-
 func fileID(cfg remote.Config, p string) string { return cfg.Address() + ":" + p }
 
 func (m *fileModel) files() []remote.File {
@@ -222,7 +205,7 @@ func (r *fileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	var d diag.Diagnostics
-	plan.RemoteSHA256, d = r.planRemote(ctx, req.Private, config.SSH, state.TrustedHostKey, []string{plan.Path.ValueString()}, desired)
+	plan.RemoteSHA256, d = r.planRemote(ctx, req.Private, config.SSH, state.TrustedHostKey, plan.files(), desired)
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
@@ -286,7 +269,7 @@ func (r *fileResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		state.SHA256 = types.StringValue(contentDigest(string(content)))
 		state.Mode = types.StringValue(fmt.Sprintf("%04o", rf.Mode))
 	}
-	resp.Diagnostics.Append(r.refresh(ctx, state.SSH, state.TrustedHostKey, []string{p}, &state.RemoteSHA256, resp.Private)...)
+	resp.Diagnostics.Append(r.refresh(ctx, state.SSH, state.TrustedHostKey, state.files(), &state.RemoteSHA256, resp.Private)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -299,7 +282,7 @@ func (r *fileResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	if resp.Diagnostics.HasError() || state.KeepOnDestroy.ValueBool() {
 		return
 	}
-	resp.Diagnostics.Append(r.remove(ctx, state.SSH, state.TrustedHostKey, []string{state.Path.ValueString()}, state.ReloadCommand.ValueString())...)
+	resp.Diagnostics.Append(r.remove(ctx, state.SSH, state.TrustedHostKey, state.files(), state.ReloadCommand.ValueString())...)
 }
 
 // ImportState takes `host:port:path` (IPv6 hosts in brackets:

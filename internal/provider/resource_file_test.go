@@ -345,3 +345,19 @@ func closedPort(t *testing.T) int {
 	s.Stop()
 	return s.Port
 }
+
+func TestAccFile_secretAndWriteOnlyTwinConflict(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_11_0)},
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config: `
+resource "kha_file" "test" {
+  path    = "/tmp/x"
+  content = "x"
+  ssh     = { host = "127.0.0.1", private_key = "a", private_key_wo = "b" }
+}`,
+			ExpectError: regexp.MustCompile(`(?s)Invalid Attribute Combination.*ssh\.private_key_wo`),
+		}},
+	})
+}

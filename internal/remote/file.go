@@ -31,6 +31,47 @@ type File struct {
 	ReloadCommand string
 	// CreateParentDirs creates missing parent directories (mode 0755).
 	CreateParentDirs bool
+	// Block, when set, makes Content a marked block within Path (see
+	// BlockLines): the rest of the file is left as it is. Mode, owner and
+	// the commands do not apply to blocks.
+	Block string
+}
+
+// Digest is what Observe reports when the host has f as wanted.
+func (f File) Digest() string {
+	if f.Block != "" {
+		return BlockDigest(f.Block, string(f.Content))
+	}
+	sum := sha256.Sum256(f.Content)
+	return hex.EncodeToString(sum[:])
+}
+
+// Put applies f, as a whole file or as a block, and returns its digest on
+// the host.
+func (c *Client) Put(ctx context.Context, f File) (string, error) {
+	if f.Block != "" {
+		return c.ApplyBlock(ctx, f.Path, f.Block, string(f.Content))
+	}
+	rf, err := c.ApplyFile(ctx, f)
+	return rf.SHA256, err
+}
+
+// Observe returns the digest of f on the host, "" when it is missing.
+func (c *Client) Observe(ctx context.Context, f File) (string, error) {
+	if f.Block != "" {
+		return c.ReadBlock(ctx, f.Path, f.Block)
+	}
+	rf, err := c.ReadFile(ctx, f.Path)
+	return rf.SHA256, err
+}
+
+// Remove deletes f from the host (the block only, for blocks) and runs
+// reloadCommand after a removed file.
+func (c *Client) Remove(ctx context.Context, f File, reloadCommand string) error {
+	if f.Block != "" {
+		return c.RemoveBlock(ctx, f.Path, f.Block)
+	}
+	return c.RemoveFile(ctx, f.Path, reloadCommand)
 }
 
 // RemoteFile is what a host has at a path.

@@ -413,3 +413,52 @@ func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+func TestBlocks(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	ctx := context.Background()
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	original := "127.0.0.1 localhost\n# BEGIN kha other\n10.9.9.9 other\n# END kha other\n::1 localhost ip6-localhost\n"
+	if err := os.WriteFile(hosts, []byte(original), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	digest, err := c.ApplyBlock(ctx, hosts, "lb", "10.0.0.100 api.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := original + BlockLines("lb", "10.0.0.100 api.example.com\n"); string(mustRead(t, hosts)) != want {
+		t.Fatalf("after apply:\n%s\nwant:\n%s", mustRead(t, hosts), want)
+	}
+	if digest != BlockDigest("lb", "10.0.0.100 api.example.com") {
+		t.Fatalf("digest %s, want %s", digest, BlockDigest("lb", "10.0.0.100 api.example.com"))
+	}
+	if st, _ := os.Stat(hosts); st.Mode().Perm() != 0o640 {
+		t.Fatalf("mode changed to %o", st.Mode().Perm())
+	}
+	// Re-applying replaces the block instead of adding one.
+	if _, err := c.ApplyBlock(ctx, hosts, "lb", "10.0.0.101 api.example.com\n10.0.0.101 api"); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustRead(t, hosts)); strings.Count(got, "# BEGIN kha lb") != 1 || !strings.Contains(got, "10.0.0.101 api\n# END kha lb") {
+		t.Fatalf("after re-apply:\n%s", got)
+	}
+	// An edit inside the block shows in the digest.
+	edited := strings.Replace(string(mustRead(t, hosts)), "10.0.0.101 api\n", "10.6.6.6 api\n", 1)
+	os.WriteFile(hosts, []byte(edited), 0o640)
+	if d, _ := c.ReadBlock(ctx, hosts, "lb"); d == BlockDigest("lb", "10.0.0.101 api.example.com\n10.0.0.101 api") || d == "" {
+		t.Fatalf("drift inside the block not seen: %s", d)
+	}
+	if err := c.RemoveBlock(ctx, hosts, "lb"); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustRead(t, hosts)); got != original {
+		t.Fatalf("after remove:\n%s\nwant:\n%s", got, original)
+	}
+	if d, err := c.ReadBlock(ctx, hosts, "lb"); d != "" || err != nil {
+		t.Fatalf("removed block still read: %q %v", d, err)
+	}
+	if _, err := c.ApplyBlock(ctx, hosts, "bad'marker", "x"); err == nil {
+		t.Fatal("a marker with a quote was accepted")
+	}
+}

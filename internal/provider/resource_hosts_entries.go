@@ -1,0 +1,120 @@
+package provider
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/endpoints"
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*hostsEntriesResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*hostsEntriesResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*hostsEntriesResource)(nil)
+)
+
+// NewHostsEntriesResource is the constructor of kha_hosts_entries.
+func NewHostsEntriesResource() resource.Resource {
+	r := &hostsEntriesResource{}
+	r.renderer = r
+	return r
+}
+
+type hostsEntriesResource struct {
+	renderedFilesResource
+}
+
+type hostsEntriesModel struct {
+	renderedFields
+	Entries []types.String `tfsdk:"entries"`
+	Path    types.String   `tfsdk:"path"`
+	Marker  types.String   `tfsdk:"marker"`
+	Block   types.String   `tfsdk:"block"`
+}
+
+func (r *hostsEntriesResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_hosts_entries"
+}
+
+func (r *hostsEntriesResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		"entries": schema.ListAttribute{
+			Required: true, ElementType: types.StringType,
+			MarkdownDescription: "Lines of the block: an IP address and host names, e.g. `kha_cluster_endpoints.<name>.hosts_entries` " +
+				"(`10.0.0.100 api.k8s.example.com`: the load balancer's name, as kubespray up to v2.28 wrote it).",
+		},
+		"path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/hosts"),
+			MarkdownDescription: "The file. Default `/etc/hosts`."},
+		"marker": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("entries"),
+			Validators: []validator.String{stringvalidator.RegexMatches(markerPattern, "must be letters, digits, '.', '-' or '_'")},
+			MarkdownDescription: "Names the block (`# BEGIN kha <marker>` … `# END kha <marker>`), so several resources can " +
+				"manage blocks in one file. Default `entries`."},
+		"block": schema.StringAttribute{Computed: true, MarkdownDescription: "The block as it stands in the file, markers included; known at plan time."},
+	}
+	for name, a := range renderedAttributes("Run after the block is removed on destroy. Default: none.") {
+		attrs[name] = a
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Keeps a marked block of lines in a host's `/etc/hosts` (or another file of that format): " +
+			"every other line stays as it is. Re-applying replaces the block rather than adding to it; an edit inside " +
+			"the block, or its removal, shows in the next plan; destroy removes only the block.\n\n" +
+			"The file is rewritten through a copy renamed into place; where the file is a mount point (a container's " +
+			"`/etc/hosts`), it is written in place instead.\n\n-> Import is not supported.",
+		Attributes: attrs,
+	}
+}
+
+// markerPattern is what a block marker may hold.
+var markerPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func (r *hostsEntriesResource) newModel() renderedModel { return &hostsEntriesModel{} }
+
+func (r *hostsEntriesResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var list types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("entries"), &list)...)
+	if list.IsUnknown() || list.IsNull() || resp.Diagnostics.HasError() {
+		return
+	}
+	var entries []types.String
+	resp.Diagnostics.Append(list.ElementsAs(ctx, &entries, false)...)
+	resp.Diagnostics.Append(checkEntries(entries)...)
+}
+
+func checkEntries(entries []types.String) diag.Diagnostics {
+	var diags diag.Diagnostics
+	for i, e := range entries {
+		if e.IsUnknown() {
+			continue
+		}
+		if err := endpoints.CheckHostsEntry(e.ValueString()); err != nil {
+			diags.AddAttributeError(path.Root("entries").AtListIndex(i), "Invalid Hosts Entry", err.Error())
+		}
+	}
+	return diags
+}
+
+func (r *hostsEntriesResource) files(planModel, _ renderedModel) ([]remote.File, diag.Diagnostics) {
+	m := planModel.(*hostsEntriesModel)
+	diags := checkEntries(m.Entries)
+	if diags.HasError() {
+		return nil, diags
+	}
+	lines := make([]string, len(m.Entries))
+	for i, e := range m.Entries {
+		lines[i] = strings.Join(strings.Fields(e.ValueString()), " ")
+	}
+	content := strings.Join(lines, "\n")
+	m.Block = types.StringValue(remote.BlockLines(m.Marker.ValueString(), content))
+	return []remote.File{{Path: m.Path.ValueString(), Block: m.Marker.ValueString(), Content: []byte(content)}}, diags
+}
