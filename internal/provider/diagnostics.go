@@ -29,10 +29,11 @@ func attributePath(p endpoints.Path) path.Path {
 // errorsOnly, warnings are left for a later phase so they show once. The
 // detail starts with the attribute path because Terraform cannot point at
 // an element of a nested attribute list in the configuration and falls
-// back to the whole resource block.
-func appendProblems(diags *diag.Diagnostics, problems endpoints.Problems, errorsOnly bool, skip func(endpoints.Problem) bool) {
+// back to the whole resource block. Findings the schema's validators
+// already report are left out.
+func appendProblems(diags *diag.Diagnostics, problems endpoints.Problems, errorsOnly bool) {
 	for _, p := range problems {
-		if skip != nil && skip(p) {
+		if schemaChecked(p) {
 			continue
 		}
 		detail := p.Path.String() + ": " + p.Detail

@@ -264,7 +264,7 @@ func (r *lbConfigResource) ValidateConfig(ctx context.Context, req resource.Vali
 	for i := range problems {
 		problems[i].Path = lbAttributePath(problems[i].Path)
 	}
-	appendProblems(&resp.Diagnostics, problems, true, nil)
+	appendProblems(&resp.Diagnostics, problems, true)
 }
 
 func (r *lbConfigResource) newModel() renderedModel { return r.kind.newModel() }
@@ -282,7 +282,7 @@ func (r *lbConfigResource) files(planModel, configModel renderedModel) ([]remote
 		for i := range ps {
 			ps[i].Path = lbAttributePath(ps[i].Path)
 		}
-		appendProblems(&diags, ps, true, nil)
+		appendProblems(&diags, ps, true)
 		return nil, diags
 	}
 	text, err := r.kind.render(s)

@@ -80,6 +80,7 @@ func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewNginxConfigResource,
 		NewEtcdAccessResource,
 		NewHostsEntriesResource,
+		NewKeepalivedConfigResource,
 	}
 }
 

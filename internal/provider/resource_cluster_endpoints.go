@@ -399,11 +399,14 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 	}
 }
 
-// schemaChecked lists the core findings the schema's validators already
-// report, so the same mistake is not reported twice.
+// schemaChecked lists the core findings that the schemas' validators
+// already report, so the same mistake is not reported twice.
 func schemaChecked(p endpoints.Problem) bool {
 	switch p.Summary {
-	case "Invalid port", "Invalid IP family", "Invalid load balancer type", "No control-plane nodes":
+	case "Invalid port", "Invalid IP family", "Invalid load balancer type", "No control-plane nodes",
+		"Invalid role", "Invalid balance", "Invalid count", "Invalid connection limit",
+		"Invalid etcd access mode", "No etcd members",
+		"Invalid virtual router ID", "Invalid priority", "Too few nodes":
 		return true
 	}
 	return false
@@ -419,7 +422,7 @@ func (r *clusterEndpointsResource) ValidateConfig(ctx context.Context, req resou
 		return
 	}
 	_, problems := endpoints.Compute(m.input())
-	appendProblems(&resp.Diagnostics, problems, true, schemaChecked)
+	appendProblems(&resp.Diagnostics, problems, true)
 }
 
 func (r *clusterEndpointsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -529,7 +532,7 @@ func stringValues(vs []types.String) []string {
 func (m *clusterEndpointsModel) compute(atApply bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	res, problems := endpoints.Compute(m.input())
-	appendProblems(&diags, problems, atApply, schemaChecked)
+	appendProblems(&diags, problems, atApply)
 	if diags.HasError() {
 		return diags
 	}

@@ -219,7 +219,7 @@ func (r *etcdAccessResource) ValidateConfig(ctx context.Context, req resource.Va
 		return
 	}
 	_, problems := endpoints.ComputeEtcd(m.input())
-	appendProblems(&resp.Diagnostics, problems, true, schemaChecked)
+	appendProblems(&resp.Diagnostics, problems, true)
 }
 
 func nodeEndpointMap(values []endpoints.NodeEndpoint) types.Map {
@@ -236,7 +236,7 @@ func (r *etcdAccessResource) files(planModel, _ renderedModel) ([]remote.File, d
 	var diags diag.Diagnostics
 	m := planModel.(*etcdAccessModel)
 	res, problems := endpoints.ComputeEtcd(m.input())
-	appendProblems(&diags, problems, true, schemaChecked)
+	appendProblems(&diags, problems, true)
 	if diags.HasError() {
 		return nil, diags
 	}
@@ -263,7 +263,7 @@ func (r *etcdAccessResource) files(planModel, _ renderedModel) ([]remote.File, d
 		for i := range ps {
 			ps[i].Path = etcdProxyPath(ps[i].Path)
 		}
-		appendProblems(&diags, ps, true, nil)
+		appendProblems(&diags, ps, true)
 		if diags.HasError() {
 			return nil, diags
 		}

@@ -1,0 +1,182 @@
+// Package keepalived renders keepalived configurations that hold a VIP for
+// an external apiserver load balancer: one VRRP instance over unicast
+// between the load balancer nodes, with a track script that follows the
+// local load balancer's health, so the VIP leaves a node whose load
+// balancer is down and not only a node that is down.
+package keepalived
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/kha/terraform-provider-kha/internal/endpoints"
+)
+
+// Node is one load balancer node that may hold the VIP.
+type Node struct {
+	Name     string
+	IP       string // unicast source and peer address
+	Priority int    // 1-254; the highest live node holds the VIP
+}
+
+// Spec is everything a node's keepalived.conf depends on.
+type Spec struct {
+	// Node names the node this configuration is for.
+	Node  string
+	Nodes []Node
+	// VIP with its prefix length (default 32 for IPv4, 128 for IPv6).
+	VIP       string
+	VIPPrefix int
+	Interface string
+	// VirtualRouterID must be unique among VRRP instances on the segment.
+	VirtualRouterID int
+	// TrackCommand is run every second; two failures in a row lower the
+	// node's priority below its peers'. Arguments need absolute paths.
+	TrackCommand string
+	// NoPreempt keeps the VIP where it is when a higher-priority node
+	// comes back, avoiding a second failover.
+	NoPreempt bool
+}
+
+// Validate reports every problem with the attribute paths of the resource.
+func (s Spec) Validate() endpoints.Problems {
+	var ps endpoints.Problems
+	add := func(p endpoints.Path, summary, format string, args ...any) {
+		ps = append(ps, endpoints.Problem{Severity: endpoints.SeverityError, Path: p, Summary: summary, Detail: fmt.Sprintf(format, args...)})
+	}
+	vip, err := netip.ParseAddr(s.VIP)
+	if err != nil || vip.Zone() != "" || vip.IsUnspecified() || vip.IsLoopback() || vip.IsMulticast() {
+		add(endpoints.Root("vip"), "Invalid VIP", "%q is not an address a VIP can have.", s.VIP)
+	}
+	maxPrefix := 32
+	if vip.Is6() {
+		maxPrefix = 128
+	}
+	if s.VIPPrefix < 0 || s.VIPPrefix > maxPrefix {
+		add(endpoints.Root("vip_prefix"), "Invalid prefix length", "vip_prefix is %d; use 1 to %d.", s.VIPPrefix, maxPrefix)
+	}
+	if !isToken(s.Interface) {
+		add(endpoints.Root("interface"), "Invalid interface", "%q is not a network interface name.", s.Interface)
+	}
+	if s.VirtualRouterID < 1 || s.VirtualRouterID > 255 {
+		add(endpoints.Root("virtual_router_id"), "Invalid virtual router ID", "virtual_router_id is %d; use 1 to 255, unique on the network segment.", s.VirtualRouterID)
+	}
+	if len(s.Nodes) < 2 {
+		add(endpoints.Root("nodes"), "Too few nodes", "a VIP needs at least two nodes to move between.")
+	}
+	names, ips, priorities := map[string]bool{}, map[netip.Addr]bool{}, map[int]string{}
+	for i, n := range s.Nodes {
+		at := endpoints.Root("nodes").Index(i)
+		if !isToken(n.Name) || names[n.Name] {
+			add(at.At("name"), "Invalid node name", "%q must be unique and made of letters, digits, '.', '-' or '_'.", n.Name)
+		}
+		names[n.Name] = true
+		a, err := netip.ParseAddr(n.IP)
+		switch {
+		case err != nil || a.Zone() != "":
+			add(at.At("ip"), "Invalid address", "%q is not an IP address.", n.IP)
+		case a.Is6() != vip.Is6():
+			add(at.At("ip"), "Address family mismatch", "%s and the VIP %s must be of one family: VRRP runs per family.", a, s.VIP)
+		case ips[a] || a == vip:
+			add(at.At("ip"), "Duplicate address", "%s is used twice (or is the VIP).", a)
+		}
+		ips[a] = true
+		if n.Priority < 1 || n.Priority > 254 {
+			add(at.At("priority"), "Invalid priority", "priority is %d; use 1 to 254.", n.Priority)
+		} else if other, ok := priorities[n.Priority]; ok {
+			add(at.At("priority"), "Equal priorities", "%s has the priority of %s; give each node its own so the VIP's home is predictable.", n.Name, other)
+		}
+		priorities[n.Priority] = n.Name
+	}
+	if !names[s.Node] {
+		add(endpoints.Root("node"), "Unknown node", "node %q is not one of nodes.", s.Node)
+	}
+	if strings.ContainsAny(s.TrackCommand, "\"\n\\") || (s.TrackCommand != "" && !strings.HasPrefix(s.TrackCommand, "/")) {
+		add(endpoints.Root("track_command"), "Invalid track command",
+			"track_command must start with an absolute path and contain no double quotes, backslashes or newlines, e.g. \"/usr/bin/curl -sf http://127.0.0.1:8081/healthz\".")
+	}
+	return ps
+}
+
+func isToken(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Render returns keepalived.conf for s.Node.
+func Render(s Spec) (string, error) {
+	if ps := s.Validate(); ps.HasErrors() {
+		return "", fmt.Errorf("invalid keepalived spec: %v", ps[0])
+	}
+	var self Node
+	var peers []string
+	for _, n := range s.Nodes {
+		if n.Name == s.Node {
+			self = n
+		} else {
+			peers = append(peers, n.IP)
+		}
+	}
+	sort.Strings(peers)
+	prefix := s.VIPPrefix
+	if prefix == 0 {
+		prefix = 32
+		if netip.MustParseAddr(s.VIP).Is6() {
+			prefix = 128
+		}
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Rendered by kha for %s. Changes made here are reverted by the next apply.", s.Node)
+	w("global_defs {")
+	w("    router_id %s", s.Node)
+	w("    enable_script_security")
+	w("    script_user root")
+	w("    vrrp_garp_master_delay 1")
+	w("}")
+	if s.TrackCommand != "" {
+		w("")
+		w("vrrp_script kha_track_lb {")
+		w("    script \"%s\"", s.TrackCommand)
+		w("    interval 1")
+		w("    timeout 2")
+		w("    fall 2")
+		w("    rise 2")
+		w("}")
+	}
+	w("")
+	w("vrrp_instance kha_vip_%d {", s.VirtualRouterID)
+	w("    state BACKUP")
+	w("    interface %s", s.Interface)
+	w("    virtual_router_id %d", s.VirtualRouterID)
+	w("    priority %d", self.Priority)
+	w("    advert_int 1")
+	if s.NoPreempt {
+		w("    nopreempt")
+	}
+	w("    unicast_src_ip %s", self.IP)
+	w("    unicast_peer {")
+	for _, p := range peers {
+		w("        %s", p)
+	}
+	w("    }")
+	w("    virtual_ipaddress {")
+	w("        %s/%d dev %s", s.VIP, prefix, s.Interface)
+	w("    }")
+	if s.TrackCommand != "" {
+		w("    track_script {")
+		w("        kha_track_lb")
+		w("    }")
+	}
+	w("}")
+	return b.String(), nil
+}

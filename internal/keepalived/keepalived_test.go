@@ -1,0 +1,204 @@
+package keepalived
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+func pair(node string) Spec {
+	return Spec{Node: node, VIP: "10.77.100.100", VIPPrefix: 24, Interface: "eth0", VirtualRouterID: 77,
+		Nodes:        []Node{{Name: "lb1", IP: "10.77.100.1", Priority: 150}, {Name: "lb2", IP: "10.77.100.2", Priority: 100}},
+		TrackCommand: "/usr/bin/curl -sf -o /dev/null http://127.0.0.1:8081/healthz"}
+}
+
+func requireKeepalived(t *testing.T) string {
+	p, err := exec.LookPath("keepalived")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/keepalived"); serr == nil {
+			p, err = "/usr/sbin/keepalived", nil
+		}
+	}
+	testhost.Require(t, err == nil, "keepalived is not installed")
+	return p
+}
+
+func TestRenderPassesKeepalivedCheck(t *testing.T) {
+	keepalived := requireKeepalived(t)
+	for _, node := range []string{"lb1", "lb2"} {
+		text, err := Render(pair(node))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"unicast_src_ip 10.77.100.", "10.77.100.100/24 dev eth0", "kha_track_lb", "virtual_router_id 77"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: missing %q in\n%s", node, want, text)
+			}
+		}
+		f := filepath.Join(t.TempDir(), "keepalived.conf")
+		os.WriteFile(f, []byte(text), 0o644)
+		if out, err := exec.Command(keepalived, "-t", "-f", f).CombinedOutput(); err != nil {
+			t.Errorf("keepalived -t rejects the %s config: %v\n%s\n%s", node, err, out, text)
+		}
+	}
+	lb1, _ := Render(pair("lb1"))
+	if !strings.Contains(lb1, "priority 150") || !strings.Contains(lb1, "unicast_peer {\n        10.77.100.2\n") {
+		t.Errorf("lb1 config:\n%s", lb1)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name, path string
+		mutate     func(*Spec)
+	}{
+		{"bad vip", "vip", func(s *Spec) { s.VIP = "127.0.0.1" }},
+		{"one node", "nodes", func(s *Spec) { s.Nodes = s.Nodes[:1] }},
+		{"equal priorities", "nodes[1].priority", func(s *Spec) { s.Nodes[1].Priority = 150 }},
+		{"family mismatch", "nodes[1].ip", func(s *Spec) { s.Nodes[1].IP = "fd00::2" }},
+		{"unknown node", "node", func(s *Spec) { s.Node = "lb9" }},
+		{"router id", "virtual_router_id", func(s *Spec) { s.VirtualRouterID = 256 }},
+		{"relative track command", "track_command", func(s *Spec) { s.TrackCommand = "curl localhost" }},
+		{"quote in track command", "track_command", func(s *Spec) { s.TrackCommand = `/bin/sh -c "x"` }},
+		{"interface", "interface", func(s *Spec) { s.Interface = "eth 0" }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := pair("lb1")
+			s.Nodes = append([]Node{}, s.Nodes...)
+			tc.mutate(&s)
+			for _, p := range s.Validate() {
+				if p.Path.String() == tc.path {
+					if _, err := Render(s); err == nil {
+						t.Error("an invalid spec rendered")
+					}
+					return
+				}
+			}
+			t.Errorf("want a problem at %s, got %v", tc.path, s.Validate())
+		})
+	}
+}
+
+// TestLiveVIPFailover runs keepalived with the rendered configs in two
+// network namespaces joined by a veth pair: the VIP starts on lb1, moves to
+// lb2 when lb1's load balancer reports unhealthy, and comes back.
+func TestLiveVIPFailover(t *testing.T) {
+	keepalived := requireKeepalived(t)
+	_, err := exec.LookPath("ip")
+	testhost.Require(t, err == nil && os.Geteuid() == 0, "network namespaces need iproute2 and root")
+	suffix := make([]byte, 3)
+	rand.Read(suffix)
+	id := hex.EncodeToString(suffix)
+	ns := map[string]string{"lb1": "kha-ka1-" + id, "lb2": "kha-ka2-" + id}
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	for _, n := range ns {
+		ip("netns", "add", n)
+		name := n
+		t.Cleanup(func() {
+			out, _ := exec.Command("ip", "netns", "pids", name).Output()
+			for _, pid := range strings.Fields(string(out)) {
+				exec.Command("kill", "-9", pid).Run()
+			}
+			exec.Command("ip", "netns", "del", name).Run()
+		})
+	}
+	ip("link", "add", "kv1-"+id, "type", "veth", "peer", "name", "kv2-"+id)
+	for i, node := range []string{"lb1", "lb2"} {
+		dev := fmt.Sprintf("kv%d-%s", i+1, id)
+		ip("link", "set", dev, "netns", ns[node])
+		ip("-n", ns[node], "link", "set", dev, "name", "eth0")
+		ip("-n", ns[node], "addr", "add", fmt.Sprintf("10.77.100.%d/24", i+1), "dev", "eth0")
+		ip("-n", ns[node], "link", "set", "eth0", "up")
+		ip("-n", ns[node], "link", "set", "lo", "up")
+	}
+	dir := t.TempDir()
+	healthy := func(node string) string { return filepath.Join(dir, node+"-healthy") }
+	for _, node := range []string{"lb1", "lb2"} {
+		os.WriteFile(healthy(node), nil, 0o644)
+		s := pair(node)
+		s.TrackCommand = "/usr/bin/test -e " + healthy(node)
+		text, err := Render(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := filepath.Join(dir, node+".conf")
+		os.WriteFile(cfg, []byte(text), 0o644)
+		cmd := exec.Command("ip", "netns", "exec", ns[node], keepalived, "-n", "-l", "-D", "-f", cfg,
+			"-p", filepath.Join(dir, node+".pid"), "-r", filepath.Join(dir, node+"-vrrp.pid"), "-c", filepath.Join(dir, node+"-chk.pid"))
+		log, _ := os.Create(filepath.Join(dir, node+".log"))
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	}
+	holder := func() string {
+		for _, node := range []string{"lb1", "lb2"} {
+			out, _ := exec.Command("ip", "-n", ns[node], "-br", "addr", "show", "eth0").Output()
+			if strings.Contains(string(out), "10.77.100.100/24") {
+				return node
+			}
+		}
+		return ""
+	}
+	waitHolder := func(want string, limit time.Duration) time.Duration {
+		start := time.Now()
+		for time.Since(start) < limit {
+			if holder() == want {
+				return time.Since(start)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		logs, _ := os.ReadFile(filepath.Join(dir, "lb1.log"))
+		t.Fatalf("VIP not on %s within %s (on %q)\n%s", want, limit, holder(), logs)
+		return 0
+	}
+	first := waitHolder("lb1", 20*time.Second)
+	os.Remove(healthy("lb1"))
+	moved := waitHolder("lb2", 15*time.Second)
+	os.WriteFile(healthy("lb1"), nil, 0o644)
+	back := waitHolder("lb1", 20*time.Second)
+	t.Logf("VIP on lb1 after %s; lb1's load balancer unhealthy -> VIP on lb2 after %s; healthy again -> back after %s",
+		first.Round(time.Millisecond), moved.Round(time.Millisecond), back.Round(time.Millisecond))
+}
+
+// FuzzRender: any spec either fails Validate or renders a configuration
+// that names the node's own priority and every peer.
+func FuzzRender(f *testing.F) {
+	f.Add("lb1", "10.0.0.100", 24, "eth0", 77, "10.0.0.1", 150, "10.0.0.2", 100, "/usr/bin/true", false)
+	f.Add("b", "fd00::100", 64, "ens3", 1, "fd00::1", 1, "fd00::2", 254, "", true)
+	f.Fuzz(func(t *testing.T, node, vip string, prefix int, iface string, vrid int, ip1 string, p1 int, ip2 string, p2 int, track string, noPreempt bool) {
+		s := Spec{Node: node, VIP: vip, VIPPrefix: prefix, Interface: iface, VirtualRouterID: vrid, TrackCommand: track, NoPreempt: noPreempt,
+			Nodes: []Node{{Name: "a", IP: ip1, Priority: p1}, {Name: "b", IP: ip2, Priority: p2}}}
+		text, err := Render(s)
+		if s.Validate().HasErrors() != (err != nil) {
+			t.Fatalf("Validate and Render disagree: %v / %v", s.Validate(), err)
+		}
+		if err != nil {
+			return
+		}
+		own, peer := s.Nodes[0], s.Nodes[1]
+		if node == "b" {
+			own, peer = peer, own
+		}
+		if !strings.Contains(text, fmt.Sprintf("priority %d\n", own.Priority)) || !strings.Contains(text, "        "+peer.IP+"\n") {
+			t.Fatalf("config lacks the node's priority or its peer:\n%s", text)
+		}
+	})
+}

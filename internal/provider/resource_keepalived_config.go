@@ -1,0 +1,153 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/keepalived"
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*keepalivedConfigResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*keepalivedConfigResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*keepalivedConfigResource)(nil)
+)
+
+// NewKeepalivedConfigResource is the constructor of kha_keepalived_config.
+func NewKeepalivedConfigResource() resource.Resource {
+	r := &keepalivedConfigResource{}
+	r.renderer = r
+	return r
+}
+
+type keepalivedConfigResource struct {
+	renderedFilesResource
+}
+
+type keepalivedConfigModel struct {
+	renderedFields
+	Node            types.String          `tfsdk:"node"`
+	Nodes           []keepalivedNodeModel `tfsdk:"nodes"`
+	VIP             types.String          `tfsdk:"vip"`
+	VIPPrefix       types.Int64           `tfsdk:"vip_prefix"`
+	Interface       types.String          `tfsdk:"interface"`
+	VirtualRouterID types.Int64           `tfsdk:"virtual_router_id"`
+	TrackCommand    types.String          `tfsdk:"track_command"`
+	HealthcheckPort types.Int64           `tfsdk:"healthcheck_port"`
+	NoPreempt       types.Bool            `tfsdk:"no_preempt"`
+	ConfigPath      types.String          `tfsdk:"config_path"`
+	ValidateCommand types.String          `tfsdk:"validate_command"`
+	ReloadCommand   types.String          `tfsdk:"reload_command"`
+	Rendered        types.String          `tfsdk:"rendered"`
+}
+
+type keepalivedNodeModel struct {
+	Name     types.String `tfsdk:"name"`
+	IP       types.String `tfsdk:"ip"`
+	Priority types.Int64  `tfsdk:"priority"`
+}
+
+func (r *keepalivedConfigResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_keepalived_config"
+}
+
+func (r *keepalivedConfigResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		"node": schema.StringAttribute{Required: true, MarkdownDescription: "The node of `nodes` this configuration is for."},
+		"nodes": schema.ListNestedAttribute{
+			Required: true, Validators: []validator.List{listvalidator.SizeAtLeast(2)},
+			MarkdownDescription: "Every load balancer node that may hold the VIP; they talk VRRP over unicast to each other.",
+			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+				"name": schema.StringAttribute{Required: true, MarkdownDescription: "Node name."},
+				"ip":   schema.StringAttribute{Required: true, MarkdownDescription: "Unicast address, of the VIP's family."},
+				"priority": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 254)},
+					MarkdownDescription: "1-254, one per node: the highest healthy node holds the VIP."},
+			}},
+		},
+		"vip":        schema.StringAttribute{Required: true, MarkdownDescription: "The VIP, e.g. `kha_cluster_endpoints`' `external_lb.address`."},
+		"vip_prefix": schema.Int64Attribute{Optional: true, MarkdownDescription: "Prefix length of the VIP on the interface. Default `32` (`128` for IPv6)."},
+		"interface":  schema.StringAttribute{Required: true, MarkdownDescription: "Interface that carries the VIP and VRRP."},
+		"virtual_router_id": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 255)},
+			MarkdownDescription: "VRRP router ID, unique among VRRP instances on the network segment."},
+		"track_command": schema.StringAttribute{Optional: true,
+			MarkdownDescription: "Command (absolute path) that exits 0 while the node's load balancer is healthy; two failures in a row " +
+				"hand the VIP to a peer. Default with `healthcheck_port`: a `curl` of `http://127.0.0.1:<port>/healthz`."},
+		"healthcheck_port": schema.Int64Attribute{Optional: true, Validators: portValidator,
+			MarkdownDescription: "The load balancer's health port (`kha_haproxy_config`'s `healthcheck_port`), tracked unless `track_command` is set."},
+		"no_preempt": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Keep the VIP where it is when a higher-priority node recovers, sparing clients a second failover."},
+		"config_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/keepalived/keepalived.conf"),
+			MarkdownDescription: "Default `/etc/keepalived/keepalived.conf`."},
+		"validate_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("keepalived -t -f %s"),
+			MarkdownDescription: "Default `keepalived -t -f %s`."},
+		"reload_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("systemctl reload-or-restart keepalived"),
+			MarkdownDescription: "Default `systemctl reload-or-restart keepalived`."},
+		"rendered": schema.StringAttribute{Computed: true, MarkdownDescription: "keepalived.conf for `node`, known at plan time."},
+	}
+	for name, a := range renderedAttributes("Run after the config is removed on destroy, e.g. `systemctl stop keepalived`. Default: none.") {
+		attrs[name] = a
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Holds the VIP of an external apiserver load balancer with keepalived: one VRRP instance over " +
+			"unicast between the load balancer nodes, and a track script that follows the local load balancer's health, " +
+			"so the VIP leaves a node whose load balancer fails and not only a node that fails. One resource per node " +
+			"(`for_each` over `nodes`); without `ssh` it only renders.\n\n" +
+			"Measured with the real keepalived between two network namespaces: the VIP moves in about 2 s after the " +
+			"load balancer turns unhealthy.\n\n-> Import is not supported.",
+		Attributes: attrs,
+	}
+}
+
+func (r *keepalivedConfigResource) newModel() renderedModel { return &keepalivedConfigModel{} }
+
+func (m *keepalivedConfigModel) spec() keepalived.Spec {
+	s := keepalived.Spec{Node: m.Node.ValueString(), VIP: m.VIP.ValueString(), VIPPrefix: int(m.VIPPrefix.ValueInt64()),
+		Interface: m.Interface.ValueString(), VirtualRouterID: int(m.VirtualRouterID.ValueInt64()),
+		TrackCommand: m.TrackCommand.ValueString(), NoPreempt: m.NoPreempt.ValueBool()}
+	if s.TrackCommand == "" && !m.HealthcheckPort.IsNull() {
+		s.TrackCommand = fmt.Sprintf("/usr/bin/curl -sf -o /dev/null --max-time 1 http://127.0.0.1:%d/healthz", m.HealthcheckPort.ValueInt64())
+	}
+	for _, n := range m.Nodes {
+		s.Nodes = append(s.Nodes, keepalived.Node{Name: n.Name.ValueString(), IP: n.IP.ValueString(), Priority: int(n.Priority.ValueInt64())})
+	}
+	return s
+}
+
+func (r *keepalivedConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	if !req.Config.Raw.IsFullyKnown() {
+		return
+	}
+	var m keepalivedConfigModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if !resp.Diagnostics.HasError() {
+		appendProblems(&resp.Diagnostics, m.spec().Validate(), true)
+	}
+}
+
+func (r *keepalivedConfigResource) files(planModel, _ renderedModel) ([]remote.File, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	m := planModel.(*keepalivedConfigModel)
+	s := m.spec()
+	if ps := s.Validate(); ps.HasErrors() {
+		appendProblems(&diags, ps, true)
+		return nil, diags
+	}
+	text, err := keepalived.Render(s)
+	if err != nil {
+		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
+		return nil, diags
+	}
+	m.Rendered = types.StringValue(text)
+	return []remote.File{{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
+		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}}, diags
+}

@@ -1,0 +1,68 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+// TestAccKeepalivedConfig_pushedAndChecked renders one node's config at
+// plan time and pushes it, checked by the real `keepalived -t`.
+func TestAccKeepalivedConfig_pushedAndChecked(t *testing.T) {
+	_, err := os.Stat("/usr/sbin/keepalived")
+	testhost.Require(t, err == nil, "keepalived is not installed")
+	s := testhost.Start(t, testhost.Options{})
+	cfg := filepath.Join(t.TempDir(), "keepalived", "keepalived.conf")
+	config := func(routerID int) string {
+		return fmt.Sprintf(`
+provider "kha" {
+  default_ssh = { private_key = %q }
+}
+resource "kha_keepalived_config" "lb1" {
+  node              = "lb1"
+  nodes             = [{ name = "lb1", ip = "10.0.0.5", priority = 150 }, { name = "lb2", ip = "10.0.0.6", priority = 100 }]
+  vip               = "10.0.0.100"
+  vip_prefix        = 24
+  interface         = "eth0"
+  virtual_router_id = %d
+  healthcheck_port  = 8081
+  config_path       = %q
+  reload_command    = ""
+  ssh               = { host = %q, port = %d, host_key = %q }
+}`, s.ClientKey.PEM, routerID, cfg, s.Host, s.Port, s.HostKey.Public())
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				// 300 is not a VRRP router ID: the schema refuses it at plan.
+				Config:      config(300),
+				ExpectError: regexp.MustCompile(`(?s)Invalid Attribute Value.*virtual_router_id.*between 1 and 255`),
+			}, {
+				Config: config(77),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(
+						`(?s)script "/usr/bin/curl -sf -o /dev/null --max-time 1 http://127\.0\.0\.1:8081/healthz".*priority 150.*unicast_peer \{\n\s+10\.0\.0\.6\n.*10\.0\.0\.100/24 dev eth0`))),
+				}},
+				Check: func(*terraform.State) error {
+					b, err := os.ReadFile(cfg)
+					if err != nil || !strings.Contains(string(b), "router_id lb1") {
+						return fmt.Errorf("config on the host: %q %v", b, err)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
