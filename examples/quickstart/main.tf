@@ -1,5 +1,7 @@
-# kha quickstart: the apiserver access matrix of a three-node HA control plane
-# with two workers, computed at plan time. `make demo` applies it.
+# kha quickstart: the apiserver access matrix of a three-node HA control
+# plane with workers, computed at plan time; optionally one worker's
+# node-local HAProxy pushed over SSH and started. `make demo` applies it to
+# a local sshd with stand-in apiservers.
 
 terraform {
   required_providers {
@@ -9,22 +11,59 @@ terraform {
   }
 }
 
+variable "control_plane_nodes" {
+  description = "Control-plane nodes: name and the address kube-apiserver listens on."
+  type        = list(object({ name = string, ip = string }))
+  default = [
+    { name = "cp1", ip = "10.0.0.11" },
+    { name = "cp2", ip = "10.0.0.12" },
+    { name = "cp3", ip = "10.0.0.13" },
+  ]
+}
+
+variable "worker_nodes" {
+  description = "Worker nodes; each reaches the apiservers through HAProxy on its own loopback."
+  type        = list(object({ name = string, ip = string }))
+  default = [
+    { name = "w1", ip = "10.0.0.21" },
+    { name = "w2", ip = "10.0.0.22" },
+  ]
+}
+
 variable "external_lb_address" {
   description = "VIP of an external load balancer for clients outside the cluster; null for none."
   type        = string
   default     = "10.0.0.100"
 }
 
+variable "worker" {
+  description = "Where to run the first worker's node-local HAProxy, over SSH; null to only compute."
+  type = object({
+    host             = string
+    port             = number
+    host_key         = string
+    private_key_file = string
+    config_dir       = string
+    ca_file          = string # the cluster CA, to verify the apiservers
+    reload_command   = string # e.g. "systemctl reload-or-restart haproxy"
+    destroy_command  = string # e.g. "systemctl stop haproxy"
+  })
+  default = null
+}
+
+# Credentials on the provider stay out of state and serve refresh and destroy.
+provider "kha" {
+  default_ssh = var.worker == null ? null : {
+    host        = var.worker.host
+    port        = var.worker.port
+    host_key    = var.worker.host_key
+    private_key = file(var.worker.private_key_file)
+  }
+}
+
 resource "kha_cluster_endpoints" "cluster" {
-  control_plane_nodes = [
-    { name = "cp1", ip = "10.0.0.11" },
-    { name = "cp2", ip = "10.0.0.12" },
-    { name = "cp3", ip = "10.0.0.13" },
-  ]
-  worker_nodes = [
-    { name = "w1", ip = "10.0.0.21" },
-    { name = "w2", ip = "10.0.0.22" },
-  ]
+  control_plane_nodes = var.control_plane_nodes
+  worker_nodes        = var.worker_nodes
 
   # Workers reach the apiservers through HAProxy on their own loopback;
   # clients outside the cluster use the external load balancer.
@@ -38,6 +77,23 @@ resource "kha_cluster_endpoints" "cluster" {
     port        = 8443
     domain_name = "k8s.example.com"
   }
+}
+
+# The first worker's node-local load balancer: rendered from the matrix,
+# checked by the host's haproxy before it replaces the previous config, then
+# (re)started by reload_command.
+resource "kha_haproxy_config" "worker" {
+  count = var.worker == null ? 0 : 1
+
+  listen           = kha_cluster_endpoints.cluster.local_lb_listen
+  backends         = kha_cluster_endpoints.cluster.local_lb_backends
+  healthcheck_port = 8081
+  health_check     = { ca_file = var.worker.ca_file }
+  config_path      = "${var.worker.config_dir}/haproxy.cfg"
+  pid_file         = "${var.worker.config_dir}/haproxy.pid"
+  reload_command   = var.worker.reload_command
+  destroy_command  = var.worker.destroy_command
+  ssh              = {}
 }
 
 output "mode" {
@@ -69,44 +125,10 @@ output "local_lb" {
   }
 }
 
-# Push what the matrix implies to a host over SSH (make demo points this at
-# a throwaway local sshd): the node-local HAProxy config of a worker,
-# validated by the real haproxy before it replaces the previous one.
-variable "ssh" {
-  description = "Where to push the worker's files; null to only compute."
-  type = object({
-    host             = string
-    port             = number
-    host_key         = string
-    private_key_file = string
-    target_dir       = string
-  })
-  default = null
-}
-
-resource "kha_file" "worker_haproxy" {
-  count = var.ssh == null ? 0 : 1
-
-  path = "${var.ssh.target_dir}/haproxy/haproxy.cfg"
-  content = templatefile("${path.module}/haproxy.cfg.tftpl", {
-    listen   = kha_cluster_endpoints.cluster.local_lb_listen
-    backends = kha_cluster_endpoints.cluster.local_lb_backends
-  })
-  validate_command = "haproxy -c -q -f %s"
-
-  ssh = {
-    host           = var.ssh.host
-    port           = var.ssh.port
-    host_key       = var.ssh.host_key
-    private_key_wo = file(var.ssh.private_key_file)
-  }
-  keep_on_destroy = true
-}
-
-output "pushed" {
-  value = var.ssh == null ? null : {
-    path          = kha_file.worker_haproxy[0].path
-    sha256        = kha_file.worker_haproxy[0].sha256
-    remote_sha256 = kha_file.worker_haproxy[0].remote_sha256
+output "worker_haproxy" {
+  value = var.worker == null ? null : {
+    config_path   = kha_haproxy_config.worker[0].config_path
+    sha256        = kha_haproxy_config.worker[0].sha256
+    remote_sha256 = kha_haproxy_config.worker[0].remote_sha256
   }
 }

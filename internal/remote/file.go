@@ -115,9 +115,21 @@ var applySteps = map[int]string{
 	13: "validate", 14: "rename into place", 15: "reload",
 }
 
-// The remote scripts run under `sh -s` with their arguments after "--".
-// Each is one round trip.
+// runCommand is the scripts' way to run a user's command. Its output goes
+// to a file first: a daemon the command starts (nginx, haproxy -D) inherits
+// stdout and stderr, and holding them would keep the SSH session open for
+// as long as the daemon lives.
+const runCommand = `run() {
+  log=$(mktemp) || return 1
+  sh -c "$1" </dev/null >"$log" 2>&1; rc=$?
+  cat -- "$log" >&2; rm -f -- "$log"; return $rc
+}
+`
+
+// The remote scripts run under `sh -c` with their arguments after the
+// script name. Each is one round trip.
 const applyScript = `set -u
+` + runCommand + `
 target=$1 tmp=$2 sum=$3 mode=$4 owner=$5 mkdirs=$6 validate=$7 reload=$8
 dir=$(dirname -- "$target")
 if [ ! -d "$dir" ]; then
@@ -131,15 +143,15 @@ trap cleanup EXIT
 got=$(sha256sum < "$tmp") && [ "${got%% *}" = "$sum" ] || { echo "uploaded content does not match its sha256" >&2; exit 11; }
 chmod "$mode" -- "$tmp" || exit 12
 if [ -n "$owner" ]; then chown -- "$owner" "$tmp" || exit 12; fi
-if [ -n "$validate" ]; then sh -c "$validate" 1>&2 || exit 13; fi
+if [ -n "$validate" ]; then run "$validate" || exit 13; fi
 if [ -e "$target" ]; then
   backup=$tmp.previous
   cp -p -- "$target" "$backup" || exit 14
 fi
 mv -f -- "$tmp" "$target" || exit 14
-if [ -n "$reload" ] && ! sh -c "$reload" 1>&2; then
+if [ -n "$reload" ] && ! run "$reload"; then
   if [ -n "$backup" ]; then mv -f -- "$backup" "$target" && backup=; else rm -f -- "$target"; fi
-  sh -c "$reload" >/dev/null 2>&1
+  run "$reload" 2>/dev/null
   exit 15
 fi
 set -- "$target"
@@ -153,9 +165,9 @@ elif [ -e "$1" ]; then echo "$1 exists but is not a regular file" >&2; exit 2
 else echo missing; fi
 `
 
-const removeScript = `if [ -e "$1" ]; then
+const removeScript = runCommand + `if [ -e "$1" ]; then
   rm -f -- "$1" || exit 1
-  if [ -n "$2" ]; then sh -c "$2" 1>&2 || exit 15; fi
+  if [ -n "$2" ]; then run "$2" || exit 15; fi
 fi
 `
 

@@ -130,6 +130,33 @@ func TestNoHalfWrittenFiles(t *testing.T) {
 	}
 }
 
+// A reload command that starts a daemon returns when the command does, not
+// when the daemon closes the stdout and stderr it inherited.
+func TestReloadThatStartsADaemon(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	dir := t.TempDir()
+	target, pidFile := filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "daemon.pid")
+	t.Cleanup(func() {
+		pids, _ := os.ReadFile(pidFile)
+		for _, p := range strings.Fields(string(pids)) {
+			if pid, err := strconv.Atoi(p); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	// The "daemon" writes to its inherited stderr after the command exits.
+	daemon := "(sleep 2; echo still running >&2; exec sleep 60) & echo $! >> " + ShellQuote(pidFile) + "; echo started"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.ApplyFile(ctx, File{Path: target, Content: []byte("v1\n"), ReloadCommand: daemon}); err != nil {
+		t.Fatalf("apply with a daemon-starting reload command: %v", err)
+	}
+	if err := c.RemoveFile(ctx, target, daemon); err != nil {
+		t.Fatalf("remove with a daemon-starting reload command: %v", err)
+	}
+}
+
 func TestHostKeyVerification(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	ctx := context.Background()

@@ -1,0 +1,117 @@
+variable "control_plane_nodes" {
+  description = "Control-plane nodes (kube-apiserver and a stacked etcd member each), first one first."
+  type        = list(object({ name = string, ip = string }))
+}
+
+variable "worker_nodes" {
+  description = "Worker nodes and the node-local load balancer each runs (haproxy or nginx)."
+  type        = list(object({ name = string, ip = string, local_lb = string }))
+  validation {
+    condition     = alltrue([for w in var.worker_nodes : contains(["haproxy", "nginx"], w.local_lb)])
+    error_message = "local_lb must be \"haproxy\" or \"nginx\"."
+  }
+}
+
+variable "lb_nodes" {
+  description = "Nodes of the external load balancer pair; the highest priority holds the VIP while healthy."
+  type        = list(object({ name = string, ip = string, priority = number }))
+}
+
+variable "vip" {
+  description = "VIP of the external load balancer."
+  type        = string
+}
+
+variable "vip_prefix" {
+  description = "Prefix length of the VIP's subnet."
+  type        = number
+  default     = 24
+}
+
+variable "vip_port" {
+  description = "Port of the external load balancer; not the apiservers' own port, which they bind on every address."
+  type        = number
+  default     = 8443
+}
+
+variable "api_domain_name" {
+  description = "DNS name of the API for clients outside the cluster."
+  type        = string
+  default     = "api.k8s.example.com"
+}
+
+variable "extra_cert_sans" {
+  description = "More names and addresses clients use, added to the apiserver certificate."
+  type        = list(string)
+  default     = []
+}
+
+variable "lb_interface" {
+  description = "Interface of the load balancer nodes that carries the VIP."
+  type        = string
+  default     = "eth0"
+}
+
+variable "lb_healthcheck_port" {
+  description = "Health endpoint of the external HAProxy, tracked by keepalived."
+  type        = number
+  default     = 8081
+}
+
+variable "ca_file" {
+  description = "Cluster CA on the nodes, for HAProxy's health checks of the apiservers."
+  type        = string
+  default     = "/etc/kubernetes/pki/ca.crt"
+}
+
+variable "config_dir" {
+  description = "Directory on the nodes for the rendered configurations."
+  type        = string
+  default     = "/etc/kha"
+}
+
+variable "hosts_file" {
+  description = "The hosts file the API name goes into."
+  type        = string
+  default     = "/etc/hosts"
+}
+
+variable "commands" {
+  description = "How the nodes start, reload and stop each service; systemd units by default."
+  type = object({
+    haproxy_local_reload = string
+    haproxy_local_stop   = string
+    haproxy_vip_reload   = string
+    haproxy_vip_stop     = string
+    nginx_reload         = string
+    nginx_stop           = string
+    keepalived_reload    = string
+    keepalived_stop      = string
+  })
+  default = {
+    haproxy_local_reload = "systemctl reload-or-restart haproxy@local"
+    haproxy_local_stop   = "systemctl stop haproxy@local"
+    haproxy_vip_reload   = "systemctl reload-or-restart haproxy@vip"
+    haproxy_vip_stop     = "systemctl stop haproxy@vip"
+    nginx_reload         = "systemctl reload-or-restart nginx"
+    nginx_stop           = "systemctl stop nginx"
+    keepalived_reload    = "systemctl reload-or-restart keepalived"
+    keepalived_stop      = "systemctl stop keepalived"
+  }
+}
+
+variable "ssh_user" {
+  description = "Login user on every node; a non-root user needs passwordless sudo."
+  type        = string
+  default     = "root"
+}
+
+variable "ssh_private_key_file" {
+  description = "Private key for every node (provider configuration: never stored in state)."
+  type        = string
+}
+
+variable "ssh_known_hosts_file" {
+  description = "known_hosts with every node's host key."
+  type        = string
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# build-kube.sh OUTDIR [VERSION]: build kube-apiserver and kubectl from the
+# Go module proxy into OUTDIR (cached: nothing to do when OUTDIR/.version
+# already says VERSION). k8s.io/kubernetes points its staging modules at
+# local directories, so they are pinned to their published versions here.
+set -euo pipefail
+out=$1
+version=${2:-1.36.3}
+minor=$(echo "$version" | cut -d. -f2)
+if [ "$(cat "$out/.version" 2>/dev/null)" = "$version" ] && [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ]; then
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+go mod init kha.test/kubebuild >/dev/null 2>&1
+gomod=$(go mod download -json "k8s.io/kubernetes@v$version" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+{
+  echo "require k8s.io/kubernetes v$version"
+  echo "replace ("
+  grep '=> ./staging' "$gomod" | awk -v v="0.$minor.${version##*.}" '{print "\t" $1 " => " $1 " v" v}'
+  echo ")"
+} >> go.mod
+printf '//go:build tools\n\npackage kubebuild\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kubectl"\n)\n' > tools.go
+go mod tidy >/dev/null 2>&1
+ldflags="-s -w"
+for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags="$ldflags -X $p.gitVersion=v$version -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+done
+mkdir -p "$out"
+go build -trimpath -ldflags "$ldflags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+go build -trimpath -ldflags "$ldflags" -o "$out/kubectl" k8s.io/kubernetes/cmd/kubectl
+echo "$version" > "$out/.version"
