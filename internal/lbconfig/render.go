@@ -12,6 +12,10 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
 )
 
+// healthzFrontend names HAProxy's frontend for the load balancer's own
+// health; Spec.Name may not take it.
+const healthzFrontend = "healthz"
+
 // ErrInvalid is returned by the renderers for a spec that does not
 // validate; call Validate for the problems.
 var ErrInvalid = errors.New("invalid load balancer spec")
@@ -77,13 +81,17 @@ func RenderHAProxy(spec Spec) (string, error) {
 	w("    option redispatch")
 	if s.HealthcheckPort != 0 {
 		w("")
-		w("frontend healthz")
+		w("frontend %s", healthzFrontend)
 		w("    mode http")
 		w("    bind 0.0.0.0:%d", s.HealthcheckPort)
 		if s.hasIPv6() {
 			w("    bind [::]:%d v6only", s.HealthcheckPort)
 		}
 		w("    monitor-uri /healthz")
+		if s.Role == External {
+			// A VIP holder that reaches no apiserver should hand the VIP over.
+			w("    monitor fail if { nbsrv(%s) lt 1 }", s.Name)
+		}
 	}
 	w("")
 	w("frontend %s", s.Name)

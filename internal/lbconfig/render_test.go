@@ -228,6 +228,9 @@ func TestValidate(t *testing.T) {
 		{"local first unknown", "local_first", "not a backend", func(s *Spec) { s.LocalFirst = "cp9" }},
 		{"healthcheck port collides", "healthcheck_port", "includes the listen address", func(s *Spec) { s.HealthcheckPort = 6443 }},
 		{"bad path", "health_check.path", "start with", func(s *Spec) { s.HealthCheck.Path = "readyz" }},
+		{"control byte in path", "health_check.path", "printable ASCII", func(s *Spec) { s.HealthCheck.Path = "/ready\x00z" }},
+		{"non-ASCII path", "health_check.path", "percent-encode", func(s *Spec) { s.HealthCheck.Path = "/bereitü" }},
+		{"name of the health frontend", "name", "own health endpoint", func(s *Spec) { s.Name = "healthz"; s.HealthcheckPort = 8081 }},
 		{"bad balance", "balance", "roundrobin", func(s *Spec) { s.Balance = "random" }},
 		{"path injection", "pid_file", "absolute path", func(s *Spec) { s.Runtime.PIDFile = "/run/x;\nuser root" }},
 		{"interval", "health_check.interval", "between", func(s *Spec) { s.HealthCheck.Interval = time.Millisecond }},
@@ -257,6 +260,7 @@ func FuzzRenderAgainstRealBinaries(f *testing.F) {
 	f.Add("::1", 1, "a_b", "192.0.2.1", 65535, "c.d", "192.0.2.2", 1, 8081, "/healthz?x=1", false, "c.d", uint8(1), int64(100))
 	f.Add("10.0.0.100", 8443, "x", "10.0.0.1", 443, "y", "10.0.0.2", 443, 65535, "/", true, "x", uint8(2), int64(3600000))
 	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp1", "10.0.0.11", 6443, 6443, "/{}", true, "zz", uint8(3), int64(0))
+	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp2", "10.0.0.12", 6443, 8081, "/\x00", true, "", uint8(0), int64(500))
 	f.Fuzz(func(t *testing.T, listen string, listenPort int, n1, a1 string, p1 int, n2, a2 string, p2, hc int, path string,
 		insecure bool, localFirst string, flags uint8, intervalMS int64) {
 		s := Spec{

@@ -208,11 +208,13 @@ func (s Spec) Validate() endpoints.Problems {
 		}
 	}
 	hc, hcAt := s.HealthCheck, endpoints.Root("health_check")
-	if !strings.HasPrefix(hc.Path, "/") || strings.ContainsAny(hc.Path, " \t\r\n\"'#\\") {
-		add(hcAt.At("path"), "Invalid health check path", "%q must start with '/' and contain no spaces, quotes or '#'.", hc.Path)
+	if !strings.HasPrefix(hc.Path, "/") || strings.ContainsAny(hc.Path, " \"'#\\") || !isPrintableASCII(hc.Path) {
+		add(hcAt.At("path"), "Invalid health check path", "%q must start with '/' and contain only printable ASCII without spaces, quotes or '#'; percent-encode anything else.", hc.Path)
 	}
 	if !isIdentifier(s.Name) {
 		add(endpoints.Root("name"), "Invalid name", "%q must be letters, digits, '.', '-' or '_'.", s.Name)
+	} else if s.Name == healthzFrontend {
+		add(endpoints.Root("name"), "Reserved name", "%q is the load balancer's own health endpoint; choose another name.", s.Name)
 	}
 	if hc.ClientCert != "" && !isConfigPath(hc.ClientCert) {
 		add(hcAt.At("client_cert"), "Invalid client certificate path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", hc.ClientCert)
@@ -249,6 +251,15 @@ func (s Spec) Validate() endpoints.Problems {
 		}
 	}
 	return ps
+}
+
+func isPrintableASCII(s string) bool {
+	for _, c := range []byte(s) {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // isConfigPath accepts paths both config languages take unquoted: '#'

@@ -159,7 +159,9 @@ func (r *lbConfigResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 		"healthcheck_port": schema.Int64Attribute{
 			Optional: true, Validators: portValidator,
 			MarkdownDescription: "Port serving `/healthz` for the load balancer itself, on all addresses " +
-				"(`kha_cluster_endpoints`' `local_lb.healthcheck_port`). Static pods get liveness and readiness probes on it.",
+				"(`kha_cluster_endpoints`' `local_lb.healthcheck_port`). Static pods get liveness and readiness probes on it. " +
+				"With `role = \"external\"`, HAProxy's `/healthz` fails while no apiserver is up, so `kha_keepalived_config`'s track script " +
+				"moves the VIP to a load balancer that reaches the control plane; nginx's reports only that nginx runs.",
 		},
 		"connect_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
 			MarkdownDescription: "Timeout of a connection to an apiserver. Default `1s`."},
