@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# demo.sh: build the provider, start a throwaway OpenSSH server on loopback
-# as a stand-in worker node, and apply examples/quickstart with the real
-# terraform CLI through a dev_overrides CLI config (no registry, no init):
-# the apiserver access matrix is computed at plan time and the worker's
-# node-local HAProxy config is pushed over SSH, validated by haproxy itself.
+# demo.sh: kha in one command, on this machine only. A throwaway OpenSSH
+# server on 127.0.0.1 stands in for a worker node and three TLS servers on
+# 127.0.0.11-13 for the control plane's apiservers. examples/quickstart is
+# planned and applied with the real terraform CLI through a dev_overrides CLI
+# config (no registry): the access matrix and certificate SANs come out of
+# the plan, the apiservers' certificate is issued from those SANs, and the
+# worker's node-local HAProxy is pushed over SSH, validated, started, and
+# serves requests that verify TLS. Then a control-plane node dies, someone
+# edits the config by hand, and everything is destroyed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -16,43 +20,19 @@ eval "$(scripts/tf-env.sh)"
 tf=$TF_ACC_TERRAFORM_PATH
 
 work=$(mktemp -d)
-sshd_pid=
+pids=()
 cleanup() {
-  [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null || true
+  [ -z "${etc:-}" ] || [ ! -s "$etc/haproxy.pid" ] || kill "$(cat "$etc/haproxy.pid")" 2>/dev/null || true
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
+step() { echo; echo "== $*"; }
+quiet() { grep -v -e 'Warning: Provider development overrides' -e 'development overrides are in effect' -e '^ - kha/kha in' \
+  -e 'The behavior may therefore' -e 'applying changes may cause' -e 'published releases\.' -e '^[│╷╵]' || true; }
 
-echo "== building the provider"
+step "building the provider"
 go build -o "$work/bin/terraform-provider-kha" .
-
-echo "== starting a throwaway sshd on 127.0.0.1 (the demo's worker node)"
-host_dir=$work/host
-mkdir -p "$host_dir/etc" && chmod 755 "$work" "$host_dir"
-ssh-keygen -q -t ed25519 -N '' -C kha-demo-host -f "$host_dir/host_ed25519"
-ssh-keygen -q -t ed25519 -N '' -C kha-demo-client -f "$work/client_ed25519"
-cp "$work/client_ed25519.pub" "$host_dir/authorized_keys" && chmod 644 "$host_dir/authorized_keys"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat > "$host_dir/sshd_config" <<CFG
-Port $port
-ListenAddress 127.0.0.1
-HostKey $host_dir/host_ed25519
-PidFile $host_dir/sshd.pid
-AuthorizedKeysFile $host_dir/authorized_keys
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-UseDNS no
-CFG
-install -d -m 0755 /run/sshd
-/usr/sbin/sshd -D -e -f "$host_dir/sshd_config" 2>"$host_dir/sshd.log" &
-sshd_pid=$!
-for _ in $(seq 1 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  sleep 0.05
-done
-
 cat > "$work/cli.tfrc" <<CFG
 provider_installation {
   dev_overrides {
@@ -61,36 +41,111 @@ provider_installation {
   direct {}
 }
 CFG
-export TF_CLI_CONFIG_FILE=$work/cli.tfrc
+export TF_CLI_CONFIG_FILE=$work/cli.tfrc TF_IN_AUTOMATION=1
+
+step "starting a throwaway sshd on 127.0.0.1: the worker node w1"
+host=$work/host etc=$work/host/etc
+mkdir -p "$etc" && chmod 755 "$work" "$host"
+ssh-keygen -q -t ed25519 -N '' -C kha-demo-host -f "$host/host_ed25519"
+ssh-keygen -q -t ed25519 -N '' -C kha-demo-client -f "$work/client_ed25519"
+cp "$work/client_ed25519.pub" "$host/authorized_keys" && chmod 644 "$host/authorized_keys"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat > "$host/sshd_config" <<CFG
+Port $port
+ListenAddress 127.0.0.1
+HostKey $host/host_ed25519
+PidFile $host/sshd.pid
+AuthorizedKeysFile $host/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+UseDNS no
+CFG
+install -d -m 0755 /run/sshd
+/usr/sbin/sshd -D -e -f "$host/sshd_config" 2>"$host/sshd.log" &
+pids+=($!)
+wait_port() { # address port
+  for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0; sleep 0.05; done
+  echo "demo.sh: nothing listens on $1:$2" >&2; return 1
+}
+wait_port 127.0.0.1 "$port"
+
+pidfile=$etc/haproxy.pid
 cp -r examples/quickstart "$work/quickstart"
 cat > "$work/quickstart/terraform.tfvars" <<VARS
-ssh = {
+control_plane_nodes = [
+  { name = "cp1", ip = "127.0.0.11" },
+  { name = "cp2", ip = "127.0.0.12" },
+  { name = "cp3", ip = "127.0.0.13" },
+]
+worker_nodes        = [{ name = "w1", ip = "127.0.0.21" }]
+external_lb_address = null
+worker = {
   host             = "127.0.0.1"
   port             = $port
-  host_key         = "$(cut -d' ' -f1,2 "$host_dir/host_ed25519.pub")"
+  host_key         = "$(cut -d' ' -f1,2 "$host/host_ed25519.pub")"
   private_key_file = "$work/client_ed25519"
-  target_dir       = "$host_dir/etc"
+  config_dir       = "$etc"
+  ca_file          = "$etc/ca.crt"
+  reload_command   = "if [ -s $pidfile ] && kill -0 \$(cat $pidfile) 2>/dev/null; then kill -USR2 \$(cat $pidfile); else haproxy -W -D -f $etc/haproxy.cfg; fi"
+  destroy_command  = "[ ! -s $pidfile ] || kill \$(cat $pidfile); rm -f $pidfile"
 }
 VARS
 cd "$work/quickstart"
-quiet() { grep -v -e 'Warning: Provider development overrides' -e 'development overrides are in effect' -e '^ - kha/kha in' \
-  -e 'The behavior may therefore' -e 'applying changes may cause' -e 'published releases\.' -e '^[│╷╵]' || true; }
 
-echo
-echo "== terraform plan: the matrix is known before anything is applied"
-"$tf" plan -no-color -input=false -out=plan.tfplan | quiet
-echo
-echo "== terraform apply: push the worker's HAProxy config over SSH (validated with haproxy -c first)"
-"$tf" apply -no-color -input=false plan.tfplan | quiet | tail -n 3
-echo
-"$tf" output -no-color
-echo
-echo "== the file on the host"
-cat "$host_dir/etc/haproxy/haproxy.cfg"
-echo
-echo "== someone edits it by hand; the next plan notices"
-echo "# hand edit" >> "$host_dir/etc/haproxy/haproxy.cfg"
-"$tf" plan -no-color -input=false | grep -E 'will be updated|remote_sha256|Plan:' || true
-"$tf" apply -no-color -input=false -auto-approve | grep -E 'Apply complete' || true
-grep -q 'hand edit' "$host_dir/etc/haproxy/haproxy.cfg" && { echo "drift was not repaired" >&2; exit 1; }
-echo "drift repaired: $(sha256sum < "$host_dir/etc/haproxy/haproxy.cfg" | cut -d' ' -f1)"
+step "terraform plan: the matrix and the certificate SANs, known before anything exists"
+"$tf" plan -no-color -input=false -out=plan.tfplan | quiet | grep -E '^  # |Plan:'
+"$tf" show -json plan.tfplan | jq '.planned_values.outputs | map_values(.value) |
+  {mode, node_endpoints, kubeadm_control_plane_endpoint, apiserver_cert_sans, local_lb: .local_lb | {listen, backends}}'
+sans=$("$tf" show -json plan.tfplan | jq -r '.planned_values.outputs.apiserver_cert_sans.value |
+  [(.dns_names[] | "DNS:" + .), (.ip_addresses[] | "IP:" + .)] | join(",")')
+
+step "stand-in apiservers on 127.0.0.11-13:6443, with a certificate for exactly the planned SANs"
+pki=$work/pki && mkdir -p "$pki"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/ca.key" -out "$etc/ca.crt" -days 1 \
+  -subj /CN=kha-demo-ca -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/apiserver.key" -out "$pki/apiserver.csr" \
+  -subj /CN=kube-apiserver 2>/dev/null
+openssl x509 -req -in "$pki/apiserver.csr" -CA "$etc/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial -days 1 \
+  -out "$pki/apiserver.crt" -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$sans") 2>/dev/null
+declare -A apiserver
+for i in 1 2 3; do
+  mkdir -p "$work/cp$i" && echo "ok from cp$i" > "$work/cp$i/readyz"
+  (cd "$work/cp$i" && exec openssl s_server -quiet -WWW -accept "127.0.0.1$i:6443" \
+    -cert "$pki/apiserver.crt" -key "$pki/apiserver.key" >/dev/null 2>&1) &
+  apiserver[cp$i]=$! && pids+=($!)
+done
+for i in 1 2 3; do wait_port "127.0.0.1$i" 6443; done
+echo "certificate SANs: $(openssl x509 -in "$pki/apiserver.crt" -noout -ext subjectAltName | tail -n 1 | sed 's/^ *//')"
+
+step "terraform apply: w1's HAProxy config goes over SSH, haproxy -c checks it, the reload command starts it"
+"$tf" apply -no-color -input=false plan.tfplan | quiet | grep -E 'Creat|Apply complete'
+echo "HAProxy runs as pid $(cat "$pidfile") with $etc/haproxy.cfg:"
+sed -n '/^backend/,$p' "$etc/haproxy.cfg"
+
+endpoint=$("$tf" output -json node_endpoints | jq -r .w1)
+get() { curl -s --max-time 3 --cacert "$etc/ca.crt" "$endpoint/readyz"; }
+step "requests to w1's endpoint $endpoint, through HAProxy, verifying TLS"
+for _ in $(seq 1 50); do get >/dev/null && break; sleep 0.1; done   # health checks bring the backends up
+for n in 1 2 3 4 5 6; do echo "request $n: $(get || echo FAILED)"; done
+
+step "cp1 dies; HAProxy keeps serving from cp2 and cp3"
+kill "${apiserver[cp1]}"
+ok=0 failed=0
+for _ in $(seq 1 20); do if get >/dev/null; then ok=$((ok + 1)); else failed=$((failed + 1)); fi; done
+echo "20 requests after cp1 died: $ok served, $failed failed"
+[ "$failed" = 0 ] || { echo "demo.sh: requests failed after cp1 died" >&2; exit 1; }
+
+step "someone edits the config by hand; the next plan notices and apply puts it back"
+echo "# hand edit" >> "$etc/haproxy.cfg"
+"$tf" plan -no-color -input=false | quiet | grep -E 'will be updated|remote_sha256|Plan:'
+"$tf" apply -no-color -input=false -auto-approve | quiet | grep -E 'Apply complete'
+! grep -q 'hand edit' "$etc/haproxy.cfg" || { echo "demo.sh: drift was not repaired" >&2; exit 1; }
+echo "repaired; still serving: $(get)"
+
+step "terraform destroy: HAProxy stopped, its config removed"
+"$tf" destroy -no-color -input=false -auto-approve | quiet | grep -E 'Destroy complete'
+[ ! -e "$etc/haproxy.cfg" ] || { echo "demo.sh: the config is still on the host" >&2; exit 1; }
+if get >/dev/null; then echo "demo.sh: something still answers on $endpoint" >&2; exit 1; fi
+echo "nothing listens on $endpoint any more; the host is as it was"
