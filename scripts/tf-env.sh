@@ -16,7 +16,8 @@ if "$cli" version 2>/dev/null | grep -q OpenTofu; then
   d=$(mktemp -d)
   printf 'terraform {\n  required_providers {\n    kha = { source = "kha/kha" }\n  }\n}\n' > "$d/main.tf"
   host=$(cd "$d" && TF_CLI_CONFIG_FILE=/dev/null "$cli" providers 2>/dev/null |
-         sed -n 's#.*provider\[\([^]/]*\)/kha/kha\].*#\1#p' | head -1)
+         sed -n 's#.*provider\[\([^]/]*\)/kha/kha\].*#\1#p' | sed -n 1p)
   rm -rf "$d"
+  [ -n "$host" ] || { echo "tf-env.sh: $cli did not say which registry host it resolves kha/kha under" >&2; exit 1; }
   echo "export TF_ACC_PROVIDER_HOST='$host'"
 fi
