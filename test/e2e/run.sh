@@ -52,7 +52,7 @@ issue() { # name cn sans eku [org]
     -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=%s\n' "$3" "$4") 2>/dev/null
 }
 
-log "terraform apply examples/ha-cluster"
+log "terraform plan examples/ha-cluster"
 work=$T/tf && cp -r examples/ha-cluster "$work"
 go build -o "$T/bin/terraform-provider-kha" .
 printf 'provider_installation {\n  dev_overrides {\n    "kha/kha" = "%s"\n  }\n  direct {}\n}\n' "$T/bin" > "$T/cli.tfrc"
@@ -80,21 +80,30 @@ jq -n --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" \
 }' > "$work/terraform.tfvars.json"
 tf() { # command args...: the terraform CLI in the working copy, bounded, its output in $T/<command>.log
   local log=$T/$1.log
-  (cd "$work" && timeout 900 "$tf" "$@" -no-color -input=false) > "$log" 2>&1 || { cat "$log"; fail "terraform $*"; }
+  (cd "$work" && timeout 900 "$tf" "$1" -no-color -input=false "${@:2}") > "$log" 2>&1 || { cat "$log"; fail "terraform $*"; }
 }
-tf apply -auto-approve
-out() { (cd "$work" && "$tf" output -json "$1"); }
+tf plan -out=tfplan
+(cd "$work" && "$tf" show -json tfplan) > "$T/plan.json"
+planned() { # jq filter on the plan; every value the test takes from it must be known
+  jq -e -c --arg f "$1" "($1) // error(\"not known at plan time: \" + \$f)" "$T/plan.json" || fail "the plan does not know $1"
+}
 
-log "control plane up, certificates from the plan's SANs"
-sans=$(out apiserver_cert_sans | jq -r '[(.dns_names[] | "DNS:" + .), (.ip_addresses[] | "IP:" + .)] | join(",")')
-etcd_ips=$(out etcd_cert_sans | jq -r '[.ip_addresses[] | "IP:" + .] | join(",")')
+log "certificates from the plan's SANs, before anything is applied"
+sans=$(planned .planned_values.outputs.apiserver_cert_sans.value | jq -r '[(.dns_names[] | "DNS:" + .), (.ip_addresses[] | "IP:" + .)] | join(",")')
+etcd_ips=$(planned .planned_values.outputs.etcd_cert_sans.value | jq -r '[.ip_addresses[] | "IP:" + .] | join(",")')
+etcd_servers=$(planned '.planned_values.root_module.resources[] | select(.address == "kha_etcd_access.etcd") | .values.etcd_servers' | jq -r .)
 issue apiserver kube-apiserver "$sans" serverAuth
 issue etcd etcd "$etcd_ips" serverAuth,clientAuth
 issue etcd-client kube-apiserver-etcd-client DNS:etcd-client clientAuth
 issue admin kha-e2e-admin DNS:admin clientAuth system:masters
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/sa.key" 2>/dev/null
 openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
-etcd_servers=$(cd "$work" && "$tf" state show -no-color kha_etcd_access.etcd | sed -n 's/^ *etcd_servers *= "\(.*\)"/\1/p')
+
+log "terraform apply the plan: load balancers, keepalived, hosts entries over SSH"
+tf apply tfplan
+out() { (cd "$work" && "$tf" output -json "$1"); }
+
+log "control plane up: etcd and kube-apiserver on h1-h3"
 cluster=h1=https://10.77.0.11:2380,h2=https://10.77.0.12:2380,h3=https://10.77.0.13:2380
 for i in 1 2 3; do
   ip=10.77.0.1$i
