@@ -49,7 +49,9 @@ mkdir -p "$etc" && chmod 755 "$work" "$host"
 ssh-keygen -q -t ed25519 -N '' -C kha-demo-host -f "$host/host_ed25519"
 ssh-keygen -q -t ed25519 -N '' -C kha-demo-client -f "$work/client_ed25519"
 cp "$work/client_ed25519.pub" "$host/authorized_keys" && chmod 644 "$host/authorized_keys"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+for port in $(shuf -i 20000-60000 -n 50); do   # a port nothing answers on
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+done
 cat > "$host/sshd_config" <<CFG
 Port $port
 ListenAddress 127.0.0.1

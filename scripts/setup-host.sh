@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(openssh-server openssh-client sudo haproxy nginx libnginx-mod-stream
-          etcd-server etcd-client keepalived socat curl iproute2 jq ca-certificates)
+          etcd-server etcd-client keepalived socat curl iproute2 jq ca-certificates openssl procps)
 TEST_USER=kha-test
 
 missing=()
