@@ -10,6 +10,8 @@ minor=$(echo "$version" | cut -d. -f2)
 if [ "$(cat "$out/.version" 2>/dev/null)" = "$version" ] && [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ]; then
   exit 0
 fi
+echo "build-kube.sh: building kube-apiserver and kubectl v$version from the Go module proxy (first run only: ~750 MB of modules, several minutes)" >&2
+start=$(date +%s)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -22,7 +24,7 @@ gomod=$(go mod download -json "k8s.io/kubernetes@v$version" | sed -n 's/.*"GoMod
   echo ")"
 } >> go.mod
 printf '//go:build tools\n\npackage kubebuild\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kubectl"\n)\n' > tools.go
-go mod tidy >/dev/null 2>&1
+go mod tidy 2>"$work/tidy.log" || { cat "$work/tidy.log" >&2; exit 1; }
 ldflags="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags="$ldflags -X $p.gitVersion=v$version -X $p.gitMajor=1 -X $p.gitMinor=$minor"
@@ -31,3 +33,4 @@ mkdir -p "$out"
 go build -trimpath -ldflags "$ldflags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 go build -trimpath -ldflags "$ldflags" -o "$out/kubectl" k8s.io/kubernetes/cmd/kubectl
 echo "$version" > "$out/.version"
+echo "build-kube.sh: built in $(( $(date +%s) - start ))s" >&2
