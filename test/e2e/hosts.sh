@@ -3,7 +3,8 @@
 # with addresses 10.77.0.(10+i)/24 on a bridge in namespace kha-sw. The root
 # namespace reaches them through the veth kha-root (10.77.0.1). Each host
 # runs its own sshd on <address>:22 inside a private mount namespace where
-# /etc/kha is a directory of its own. These addresses exist only inside the
+# /etc/kha is a directory of its own and root's home is empty (this
+# machine's dotfiles stay out of the hosts' shells). These addresses exist only inside the
 # namespaces made here; hosts have no default route.
 set -uo pipefail
 T=${KHA_E2E_DIR:-/tmp/kha-e2e}
@@ -71,7 +72,7 @@ MaxStartups 100:30:200
 CFG
     /usr/sbin/sshd -t -f "$d/sshd_config" || return 1
     ip netns exec "$ns" unshare --mount --uts --propagation private sh -c \
-      "hostname h$i; mount --bind $d/etc-kha /etc/kha; exec /usr/sbin/sshd -D -e -f $d/sshd_config" > "$d/sshd.log" 2>&1 &
+      "hostname h$i; mount --bind $d/etc-kha /etc/kha; mount -t tmpfs -o mode=0700 tmpfs /root; exec /usr/sbin/sshd -D -e -f $d/sshd_config" > "$d/sshd.log" 2>&1 &
     echo "$addr $(cut -d' ' -f1,2 "$d/host_ed25519.pub")" >> "$T/hosts/known_hosts"
   done
   for i in $(seq 1 "$n"); do

@@ -17,6 +17,8 @@ fail() { echo "E2E FAILED: $*" >&2; exit 1; }
 
 cd "$root"
 [ "$(id -u)" -eq 0 ] || fail "run as root: the test makes network namespaces"
+exec 9>/run/kha-e2e.lock
+flock -n 9 || fail "another end-to-end run holds /run/kha-e2e.lock"
 scripts/setup-host.sh
 eval "$(scripts/tf-env.sh)"
 tf=$TF_ACC_TERRAFORM_PATH
@@ -219,7 +221,7 @@ vip_only_on() { # h4 or h5, the pair
   vip_on "$1" && ! vip_on "$other"
 }
 vip_moves_to() { # host what-happened: wait for the VIP on host alone, report the time since $t0
-  for _ in $(seq 1 400); do vip_only_on "$1" && break; sleep 0.025; done
+  for _ in $(seq 1 1200); do vip_only_on "$1" && break; sleep 0.025; done
   vip_only_on "$1" || fail "the VIP did not move to $1 alone after $2"
   echo "VIP on $1 $(ms_since "$t0") ms after $2"
 }
