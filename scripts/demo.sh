@@ -11,6 +11,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 if [ "$(id -u)" -ne 0 ]; then
   echo "demo.sh: run as root: it installs Debian packages and starts sshd on 127.0.0.1" >&2
   exit 1
@@ -32,45 +34,18 @@ quiet() { grep -v -e 'Warning: Provider development overrides' -e 'development o
   -e 'The behavior may therefore' -e 'applying changes may cause' -e 'published releases\.' -e '^[│╷╵]' || true; }
 
 step "building the provider"
-go build -o "$work/bin/terraform-provider-kha" .
-cat > "$work/cli.tfrc" <<CFG
-provider_installation {
-  dev_overrides {
-    "kha/kha" = "$work/bin"
-  }
-  direct {}
-}
-CFG
-export TF_CLI_CONFIG_FILE=$work/cli.tfrc TF_IN_AUTOMATION=1
+dev_provider "$work"
 
 step "starting a throwaway sshd on 127.0.0.1: the worker node w1"
 host=$work/host etc=$work/host/etc
 mkdir -p "$etc" && chmod 755 "$work" "$host"
-ssh-keygen -q -t ed25519 -N '' -C kha-demo-host -f "$host/host_ed25519"
 ssh-keygen -q -t ed25519 -N '' -C kha-demo-client -f "$work/client_ed25519"
-cp "$work/client_ed25519.pub" "$host/authorized_keys" && chmod 644 "$host/authorized_keys"
 for port in $(shuf -i 20000-60000 -n 50); do   # a port nothing answers on
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
 done
-cat > "$host/sshd_config" <<CFG
-Port $port
-ListenAddress 127.0.0.1
-HostKey $host/host_ed25519
-PidFile $host/sshd.pid
-AuthorizedKeysFile $host/authorized_keys
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-UseDNS no
-CFG
-install -d -m 0755 /run/sshd
+sshd_files "$host" 127.0.0.1 "$port" "$work/client_ed25519.pub"
 /usr/sbin/sshd -D -e -f "$host/sshd_config" 2>"$host/sshd.log" &
 pids+=($!)
-wait_port() { # address port
-  for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0; sleep 0.05; done
-  echo "demo.sh: nothing listens on $1:$2" >&2; return 1
-}
 wait_port 127.0.0.1 "$port"
 
 pidfile=$etc/haproxy.pid
@@ -98,19 +73,14 @@ cd "$work/quickstart"
 
 step "terraform plan: the matrix and the certificate SANs, known before anything exists"
 "$tf" plan -no-color -input=false -out=plan.tfplan | quiet | grep -E '^  # |Plan:'
-"$tf" show -json plan.tfplan | jq '.planned_values.outputs | map_values(.value) |
-  {mode, node_endpoints, kubeadm_control_plane_endpoint, apiserver_cert_sans, local_lb: .local_lb | {listen, backends}}'
-sans=$("$tf" show -json plan.tfplan | jq -r '.planned_values.outputs.apiserver_cert_sans.value |
-  [(.dns_names[] | "DNS:" + .), (.ip_addresses[] | "IP:" + .)] | join(",")')
+"$tf" show -json plan.tfplan | jq '.planned_values.outputs | map_values(.value)' > planned.json
+jq '{mode, node_endpoints, kubeadm_control_plane_endpoint, apiserver_cert_sans, local_lb: .local_lb | {listen, backends}}' planned.json
+sans=$(jq -r '.apiserver_cert_sans | [(.dns_names[] | "DNS:" + .), (.ip_addresses[] | "IP:" + .)] | join(",")' planned.json)
 
 step "stand-in apiservers on 127.0.0.11-13:6443, with a certificate for exactly the planned SANs"
 pki=$work/pki && mkdir -p "$pki"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/ca.key" -out "$etc/ca.crt" -days 1 \
-  -subj /CN=kha-demo-ca -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/apiserver.key" -out "$pki/apiserver.csr" \
-  -subj /CN=kube-apiserver 2>/dev/null
-openssl x509 -req -in "$pki/apiserver.csr" -CA "$etc/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial -days 1 \
-  -out "$pki/apiserver.crt" -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$sans") 2>/dev/null
+new_ca "$pki" kha-demo-ca && cp "$pki/ca.crt" "$etc/ca.crt"
+issue_cert "$pki" apiserver kube-apiserver "$sans" serverAuth
 declare -A apiserver
 for i in 1 2 3; do
   mkdir -p "$work/cp$i" && echo "ok from cp$i" > "$work/cp$i/readyz"

@@ -7,6 +7,8 @@
 # machine's dotfiles stay out of the hosts' shells). These addresses exist only inside the
 # namespaces made here; hosts have no default route.
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/../../scripts/lib.sh"
 T=${KHA_E2E_DIR:-/tmp/kha-e2e}
 SUBNET=10.77.0
 
@@ -43,7 +45,7 @@ up() {
   ip -n kha-sw link set root-p master br0 up
   ip addr add $SUBNET.1/24 dev kha-root
   ip link set kha-root up
-  install -d -m 0755 /run/sshd /etc/kha
+  install -d -m 0755 /etc/kha
   : > "$T/hosts/known_hosts"
   for i in $(seq 1 "$n"); do
     ns=kha-h$i addr=$SUBNET.$((10 + i)) d=$T/hosts/h$i
@@ -55,33 +57,14 @@ up() {
     ip -n "$ns" link set eth0 up
     ip netns exec "$ns" sysctl -qw net.ipv4.ip_nonlocal_bind=1   # a standby binds the VIP too
     mkdir -p "$d/etc-kha"
-    [ -f "$d/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C "h$i" -f "$d/host_ed25519"
-    cp "$T/client_ed25519.pub" "$d/authorized_keys" && chmod 644 "$d/authorized_keys"
-    cat > "$d/sshd_config" <<CFG
-Port 22
-ListenAddress $addr
-HostKey $d/host_ed25519
-PidFile $d/sshd.pid
-AuthorizedKeysFile $d/authorized_keys
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-UseDNS no
-MaxStartups 100:30:200
-CFG
-    /usr/sbin/sshd -t -f "$d/sshd_config" || return 1
+    sshd_files "$d" "$addr" 22 "$T/client_ed25519.pub" || return 1
     ip netns exec "$ns" unshare --mount --uts --propagation private sh -c \
       "hostname h$i; mount --bind $d/etc-kha /etc/kha; mount -t tmpfs -o mode=0700 tmpfs /root; exec /usr/sbin/sshd -D -e -f $d/sshd_config" > "$d/sshd.log" 2>&1 &
     echo "$addr $(cut -d' ' -f1,2 "$d/host_ed25519.pub")" >> "$T/hosts/known_hosts"
   done
   for i in $(seq 1 "$n"); do
     addr=$SUBNET.$((10 + i))
-    for _ in $(seq 1 500); do
-      (exec 3<>"/dev/tcp/$addr/22") 2>/dev/null && continue 2
-      sleep 0.01
-    done
-    echo "h$i: sshd did not come up" >&2; cat "$T/hosts/h$i/sshd.log" >&2; return 1
+    wait_port "$addr" 22 || { echo "h$i: sshd did not come up" >&2; cat "$T/hosts/h$i/sshd.log" >&2; return 1; }
   done
 }
 

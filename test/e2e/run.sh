@@ -16,6 +16,8 @@ log() { echo "== [$(($(date +%s) - start))s] $*"; }
 fail() { echo "E2E FAILED: $*" >&2; exit 1; }
 
 cd "$root"
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 [ "$(id -u)" -eq 0 ] || fail "run as root: the test makes network namespaces"
 exec 9>/run/kha-e2e.lock
 flock -n 9 || fail "another end-to-end run holds /run/kha-e2e.lock"
@@ -39,26 +41,17 @@ log "hosts up"
 # The cluster CA exists before the load balancers: HAProxy verifies the
 # apiservers against it, and haproxy -c wants the file.
 pki=$T/cp
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" \
-  -days 2 -subj /CN=kha-e2e-ca -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+new_ca "$pki" kha-e2e-ca
 for i in 1 2 3 4 5; do
   cp "$pki/ca.crt" "$T/hosts/h$i/etc-kha/ca.crt"
   # The hosts file has lines of its own that kha must leave alone.
   printf '127.0.0.1\tlocalhost\n10.77.0.1%d\th%d\n# kept by the host\n' "$i" "$i" > "$T/hosts/h$i/etc-kha/hosts"
   cp "$T/hosts/h$i/etc-kha/hosts" "$T/hosts/h$i/hosts.before"
 done
-issue() { # name cn sans eku [org]
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/$1.key" -out "$pki/$1.csr" \
-    -subj "/CN=$2${5:+/O=$5}" 2>/dev/null
-  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial -out "$pki/$1.crt" -days 2 \
-    -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=%s\n' "$3" "$4") 2>/dev/null
-}
 
 log "terraform plan examples/ha-cluster"
 work=$T/tf && cp -r examples/ha-cluster "$work"
-go build -o "$T/bin/terraform-provider-kha" .
-printf 'provider_installation {\n  dev_overrides {\n    "kha/kha" = "%s"\n  }\n  direct {}\n}\n' "$T/bin" > "$T/cli.tfrc"
-export TF_CLI_CONFIG_FILE=$T/cli.tfrc TF_IN_AUTOMATION=1
+dev_provider "$T"
 start_or_reload() { # pidfile start-command reload-signal
   echo "if [ -s $1 ] && kill -0 \$(cat $1) 2>/dev/null; then kill -$3 \$(cat $1); else $2; fi"
 }
@@ -94,10 +87,10 @@ log "certificates from the plan's SANs, before anything is applied"
 sans=$(planned .planned_values.outputs.apiserver_cert_sans.value | jq -r '[(.dns_names[] | "DNS:" + .), (.ip_addresses[] | "IP:" + .)] | join(",")')
 etcd_ips=$(planned .planned_values.outputs.etcd_cert_sans.value | jq -r '[.ip_addresses[] | "IP:" + .] | join(",")')
 etcd_servers=$(planned '.planned_values.root_module.resources[] | select(.address == "kha_etcd_access.etcd") | .values.etcd_servers' | jq -r .)
-issue apiserver kube-apiserver "$sans" serverAuth
-issue etcd etcd "$etcd_ips" serverAuth,clientAuth
-issue etcd-client kube-apiserver-etcd-client DNS:etcd-client clientAuth
-issue admin kha-e2e-admin DNS:admin clientAuth system:masters
+issue_cert "$pki" apiserver kube-apiserver "$sans" serverAuth
+issue_cert "$pki" etcd etcd "$etcd_ips" serverAuth,clientAuth
+issue_cert "$pki" etcd-client kube-apiserver-etcd-client DNS:etcd-client clientAuth
+issue_cert "$pki" admin kha-e2e-admin DNS:admin clientAuth system:masters
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/sa.key" 2>/dev/null
 openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
 
