@@ -208,7 +208,7 @@ func (s Spec) Validate() endpoints.Problems {
 		}
 	}
 	hc, hcAt := s.HealthCheck, endpoints.Root("health_check")
-	if !strings.HasPrefix(hc.Path, "/") || strings.ContainsAny(hc.Path, " \"'#\\") || !isPrintableASCII(hc.Path) {
+	if !strings.HasPrefix(hc.Path, "/") || strings.ContainsAny(hc.Path, "\"'#\\") || !isPrintableASCII(hc.Path) {
 		add(hcAt.At("path"), "Invalid health check path", "%q must start with '/' and contain only printable ASCII without spaces, quotes or '#'; percent-encode anything else.", hc.Path)
 	}
 	if !isIdentifier(s.Name) {
