@@ -109,11 +109,13 @@ for _ in $(seq 1 20); do if get >/dev/null; then ok=$((ok + 1)); else failed=$((
 echo "20 requests after cp1 died: $ok served, $failed failed"
 [ "$failed" = 0 ] || { echo "demo.sh: requests failed after cp1 died" >&2; exit 1; }
 
-step "someone edits the config by hand; the next plan notices and apply puts it back"
+step "someone edits the config by hand and loosens its mode; the next plan notices and apply puts it back"
 echo "# hand edit" >> "$etc/haproxy.cfg"
-"$tf" plan -no-color -input=false | quiet | grep -E 'will be updated|remote_sha256|Plan:'
+chmod 0666 "$etc/haproxy.cfg"
+"$tf" plan -no-color -input=false | sed 's/^│ //' | quiet | grep -E 'will be updated|remote_sha256|Plan:|Changed Outside|content changed|mode is'
 "$tf" apply -no-color -input=false -auto-approve | quiet | grep -E 'Apply complete'
 ! grep -q 'hand edit' "$etc/haproxy.cfg" || { echo "demo.sh: drift was not repaired" >&2; exit 1; }
+[ "$(stat -c %a "$etc/haproxy.cfg")" = 644 ] || { echo "demo.sh: the mode was not repaired" >&2; exit 1; }
 echo "repaired; still serving: $(get)"
 
 step "terraform destroy: HAProxy stopped, its config removed"

@@ -10,15 +10,20 @@ dev_provider() {
   export TF_CLI_CONFIG_FILE=$1/cli.tfrc TF_IN_AUTOMATION=1
 }
 
-# sshd_files DIR ADDRESS PORT CLIENT_PUBKEY: a host key, authorized_keys and
-# a checked sshd_config in DIR for a throwaway key-only sshd.
+# sshd_files DIR ADDRESS PORT CLIENT_PUBKEY: host keys of the three types a
+# Debian server has (RSA, ECDSA, Ed25519), authorized_keys and a checked
+# sshd_config in DIR for a throwaway key-only sshd.
 sshd_files() {
-  local d=$1
-  [ -f "$d/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C kha-test-host -f "$d/host_ed25519"
+  local d=$1 t
+  for t in rsa ecdsa ed25519; do
+    [ -f "$d/host_$t" ] || ssh-keygen -q -t "$t" -N '' -C kha-test-host -f "$d/host_$t"
+  done
   cp "$4" "$d/authorized_keys" && chmod 644 "$d/authorized_keys"
   cat > "$d/sshd_config" <<CFG
 Port $3
 ListenAddress $2
+HostKey $d/host_rsa
+HostKey $d/host_ecdsa
 HostKey $d/host_ed25519
 PidFile $d/sshd.pid
 AuthorizedKeysFile $d/authorized_keys
@@ -31,6 +36,13 @@ MaxStartups 100:30:200
 CFG
   install -d -m 0755 /run/sshd
   /usr/sbin/sshd -t -f "$d/sshd_config"
+}
+
+# known_hosts_lines DIR NAME: the known_hosts lines of sshd_files' host
+# keys for NAME (an address, or [address]:port), as ssh-keyscan prints them.
+known_hosts_lines() {
+  local t
+  for t in rsa ecdsa ed25519; do echo "$2 $(cut -d' ' -f1,2 "$1/host_$t.pub")"; done
 }
 
 # new_ca DIR CN: DIR/ca.key and DIR/ca.crt, a P-256 CA valid for two days.

@@ -8,7 +8,9 @@ cli=$("$here/terraform-cli.sh")
 echo "export TF_ACC_TERRAFORM_PATH='$cli'"
 echo "export TF_CLI_CONFIG_FILE=/dev/null"
 echo "export CHECKPOINT_DISABLE=1"
-echo "export TF_ACC_PROVIDER_NAMESPACE=kha"
+# Test fixtures name no source, so Terraform takes the provider as
+# hashicorp/kha; OpenTofu needs the namespace spelled out.
+echo "export TF_ACC_PROVIDER_NAMESPACE=hashicorp"
 echo "unset TF_ACC_TERRAFORM_VERSION"
 # OpenTofu resolves providers under its own registry host; ask it which one
 # (no network needed) rather than writing a host name down.

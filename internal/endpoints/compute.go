@@ -1,13 +1,14 @@
 package endpoints
 
 import (
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"net"
 	"strings"
 )
 
 // Compute validates the input and computes the access matrix. When the
 // returned problems contain an error, the Result is not meaningful.
-func Compute(in Input) (Result, Problems) {
+func Compute(in Input) (Result, problem.Problems) {
 	c, problems := normalize(in)
 	if problems.HasErrors() {
 		return Result{}, problems
@@ -182,8 +183,8 @@ func (c *cluster) endpointUses(r Result) []endpointUse {
 // package), and the SANs of an existing certificate when given, which
 // turns the "x509: certificate is valid for …, not …" failure of a new LB
 // name into a plan-time error.
-func (c *cluster) checkCoverage(r Result) Problems {
-	var ps Problems
+func (c *cluster) checkCoverage(r Result) problem.Problems {
+	var ps problem.Problems
 	computed := newSANSet(r.CertSANs)
 	var existing *sanSet
 	if c.existingSANs != nil {
@@ -193,7 +194,7 @@ func (c *cluster) checkCoverage(r Result) Problems {
 	seenHost := map[string]bool{}
 	for _, u := range c.endpointUses(r) {
 		if !computed.covers(u.host) {
-			ps.errorf(Root("apiserver_cert_sans"), "Endpoint not covered by the computed SANs",
+			ps.Errorf(problem.Root("apiserver_cert_sans"), "Endpoint not covered by the computed SANs",
 				"%s would not verify against apiserver_cert_sans. This is always a bug in the provider; please report it with your configuration.", u.what)
 		}
 		if existing != nil && !existing.covers(u.host) && !seenHost[u.host] {
@@ -202,7 +203,7 @@ func (c *cluster) checkCoverage(r Result) Problems {
 			if _, ok := parseIP(u.host); ok {
 				kind = "ip_addresses"
 			}
-			ps.errorf(Root("existing_cert_sans"), "Endpoint would fail TLS verification",
+			ps.Errorf(problem.Root("existing_cert_sans"), "Endpoint would fail TLS verification",
 				"%s: host %s is not in existing_cert_sans.%s, so clients would fail with \"x509: certificate is valid for ..., not %s\". Reissue the apiserver certificate with the SANs in apiserver_cert_sans (kubeadm: apiServer.certSANs), then add %s to existing_cert_sans.",
 				u.what, u.host, kind, u.host, u.host)
 		}

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"reflect"
 	"strings"
 	"testing"
@@ -324,8 +325,8 @@ func TestProblems(t *testing.T) {
 			_, ps := Compute(tc.in)
 			for _, p := range ps {
 				if p.Path.String() == tc.path && strings.Contains(p.Detail, tc.substr) {
-					if (p.Severity == SeverityWarning) != tc.warn {
-						t.Errorf("severity of %v: warning=%v, want %v", p, p.Severity == SeverityWarning, tc.warn)
+					if (p.Severity == problem.Warning) != tc.warn {
+						t.Errorf("severity of %v: warning=%v, want %v", p, p.Severity == problem.Warning, tc.warn)
 					}
 					return
 				}
@@ -347,14 +348,6 @@ func TestExistingSANsWildcardCovers(t *testing.T) {
 	}
 	if (SANs{DNSNames: []string{"*.example.com"}}).Covers("example.com") {
 		t.Error("a wildcard must not cover the bare domain")
-	}
-}
-
-func TestPath(t *testing.T) {
-	p := Root("worker_nodes").Index(3).At("ip")
-	q := p.At("x")
-	if p.String() != "worker_nodes[3].ip" || q.String() != "worker_nodes[3].ip.x" {
-		t.Fatalf("%s %s", p, q)
 	}
 }
 

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"net/netip"
 	"strings"
 )
@@ -85,36 +86,36 @@ type EtcdResult struct {
 }
 
 // ComputeEtcd validates the etcd input and computes the access values.
-func ComputeEtcd(in EtcdInput) (EtcdResult, Problems) {
-	var ps Problems
+func ComputeEtcd(in EtcdInput) (EtcdResult, problem.Problems) {
+	var ps problem.Problems
 	mode := orDefault(in.Mode, EtcdDirect)
 	switch mode {
 	case EtcdDirect, EtcdLocalProxy, EtcdLB:
 	default:
-		ps.errorf(Root("mode"), "Invalid etcd access mode", "mode is %q; use \"direct\", \"local_proxy\" or \"lb\".", mode)
+		ps.SchemaErrorf(problem.Root("mode"), "Invalid etcd access mode", "mode is %q; use \"direct\", \"local_proxy\" or \"lb\".", mode)
 	}
 	dnsDomain := canonicalHost(orDefault(in.DNSDomain, DefaultDNSDomain))
 	if !isDNSName(dnsDomain, false) {
-		ps.errorf(Root("dns_domain"), "Invalid DNS domain", "dns_domain %q is not a DNS name; the default is %q.", in.DNSDomain, DefaultDNSDomain)
+		ps.Errorf(problem.Root("dns_domain"), "Invalid DNS domain", "dns_domain %q is not a DNS name; the default is %q.", in.DNSDomain, DefaultDNSDomain)
 	}
 	members := parseEtcdMembers(&ps, in.Members)
 	proxyPort := orDefault(in.LocalProxyPort, DefaultEtcdClientPort)
-	if !validPort(proxyPort) {
-		ps.errorf(Root("local_proxy_port"), "Invalid port", "local_proxy_port is %d; a TCP port is between 1 and 65535.", proxyPort)
+	if !problem.ValidPort(proxyPort) {
+		ps.SchemaErrorf(problem.Root("local_proxy_port"), "Invalid port", "local_proxy_port is %d; a TCP port is between 1 and 65535.", proxyPort)
 	}
 	lb := parseEtcdLB(&ps, mode, in.LB)
 	for i, n := range in.CertAltNames {
 		if !isDNSName(n, true) {
-			ps.errorf(Root("cert_alt_names").Index(i), "Invalid DNS name", "%q is not a DNS name.", n)
+			ps.Errorf(problem.Root("cert_alt_names").Index(i), "Invalid DNS name", "%q is not a DNS name.", n)
 		}
 	}
 	for i, a := range in.CertAltIPs {
 		if _, ok := parseIP(a); !ok {
-			ps.errorf(Root("cert_alt_ips").Index(i), "Invalid IP address", "%q is not an IP address.", a)
+			ps.Errorf(problem.Root("cert_alt_ips").Index(i), "Invalid IP address", "%q is not an IP address.", a)
 		}
 	}
 	if in.ExistingCertSANs != nil {
-		checkSANList(&ps, Root("existing_cert_sans"), *in.ExistingCertSANs)
+		checkSANList(&ps, problem.Root("existing_cert_sans"), *in.ExistingCertSANs)
 	}
 	if ps.HasErrors() {
 		return EtcdResult{}, ps
@@ -164,40 +165,40 @@ type etcdMember struct {
 	clientPort, peerPort int
 }
 
-func parseEtcdMembers(ps *Problems, in []EtcdMember) []etcdMember {
+func parseEtcdMembers(ps *problem.Problems, in []EtcdMember) []etcdMember {
 	if len(in) == 0 {
-		ps.errorf(Root("members"), "No etcd members", "members must list at least one etcd member.")
+		ps.SchemaErrorf(problem.Root("members"), "No etcd members", "members must list at least one etcd member.")
 	}
 	seen := make(duplicateIndex, 3*len(in))
 	members := make([]etcdMember, 0, len(in))
 	for i, m := range in {
-		at := Root("members").Index(i)
+		at := problem.Root("members").Index(i)
 		em := etcdMember{EtcdMember: m, clientPort: orDefault(m.ClientPort, DefaultEtcdClientPort), peerPort: orDefault(m.PeerPort, DefaultEtcdPeerPort)}
 		if !isNodeName(m.Name) {
-			ps.errorf(at.At("name"), "Invalid member name", "%q is not a valid member name: use lowercase letters, digits, '-' and '.'.", m.Name)
+			ps.Errorf(at.At("name"), "Invalid member name", "%q is not a valid member name: use lowercase letters, digits, '-' and '.'.", m.Name)
 		} else {
 			seen.claim(ps, "member name", m.Name, at.At("name"))
 		}
 		var ok bool
 		if em.ip, ok = parseIP(m.IP); !ok || em.ip.IsUnspecified() {
-			ps.errorf(at.At("ip"), "Invalid IP address", "ip %q is not a member address.", m.IP)
+			ps.Errorf(at.At("ip"), "Invalid IP address", "ip %q is not a member address.", m.IP)
 		}
 		em.access = em.ip
 		if m.AccessIP != "" {
 			if em.access, ok = parseIP(m.AccessIP); !ok || em.access.IsUnspecified() {
-				ps.errorf(at.At("access_ip"), "Invalid IP address", "access_ip %q is not a member address.", m.AccessIP)
+				ps.Errorf(at.At("access_ip"), "Invalid IP address", "access_ip %q is not a member address.", m.AccessIP)
 			}
 		}
 		if em.access.IsValid() {
 			seen.claim(ps, "client URL", HostPort(em.access.String(), em.clientPort), at.At("access_ip"))
 		}
 		for attr, p := range map[string]int{"client_port": em.clientPort, "peer_port": em.peerPort} {
-			if !validPort(p) {
-				ps.errorf(at.At(attr), "Invalid port", "%s is %d; a TCP port is between 1 and 65535.", attr, p)
+			if !problem.ValidPort(p) {
+				ps.SchemaErrorf(at.At(attr), "Invalid port", "%s is %d; a TCP port is between 1 and 65535.", attr, p)
 			}
 		}
 		if em.clientPort == em.peerPort {
-			ps.errorf(at.At("peer_port"), "Port conflict", "client_port and peer_port are both %d; etcd needs two ports.", em.clientPort)
+			ps.Errorf(at.At("peer_port"), "Port conflict", "client_port and peer_port are both %d; etcd needs two ports.", em.clientPort)
 		}
 		members = append(members, em)
 	}
@@ -208,29 +209,29 @@ type etcdLB struct{ EtcdLBSpec }
 
 func (l etcdLB) host() string { return orDefault(l.DomainName, l.Address) }
 
-func parseEtcdLB(ps *Problems, mode EtcdMode, spec *EtcdLBSpec) *etcdLB {
-	at := Root("lb")
+func parseEtcdLB(ps *problem.Problems, mode EtcdMode, spec *EtcdLBSpec) *etcdLB {
+	at := problem.Root("lb")
 	if mode != EtcdLB {
 		if spec != nil {
-			ps.errorf(at, "Load balancer without mode lb", "lb is set but mode is %q; set mode = \"lb\" or remove lb.", mode)
+			ps.Errorf(at, "Load balancer without mode lb", "lb is set but mode is %q; set mode = \"lb\" or remove lb.", mode)
 		}
 		return nil
 	}
 	if spec == nil {
-		ps.errorf(at, "Missing load balancer", "mode \"lb\" needs lb = { address = ... }: the VIP or FQDN in front of etcd.")
+		ps.Errorf(at, "Missing load balancer", "mode \"lb\" needs lb = { address = ... }: the VIP or FQDN in front of etcd.")
 		return nil
 	}
 	lb := &etcdLB{*spec}
 	lb.Port = orDefault(lb.Port, DefaultEtcdClientPort)
-	if !validPort(lb.Port) {
-		ps.errorf(at.At("port"), "Invalid port", "lb.port is %d; a TCP port is between 1 and 65535.", lb.Port)
+	if !problem.ValidPort(lb.Port) {
+		ps.SchemaErrorf(at.At("port"), "Invalid port", "lb.port is %d; a TCP port is between 1 and 65535.", lb.Port)
 	}
 	for attr, v := range map[string]string{"address": lb.Address, "domain_name": lb.DomainName} {
 		if v == "" && attr == "domain_name" {
 			continue
 		}
 		if _, ok := parseIP(v); !ok && !isDNSName(v, false) {
-			ps.errorf(at.At(attr), "Invalid load balancer address", "lb.%s %q is neither an IP address nor a DNS name.", attr, v)
+			ps.Errorf(at.At(attr), "Invalid load balancer address", "lb.%s %q is neither an IP address nor a DNS name.", attr, v)
 		}
 	}
 	lb.Address, lb.DomainName = canonicalHost(lb.Address), canonicalHost(lb.DomainName)
@@ -261,8 +262,8 @@ func etcdCertSANs(members []etcdMember, lb *etcdLB, dnsDomain string, in EtcdInp
 	return b.sans
 }
 
-func checkEtcdCoverage(r EtcdResult, lb *etcdLB, existing *SANs) Problems {
-	var ps Problems
+func checkEtcdCoverage(r EtcdResult, lb *etcdLB, existing *SANs) problem.Problems {
+	var ps problem.Problems
 	hosts := []string{}
 	for _, u := range append(r.AccessAddresses, r.Servers...) {
 		hosts = append(hosts, hostOfURL(u))
@@ -279,12 +280,12 @@ func checkEtcdCoverage(r EtcdResult, lb *etcdLB, existing *SANs) Problems {
 	reported := map[string]bool{}
 	for _, h := range hosts {
 		if !computed.covers(h) {
-			ps.errorf(Root("cert_sans"), "Endpoint not covered by the computed SANs",
+			ps.Errorf(problem.Root("cert_sans"), "Endpoint not covered by the computed SANs",
 				"%s would not verify against cert_sans. This is always a bug in the provider; please report it with your configuration.", h)
 		}
 		if have != nil && !have.covers(h) && !reported[h] {
 			reported[h] = true
-			ps.errorf(Root("existing_cert_sans"), "etcd endpoint would fail TLS verification",
+			ps.Errorf(problem.Root("existing_cert_sans"), "etcd endpoint would fail TLS verification",
 				"host %s is not among existing_cert_sans, so etcd clients would fail with \"x509: certificate is valid for ..., not %s\". Reissue the etcd server certificates with cert_sans (kubespray: etcd_cert_alt_names / etcd_cert_alt_ips).", h, h)
 		}
 	}

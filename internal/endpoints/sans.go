@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"net/netip"
 	"strings"
 )
@@ -43,12 +44,12 @@ func (b *sanBuilder) addAddr(addrs ...netip.Addr) {
 
 // CertSANs sorts names and IP literals into certificate SANs, in order,
 // without repeats. Invalid entries are reported with their index.
-func CertSANs(values []string) (SANs, Problems) {
-	var problems Problems
+func CertSANs(values []string) (SANs, problem.Problems) {
+	var problems problem.Problems
 	b := newSANBuilder()
 	for i, v := range values {
 		if _, ok := parseIP(v); !ok && !isDNSName(v, true) {
-			problems.errorf(Path{i}, "Invalid SAN",
+			problems.Errorf(problem.Path{i}, "Invalid SAN",
 				"%q is neither an IP address nor a DNS name; a SAN is an IP literal (10.0.0.1, fd00::1) or a DNS name, optionally with a leading \"*.\" wildcard label.", v)
 			continue
 		}

@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"fmt"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"net/netip"
 )
 
@@ -9,7 +10,7 @@ import (
 // "not set".
 type node struct {
 	Node
-	path         Path
+	path         problem.Path
 	controlPlane bool
 	ip, accessIP netip.Addr
 	ip6          netip.Addr
@@ -17,7 +18,7 @@ type node struct {
 	// bind is the apiserver bind address of a control-plane node and
 	// bindPath the attribute it came from.
 	bind     netip.Addr
-	bindPath Path
+	bindPath problem.Path
 }
 
 // cluster is the validated input with every default applied.
@@ -57,11 +58,9 @@ func orDefault[T comparable](v, def T) T {
 	return v
 }
 
-func validPort(p int) bool { return p >= 1 && p <= 65535 }
-
 // normalize validates the input, applies defaults and parses addresses.
-func normalize(in Input) (*cluster, Problems) {
-	var ps Problems
+func normalize(in Input) (*cluster, problem.Problems) {
+	var ps problem.Problems
 	c := &cluster{
 		family:       orDefault(in.IPFamily, IPv4),
 		port:         orDefault(in.APIServerPort, DefaultAPIServerPort),
@@ -71,48 +70,48 @@ func normalize(in Input) (*cluster, Problems) {
 	switch c.family {
 	case IPv4, IPv6, DualStack:
 	default:
-		ps.errorf(Root("ip_family"), "Invalid IP family", "ip_family is %q; use \"ipv4\", \"ipv6\" or \"dual\".", c.family)
+		ps.SchemaErrorf(problem.Root("ip_family"), "Invalid IP family", "ip_family is %q; use \"ipv4\", \"ipv6\" or \"dual\".", c.family)
 		return c, ps
 	}
-	if !validPort(c.port) {
-		ps.errorf(Root("apiserver_port"), "Invalid port", "apiserver_port is %d; a TCP port is between 1 and 65535.", c.port)
+	if !problem.ValidPort(c.port) {
+		ps.SchemaErrorf(problem.Root("apiserver_port"), "Invalid port", "apiserver_port is %d; a TCP port is between 1 and 65535.", c.port)
 	}
 	if !isDNSName(c.dnsDomain, false) {
-		ps.errorf(Root("dns_domain"), "Invalid DNS domain", "dns_domain %q is not a DNS name; the default is %q.", in.DNSDomain, DefaultDNSDomain)
+		ps.Errorf(problem.Root("dns_domain"), "Invalid DNS domain", "dns_domain %q is not a DNS name; the default is %q.", in.DNSDomain, DefaultDNSDomain)
 	}
 	c.serviceIP = serviceIP(&ps, c.family, in)
 
 	bind := orDefault(in.APIServerBindAddress, DefaultBindAddress)
 	defaultBind, ok := parseIP(bind)
 	if !ok {
-		ps.errorf(Root("apiserver_bind_address"), "Invalid bind address",
+		ps.Errorf(problem.Root("apiserver_bind_address"), "Invalid bind address",
 			"apiserver_bind_address %q is not an IP address; use \"::\" or \"0.0.0.0\" to bind every address, or an address of the node.", bind)
 	}
 
 	if len(in.ControlPlaneNodes) == 0 {
-		ps.errorf(Root("control_plane_nodes"), "No control-plane nodes", "control_plane_nodes must list at least one node.")
+		ps.SchemaErrorf(problem.Root("control_plane_nodes"), "No control-plane nodes", "control_plane_nodes must list at least one node.")
 	}
 	seen := make(duplicateIndex, 3*(len(in.ControlPlaneNodes)+len(in.WorkerNodes)))
 	c.nodes = make([]node, 0, len(in.ControlPlaneNodes)+len(in.WorkerNodes))
 	for i, n := range in.ControlPlaneNodes {
-		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, Root("control_plane_nodes").Index(i), true, defaultBind))
+		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, problem.Root("control_plane_nodes").Index(i), true, defaultBind))
 	}
 	for i, n := range in.WorkerNodes {
-		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, Root("worker_nodes").Index(i), false, defaultBind))
+		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, problem.Root("worker_nodes").Index(i), false, defaultBind))
 	}
 	c.controlPlanes, c.workers = c.nodes[:len(in.ControlPlaneNodes)], c.nodes[len(in.ControlPlaneNodes):]
 
 	c.parseLoadBalancers(&ps, in)
 	for i, s := range in.SupplementaryAddresses {
 		if _, ok := parseIP(s); !ok && !isDNSName(s, true) {
-			ps.errorf(Root("supplementary_addresses").Index(i), "Invalid address",
+			ps.Errorf(problem.Root("supplementary_addresses").Index(i), "Invalid address",
 				"%q is neither an IP address nor a DNS name.", s)
 			continue
 		}
 		c.supplementary = append(c.supplementary, canonicalHost(s))
 	}
 	if in.ExistingCertSANs != nil {
-		checkSANList(&ps, Root("existing_cert_sans"), *in.ExistingCertSANs)
+		checkSANList(&ps, problem.Root("existing_cert_sans"), *in.ExistingCertSANs)
 	}
 	if !ps.HasErrors() {
 		c.checkPortConflicts(&ps)
@@ -120,29 +119,29 @@ func normalize(in Input) (*cluster, Problems) {
 	return c, ps
 }
 
-func serviceIP(ps *Problems, family IPFamily, in Input) netip.Addr {
+func serviceIP(ps *problem.Problems, family IPFamily, in Input) netip.Addr {
 	v4 := orDefault(in.ServiceCIDR, DefaultServiceCIDR)
 	v6 := orDefault(in.ServiceCIDRIPv6, DefaultServiceCIDRIPv6)
 	p4, err4 := netip.ParsePrefix(v4)
 	if err4 != nil || !p4.Addr().Is4() {
-		ps.errorf(Root("service_cidr"), "Invalid service CIDR", "service_cidr %q is not an IPv4 CIDR such as %q.", v4, DefaultServiceCIDR)
+		ps.Errorf(problem.Root("service_cidr"), "Invalid service CIDR", "service_cidr %q is not an IPv4 CIDR such as %q.", v4, DefaultServiceCIDR)
 	}
 	p6, err6 := netip.ParsePrefix(v6)
 	if err6 != nil || !p6.Addr().Is6() || p6.Addr().Is4In6() {
-		ps.errorf(Root("service_cidr_ipv6"), "Invalid service CIDR", "service_cidr_ipv6 %q is not an IPv6 CIDR such as %q.", v6, DefaultServiceCIDRIPv6)
+		ps.Errorf(problem.Root("service_cidr_ipv6"), "Invalid service CIDR", "service_cidr_ipv6 %q is not an IPv6 CIDR such as %q.", v6, DefaultServiceCIDRIPv6)
 	}
 	// kube-apiserver's service IP is the first address after the network
 	// address of the primary family's service range.
-	prefix, path := p4, Root("service_cidr")
+	prefix, path := p4, problem.Root("service_cidr")
 	if family == IPv6 {
-		prefix, path = p6, Root("service_cidr_ipv6")
+		prefix, path = p6, problem.Root("service_cidr_ipv6")
 	}
 	if !prefix.IsValid() {
 		return netip.Addr{}
 	}
 	ip := prefix.Masked().Addr().Next()
 	if !ip.IsValid() || !prefix.Contains(ip) {
-		ps.errorf(path, "Service CIDR too small", "%s has no room for the kubernetes service IP; use a larger range.", prefix)
+		ps.Errorf(path, "Service CIDR too small", "%s has no room for the kubernetes service IP; use a larger range.", prefix)
 		return netip.Addr{}
 	}
 	return ip
@@ -150,21 +149,21 @@ func serviceIP(ps *Problems, family IPFamily, in Input) netip.Addr {
 
 // duplicateIndex remembers where each node name and address was first
 // used.
-type duplicateIndex map[string]Path
+type duplicateIndex map[string]problem.Path
 
-func (d duplicateIndex) claim(ps *Problems, kind, value string, at Path) {
+func (d duplicateIndex) claim(ps *problem.Problems, kind, value string, at problem.Path) {
 	key := kind + "\x00" + value
 	if first, ok := d[key]; ok {
-		ps.errorf(at, "Duplicate "+kind, "%s %q is already used by %s; every node needs its own.", kind, value, first)
+		ps.Errorf(at, "Duplicate "+kind, "%s %q is already used by %s; every node needs its own.", kind, value, first)
 		return
 	}
 	d[key] = at
 }
 
-func (c *cluster) parseNode(ps *Problems, seen duplicateIndex, n Node, at Path, controlPlane bool, defaultBind netip.Addr) node {
+func (c *cluster) parseNode(ps *problem.Problems, seen duplicateIndex, n Node, at problem.Path, controlPlane bool, defaultBind netip.Addr) node {
 	p := node{Node: n, path: at, controlPlane: controlPlane}
 	if !isNodeName(n.Name) {
-		ps.errorf(at.At("name"), "Invalid node name",
+		ps.Errorf(at.At("name"), "Invalid node name",
 			"%q is not a valid Kubernetes node name: use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit.", n.Name)
 	} else {
 		seen.claim(ps, "node name", n.Name, at.At("name"))
@@ -174,24 +173,24 @@ func (c *cluster) parseNode(ps *Problems, seen duplicateIndex, n Node, at Path, 
 	parseAddr := func(value, attr string, want6, required bool) netip.Addr {
 		if value == "" {
 			if required {
-				ps.errorf(at.At(attr), "Missing address", "%s must be set.", attr)
+				ps.Errorf(at.At(attr), "Missing address", "%s must be set.", attr)
 			}
 			return netip.Addr{}
 		}
 		a, ok := parseIP(value)
 		switch {
 		case !ok:
-			ps.errorf(at.At(attr), "Invalid IP address", "%q is not an IP address.", value)
+			ps.Errorf(at.At(attr), "Invalid IP address", "%q is not an IP address.", value)
 		case a.Is6() != want6 && !isIPv6Attr(attr):
 			hint := "set ip_family = \"dual\" and put IPv6 addresses in ip6/access_ip6"
 			if primaryIs6 {
 				hint = "an IPv6-only cluster (ip_family = \"ipv6\") uses IPv6 addresses here; use ip_family = \"dual\" for IPv4 plus IPv6"
 			}
-			ps.errorf(at.At(attr), "Address family mismatch", "%s %s is not an %s address, but ip_family is %q: %s.", attr, value, familyWord, c.family, hint)
+			ps.Errorf(at.At(attr), "Address family mismatch", "%s %s is not an %s address, but ip_family is %q: %s.", attr, value, familyWord, c.family, hint)
 		case a.Is6() != want6:
-			ps.errorf(at.At(attr), "Address family mismatch", "%s must be an IPv6 address, got %s.", attr, value)
+			ps.Errorf(at.At(attr), "Address family mismatch", "%s must be an IPv6 address, got %s.", attr, value)
 		case a.IsUnspecified() || a.IsMulticast():
-			ps.errorf(at.At(attr), "Invalid node address", "%s %s cannot be a node's address.", attr, value)
+			ps.Errorf(at.At(attr), "Invalid node address", "%s %s cannot be a node's address.", attr, value)
 		default:
 			return a
 		}
@@ -205,7 +204,7 @@ func (c *cluster) parseNode(ps *Problems, seen duplicateIndex, n Node, at Path, 
 	} else {
 		for attr, v := range map[string]string{"ip6": n.IP6, "access_ip6": n.AccessIP6} {
 			if v != "" {
-				ps.errorf(at.At(attr), "IPv6 address without dual-stack",
+				ps.Errorf(at.At(attr), "IPv6 address without dual-stack",
 					"%s is set but ip_family is %q; set ip_family = \"dual\" to use it, or remove it.", attr, c.family)
 			}
 		}
@@ -228,17 +227,17 @@ func (c *cluster) parseNode(ps *Problems, seen duplicateIndex, n Node, at Path, 
 
 	if !controlPlane {
 		if n.BindAddress != "" {
-			ps.errorf(at.At("bind_address"), "Bind address on a worker",
+			ps.Errorf(at.At("bind_address"), "Bind address on a worker",
 				"bind_address is the kube-apiserver bind address of a control-plane node; worker nodes run no apiserver. Remove it.")
 		}
 		return p
 	}
-	p.bind, p.bindPath = defaultBind, Root("apiserver_bind_address")
+	p.bind, p.bindPath = defaultBind, problem.Root("apiserver_bind_address")
 	if n.BindAddress != "" {
 		p.bindPath = at.At("bind_address")
 		a, ok := parseIP(n.BindAddress)
 		if !ok {
-			ps.errorf(p.bindPath, "Invalid bind address", "%q is not an IP address.", n.BindAddress)
+			ps.Errorf(p.bindPath, "Invalid bind address", "%q is not an IP address.", n.BindAddress)
 			return p
 		}
 		p.bind = a
@@ -248,7 +247,7 @@ func (c *cluster) parseNode(ps *Problems, seen duplicateIndex, n Node, at Path, 
 		if p.bind.IsLoopback() {
 			what = "is a loopback address: load balancers and other nodes could not reach kube-apiserver there"
 		}
-		ps.errorf(p.bindPath, "Unusable bind address",
+		ps.Errorf(p.bindPath, "Unusable bind address",
 			"kube-apiserver on control-plane node %q would bind %s, which %s (its ip is %s). Use \"::\" to bind every address, or the node's ip; set bind_address per node when nodes differ.",
 			n.Name, p.bind, what, orDefault(n.IP, "unset"))
 	}
@@ -258,18 +257,18 @@ func (c *cluster) parseNode(ps *Problems, seen duplicateIndex, n Node, at Path, 
 // isIPv6Attr tells the dual-stack IPv6 attributes from the primary ones.
 func isIPv6Attr(attr string) bool { return attr == "ip6" || attr == "access_ip6" }
 
-func (c *cluster) parseLoadBalancers(ps *Problems, in Input) {
+func (c *cluster) parseLoadBalancers(ps *problem.Problems, in Input) {
 	c.localLB = in.LocalLB
 	c.localLB.Type = orDefault(c.localLB.Type, DefaultLocalLBType)
 	if c.localLB.Type != LBTypeNginx && c.localLB.Type != LBTypeHAProxy {
-		ps.errorf(Root("local_lb").At("type"), "Invalid load balancer type", "local_lb.type is %q; use \"nginx\" or \"haproxy\".", c.localLB.Type)
+		ps.SchemaErrorf(problem.Root("local_lb").At("type"), "Invalid load balancer type", "local_lb.type is %q; use \"nginx\" or \"haproxy\".", c.localLB.Type)
 	}
 	c.localLB.Port = orDefault(c.localLB.Port, c.port)
-	if !validPort(c.localLB.Port) {
-		ps.errorf(Root("local_lb").At("port"), "Invalid port", "local_lb.port is %d; a TCP port is between 1 and 65535.", c.localLB.Port)
+	if !problem.ValidPort(c.localLB.Port) {
+		ps.SchemaErrorf(problem.Root("local_lb").At("port"), "Invalid port", "local_lb.port is %d; a TCP port is between 1 and 65535.", c.localLB.Port)
 	}
-	if hp := c.localLB.HealthcheckPort; hp != 0 && !validPort(hp) {
-		ps.errorf(Root("local_lb").At("healthcheck_port"), "Invalid port", "local_lb.healthcheck_port is %d; a TCP port is between 1 and 65535.", hp)
+	if hp := c.localLB.HealthcheckPort; hp != 0 && !problem.ValidPort(hp) {
+		ps.SchemaErrorf(problem.Root("local_lb").At("healthcheck_port"), "Invalid port", "local_lb.healthcheck_port is %d; a TCP port is between 1 and 65535.", hp)
 	}
 
 	enabled := in.LocalLB.Enabled
@@ -285,41 +284,41 @@ func (c *cluster) parseLoadBalancers(ps *Problems, in Input) {
 		c.mode = ModeLocalLBWithUnmanagedLB
 	}
 	ext := *in.ExternalLB
-	at := Root("external_lb")
+	at := problem.Root("external_lb")
 	ext.Port = orDefault(ext.Port, c.port)
-	if !validPort(ext.Port) {
-		ps.errorf(at.At("port"), "Invalid port", "external_lb.port is %d; a TCP port is between 1 and 65535.", ext.Port)
+	if !problem.ValidPort(ext.Port) {
+		ps.SchemaErrorf(at.At("port"), "Invalid port", "external_lb.port is %d; a TCP port is between 1 and 65535.", ext.Port)
 	}
 	if a, ok := parseIP(ext.Address); ok {
 		if a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() {
-			ps.errorf(at.At("address"), "Invalid load balancer address", "%s cannot be reached from other hosts; give the VIP or the load balancer's address.", a)
+			ps.Errorf(at.At("address"), "Invalid load balancer address", "%s cannot be reached from other hosts; give the VIP or the load balancer's address.", a)
 		}
 		if c.family != DualStack && a.Is6() != (c.family == IPv6) {
-			ps.warnf(at.At("address"), "Address family differs from the cluster's",
+			ps.Warnf(at.At("address"), "Address family differs from the cluster's",
 				"external_lb.address %s is not of the cluster's family %q; the load balancer must translate between families.", a, c.family)
 		}
 	} else if !isDNSName(ext.Address, false) {
-		ps.errorf(at.At("address"), "Invalid load balancer address", "%q is neither an IP address nor a DNS name.", ext.Address)
+		ps.Errorf(at.At("address"), "Invalid load balancer address", "%q is neither an IP address nor a DNS name.", ext.Address)
 	}
 	ext.Address = canonicalHost(ext.Address)
 	if ext.DomainName != "" {
 		if _, ok := parseIP(ext.DomainName); !ok && !isDNSName(ext.DomainName, false) {
-			ps.errorf(at.At("domain_name"), "Invalid domain name", "%q is not a DNS name.", ext.DomainName)
+			ps.Errorf(at.At("domain_name"), "Invalid domain name", "%q is not a DNS name.", ext.DomainName)
 		}
 		ext.DomainName = canonicalHost(ext.DomainName)
 	}
 	c.external = &ext
 }
 
-func checkSANList(ps *Problems, at Path, s SANs) {
+func checkSANList(ps *problem.Problems, at problem.Path, s SANs) {
 	for i, v := range s.IPAddresses {
 		if _, ok := parseIP(v); !ok {
-			ps.errorf(at.At("ip_addresses").Index(i), "Invalid IP SAN", "%q is not an IP address.", v)
+			ps.Errorf(at.At("ip_addresses").Index(i), "Invalid IP SAN", "%q is not an IP address.", v)
 		}
 	}
 	for i, v := range s.DNSNames {
 		if !isDNSName(v, true) {
-			ps.errorf(at.At("dns_names").Index(i), "Invalid DNS SAN", "%q is not a DNS name.", v)
+			ps.Errorf(at.At("dns_names").Index(i), "Invalid DNS SAN", "%q is not a DNS name.", v)
 		}
 	}
 }
@@ -330,7 +329,7 @@ type binding struct {
 	host  string
 	port  int
 	owner string
-	path  Path // the attribute to change to resolve a conflict
+	path  problem.Path // the attribute to change to resolve a conflict
 }
 
 func (b binding) String() string {
@@ -369,7 +368,7 @@ func (c *cluster) nodeBindings(n *node) []binding {
 		bs = append(bs, binding{addr: n.bind, port: c.port, owner: "kube-apiserver", path: n.bindPath})
 	}
 	if c.runsLocalLB(n) {
-		lb := Root("local_lb")
+		lb := problem.Root("local_lb")
 		bs = append(bs, binding{addr: netip.MustParseAddr(loopbackIPv4), port: c.localLB.Port, owner: "the node-local load balancer", path: lb.At("port")})
 		if c.family != IPv4 {
 			bs = append(bs, binding{addr: netip.MustParseAddr(loopbackIPv6), port: c.localLB.Port, owner: "the node-local load balancer", path: lb.At("port")})
@@ -379,7 +378,7 @@ func (c *cluster) nodeBindings(n *node) []binding {
 		}
 	}
 	if n.controlPlane && c.external != nil && c.external.RunsOnControlPlane {
-		b := binding{port: c.external.Port, owner: "the external load balancer", path: Root("external_lb").At("port")}
+		b := binding{port: c.external.Port, owner: "the external load balancer", path: problem.Root("external_lb").At("port")}
 		if a, ok := parseIP(c.external.Address); ok {
 			b.addr = a
 		} else {
@@ -392,7 +391,7 @@ func (c *cluster) nodeBindings(n *node) []binding {
 
 // checkPortConflicts finds sockets that two services on one node would
 // both bind (kubespray's documented VIP-port trap among them).
-func (c *cluster) checkPortConflicts(ps *Problems) {
+func (c *cluster) checkPortConflicts(ps *problem.Problems) {
 	reported := map[string]bool{}
 	for i := range c.nodes {
 		n := &c.nodes[i]
@@ -407,7 +406,7 @@ func (c *cluster) checkPortConflicts(ps *Problems) {
 					continue
 				}
 				reported[key] = true
-				ps.errorf(bs[j].path, "Port conflict",
+				ps.Errorf(bs[j].path, "Port conflict",
 					"on node %q, %s and %s would bind the same socket. Choose another %s, or bind kube-apiserver to the node address instead of every address.",
 					n.Name, bs[i], bs[j], bs[j].path)
 			}

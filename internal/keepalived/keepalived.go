@@ -7,11 +7,10 @@ package keepalived
 
 import (
 	"fmt"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"net/netip"
 	"sort"
 	"strings"
-
-	"github.com/kha/terraform-provider-kha/internal/endpoints"
 )
 
 // Node is one load balancer node that may hold the VIP.
@@ -32,8 +31,9 @@ type Spec struct {
 	Interface string
 	// VirtualRouterID must be unique among VRRP instances on the segment.
 	VirtualRouterID int
-	// TrackCommand is run every second; two failures in a row lower the
-	// node's priority below its peers'. Arguments need absolute paths.
+	// TrackCommand is run every second; two failures in a row put the
+	// instance into FAULT, which releases the VIP to a healthy peer.
+	// Arguments need absolute paths.
 	TrackCommand string
 	// NoPreempt keeps the VIP where it is when a higher-priority node
 	// comes back, avoiding a second failover.
@@ -41,75 +41,60 @@ type Spec struct {
 }
 
 // Validate reports every problem with the attribute paths of the resource.
-func (s Spec) Validate() endpoints.Problems {
-	var ps endpoints.Problems
-	add := func(p endpoints.Path, summary, format string, args ...any) {
-		ps = append(ps, endpoints.Problem{Severity: endpoints.SeverityError, Path: p, Summary: summary, Detail: fmt.Sprintf(format, args...)})
-	}
+func (s Spec) Validate() problem.Problems {
+	var ps problem.Problems
 	vip, err := netip.ParseAddr(s.VIP)
 	if err != nil || vip.Zone() != "" || vip.IsUnspecified() || vip.IsLoopback() || vip.IsMulticast() {
-		add(endpoints.Root("vip"), "Invalid VIP", "%q is not an address a VIP can have.", s.VIP)
+		ps.Errorf(problem.Root("vip"), "Invalid VIP", "%q is not an address a VIP can have.", s.VIP)
 	}
 	maxPrefix := 32
 	if vip.Is6() {
 		maxPrefix = 128
 	}
 	if s.VIPPrefix < 0 || s.VIPPrefix > maxPrefix {
-		add(endpoints.Root("vip_prefix"), "Invalid prefix length", "vip_prefix is %d; use 1 to %d.", s.VIPPrefix, maxPrefix)
+		ps.Errorf(problem.Root("vip_prefix"), "Invalid prefix length", "vip_prefix is %d; use 1 to %d.", s.VIPPrefix, maxPrefix)
 	}
-	if !isToken(s.Interface) {
-		add(endpoints.Root("interface"), "Invalid interface", "%q is not a network interface name.", s.Interface)
+	if !problem.IsIdentifier(s.Interface) {
+		ps.Errorf(problem.Root("interface"), "Invalid interface", "%q is not a network interface name.", s.Interface)
 	}
 	if s.VirtualRouterID < 1 || s.VirtualRouterID > 255 {
-		add(endpoints.Root("virtual_router_id"), "Invalid virtual router ID", "virtual_router_id is %d; use 1 to 255, unique on the network segment.", s.VirtualRouterID)
+		ps.SchemaErrorf(problem.Root("virtual_router_id"), "Invalid virtual router ID", "virtual_router_id is %d; use 1 to 255, unique on the network segment.", s.VirtualRouterID)
 	}
 	if len(s.Nodes) < 2 {
-		add(endpoints.Root("nodes"), "Too few nodes", "a VIP needs at least two nodes to move between.")
+		ps.SchemaErrorf(problem.Root("nodes"), "Too few nodes", "a VIP needs at least two nodes to move between.")
 	}
 	names, ips, priorities := map[string]bool{}, map[netip.Addr]bool{}, map[int]string{}
 	for i, n := range s.Nodes {
-		at := endpoints.Root("nodes").Index(i)
-		if !isToken(n.Name) || names[n.Name] {
-			add(at.At("name"), "Invalid node name", "%q must be unique and made of letters, digits, '.', '-' or '_'.", n.Name)
+		at := problem.Root("nodes").Index(i)
+		if !problem.IsIdentifier(n.Name) || names[n.Name] {
+			ps.Errorf(at.At("name"), "Invalid node name", "%q must be unique and made of letters, digits, '.', '-' or '_'.", n.Name)
 		}
 		names[n.Name] = true
 		a, err := netip.ParseAddr(n.IP)
 		switch {
 		case err != nil || a.Zone() != "":
-			add(at.At("ip"), "Invalid address", "%q is not an IP address.", n.IP)
+			ps.Errorf(at.At("ip"), "Invalid address", "%q is not an IP address.", n.IP)
 		case a.Is6() != vip.Is6():
-			add(at.At("ip"), "Address family mismatch", "%s and the VIP %s must be of one family: VRRP runs per family.", a, s.VIP)
+			ps.Errorf(at.At("ip"), "Address family mismatch", "%s and the VIP %s must be of one family: VRRP runs per family.", a, s.VIP)
 		case ips[a] || a == vip:
-			add(at.At("ip"), "Duplicate address", "%s is used twice (or is the VIP).", a)
+			ps.Errorf(at.At("ip"), "Duplicate address", "%s is used twice (or is the VIP).", a)
 		}
 		ips[a] = true
 		if n.Priority < 1 || n.Priority > 254 {
-			add(at.At("priority"), "Invalid priority", "priority is %d; use 1 to 254.", n.Priority)
+			ps.SchemaErrorf(at.At("priority"), "Invalid priority", "priority is %d; use 1 to 254.", n.Priority)
 		} else if other, ok := priorities[n.Priority]; ok {
-			add(at.At("priority"), "Equal priorities", "%s has the priority of %s; give each node its own so the VIP's home is predictable.", n.Name, other)
+			ps.Errorf(at.At("priority"), "Equal priorities", "%s has the priority of %s; give each node its own so the VIP's home is predictable.", n.Name, other)
 		}
 		priorities[n.Priority] = n.Name
 	}
 	if !names[s.Node] {
-		add(endpoints.Root("node"), "Unknown node", "node %q is not one of nodes.", s.Node)
+		ps.Errorf(problem.Root("node"), "Unknown node", "node %q is not one of nodes.", s.Node)
 	}
 	if strings.ContainsAny(s.TrackCommand, "\"\n\\") || (s.TrackCommand != "" && !strings.HasPrefix(s.TrackCommand, "/")) {
-		add(endpoints.Root("track_command"), "Invalid track command",
+		ps.Errorf(problem.Root("track_command"), "Invalid track command",
 			"track_command must start with an absolute path and contain no double quotes, backslashes or newlines, e.g. \"/usr/bin/curl -sf http://127.0.0.1:8081/healthz\".")
 	}
 	return ps
-}
-
-func isToken(s string) bool {
-	if s == "" || len(s) > 63 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // Render returns keepalived.conf for s.Node.

@@ -1,9 +1,12 @@
 package keepalived
 
 import (
+	"net"
+
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +24,7 @@ func pair(node string) Spec {
 		TrackCommand: "/usr/bin/curl -sf -o /dev/null http://127.0.0.1:8081/healthz"}
 }
 
-func requireKeepalived(t *testing.T) string {
+func requireKeepalived(t testing.TB) string {
 	p, err := exec.LookPath("keepalived")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/keepalived"); serr == nil {
@@ -30,6 +33,34 @@ func requireKeepalived(t *testing.T) string {
 	}
 	testhost.Require(t, err == nil, "keepalived is not installed")
 	return p
+}
+
+// hostInterface is a non-loopback interface of this machine.
+func hostInterface(t testing.TB) string {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifaces {
+		if i.Flags&net.FlagLoopback == 0 && problem.IsIdentifier(i.Name) {
+			return i.Name
+		}
+	}
+	t.Fatal("keepalived -t needs a non-loopback interface; this machine has none")
+	return ""
+}
+
+// check runs keepalived -t on a configuration.
+func check(t *testing.T, keepalived, text string) error {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "keepalived.conf")
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(keepalived, "-t", "-f", f).CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
 }
 
 func TestRenderPassesKeepalivedCheck(t *testing.T) {
@@ -44,10 +75,8 @@ func TestRenderPassesKeepalivedCheck(t *testing.T) {
 				t.Errorf("%s: missing %q in\n%s", node, want, text)
 			}
 		}
-		f := filepath.Join(t.TempDir(), "keepalived.conf")
-		os.WriteFile(f, []byte(text), 0o644)
-		if out, err := exec.Command(keepalived, "-t", "-f", f).CombinedOutput(); err != nil {
-			t.Errorf("keepalived -t rejects the %s config: %v\n%s\n%s", node, err, out, text)
+		if err := check(t, keepalived, text); err != nil {
+			t.Errorf("keepalived -t rejects the %s config: %v\n%s", node, err, text)
 		}
 	}
 	lb1, _ := Render(pair("lb1"))
@@ -179,10 +208,13 @@ func TestLiveVIPFailover(t *testing.T) {
 }
 
 // FuzzRender: any spec either fails Validate or renders a configuration
-// that names the node's own priority and every peer.
+// that names the node's own priority and every peer and that keepalived -t
+// accepts. keepalived -t refuses interfaces the machine lacks (and
+// loopback), so the check renders the same spec on one of the machine's.
 func FuzzRender(f *testing.F) {
 	f.Add("lb1", "10.0.0.100", 24, "eth0", 77, "10.0.0.1", 150, "10.0.0.2", 100, "/usr/bin/true", false)
 	f.Add("b", "fd00::100", 64, "ens3", 1, "fd00::1", 1, "fd00::2", 254, "", true)
+	keepalived, machineIface := requireKeepalived(f), hostInterface(f)
 	f.Fuzz(func(t *testing.T, node, vip string, prefix int, iface string, vrid int, ip1 string, p1 int, ip2 string, p2 int, track string, noPreempt bool) {
 		s := Spec{Node: node, VIP: vip, VIPPrefix: prefix, Interface: iface, VirtualRouterID: vrid, TrackCommand: track, NoPreempt: noPreempt,
 			Nodes: []Node{{Name: "a", IP: ip1, Priority: p1}, {Name: "b", IP: ip2, Priority: p2}}}
@@ -199,6 +231,14 @@ func FuzzRender(f *testing.F) {
 		}
 		if !strings.Contains(text, fmt.Sprintf("priority %d\n", own.Priority)) || !strings.Contains(text, "        "+peer.IP+"\n") {
 			t.Fatalf("config lacks the node's priority or its peer:\n%s", text)
+		}
+		s.Interface = machineIface
+		onHost, err := Render(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := check(t, keepalived, onHost); err != nil {
+			t.Fatalf("valid spec, rejected config: %v\n%s", err, onHost)
 		}
 	})
 }

@@ -1,8 +1,6 @@
 package lbconfig
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -19,12 +17,6 @@ const healthzFrontend = "healthz"
 // ErrInvalid is returned by the renderers for a spec that does not
 // validate; call Validate for the problems.
 var ErrInvalid = errors.New("invalid load balancer spec")
-
-// SHA256 is the hex digest of a rendered file.
-func SHA256(content string) string {
-	sum := sha256.Sum256([]byte(content))
-	return hex.EncodeToString(sum[:])
-}
 
 func (s Spec) prepared() (Spec, error) {
 	s = s.WithDefaults()
@@ -147,11 +139,7 @@ func RenderNginx(spec Spec) (string, error) {
 	if s.Runtime.NginxStreamModule != "" {
 		w("load_module %s;", s.Runtime.NginxStreamModule)
 	}
-	errorLog := s.Runtime.ErrorLog
-	if errorLog == "" {
-		errorLog = "stderr"
-	}
-	w("error_log %s notice;", errorLog)
+	w("error_log stderr notice;")
 	if s.Runtime.PIDFile != "" {
 		w("pid %s;", s.Runtime.PIDFile)
 	}

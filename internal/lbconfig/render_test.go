@@ -173,11 +173,14 @@ func TestRenderMatrix(t *testing.T) {
 }
 
 func TestRenderIsDeterministic(t *testing.T) {
-	spec := specMatrix()["external-vip"]
-	a, _ := RenderHAProxy(spec)
-	b, _ := RenderHAProxy(spec)
-	if a != b || SHA256(a) != SHA256(b) {
-		t.Fatal("two renders differ")
+	for name, spec := range specMatrix() {
+		for kind, render := range map[string]func(Spec) (string, error){"haproxy": RenderHAProxy, "nginx": RenderNginx} {
+			a, errA := render(spec)
+			b, errB := render(spec)
+			if errA != nil || errB != nil || a == "" || a != b {
+				t.Errorf("%s %s: two renders differ or fail (%v, %v)", name, kind, errA, errB)
+			}
+		}
 	}
 }
 
@@ -186,8 +189,8 @@ func TestStaticPods(t *testing.T) {
 		name string
 		pod  Pod
 	}{
-		{"haproxy-pod.yaml", Pod{Kind: HAProxy, ConfigDir: "/etc/haproxy", ConfigSHA256: SHA256("x"), HealthcheckPort: 8081, CAFile: goldenCA}},
-		{"nginx-proxy-pod.yaml", Pod{Kind: Nginx, ConfigDir: "/etc/nginx", ConfigSHA256: SHA256("y"), Image: "registry.example/nginx:1.30", CPURequest: "50m"}},
+		{"haproxy-pod.yaml", Pod{Kind: HAProxy, ConfigDir: "/etc/haproxy", ConfigSHA256: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881", HealthcheckPort: 8081, CAFile: goldenCA}},
+		{"nginx-proxy-pod.yaml", Pod{Kind: Nginx, ConfigDir: "/etc/nginx", ConfigSHA256: "a1fce4363854ff888cff4b8e7875d600c2682390412a8cf79b37d0b11148b0fa", Image: "registry.example/nginx:1.30", CPURequest: "50m"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := RenderStaticPod(tc.pod)
@@ -195,8 +198,27 @@ func TestStaticPods(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, tc.name, got)
-			if !strings.Contains(got, tc.pod.ConfigSHA256) {
-				t.Error("the manifest must carry the config checksum")
+			pod := parsePod(t, got)
+			c := pod.Spec.Containers[0]
+			if pod.Kind != "Pod" || pod.APIVersion != "v1" || pod.Metadata.Namespace != "kube-system" || !pod.Spec.HostNetwork ||
+				pod.Metadata.Annotations[string(tc.pod.Kind)+"-cfg-checksum"] != "sha256:"+tc.pod.ConfigSHA256 || len(pod.Spec.Containers) != 1 {
+				t.Errorf("manifest metadata: %+v", pod)
+			}
+			if want := map[bool]int{false: 0, true: tc.pod.HealthcheckPort}[tc.pod.HealthcheckPort != 0]; c.LivenessProbe.HTTPGet.Port != want ||
+				c.ReadinessProbe.HTTPGet.Port != want {
+				t.Errorf("probes on %d/%d, want %d", c.LivenessProbe.HTTPGet.Port, c.ReadinessProbe.HTTPGet.Port, want)
+			}
+			mounts := map[string]string{}
+			for _, m := range c.VolumeMounts {
+				mounts[m.Name] = m.MountPath
+			}
+			for _, v := range pod.Spec.Volumes {
+				if _, ok := mounts[v.Name]; !ok || v.HostPath.Path == "" {
+					t.Errorf("volume %s is not mounted or has no host path", v.Name)
+				}
+			}
+			if mounts["config"] != tc.pod.Kind.configMount() || mounts["ca"] != tc.pod.CAFile {
+				t.Errorf("mounts %v", mounts)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ package lbconfig
 
 import (
 	"fmt"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"net/netip"
 	"strings"
 	"time"
@@ -69,8 +70,6 @@ type Runtime struct {
 	// NginxStreamModule is the load_module path; empty for builds with the
 	// stream module compiled in (the official nginx image).
 	NginxStreamModule string
-	// ErrorLog for nginx; empty means stderr.
-	ErrorLog string
 }
 
 // Spec is everything a load balancer configuration depends on.
@@ -137,117 +136,113 @@ func (s Spec) WithDefaults() Spec {
 
 // Validate reports every problem of a spec, defaults applied, addressed
 // with the attribute names the Terraform resources use.
-func (s Spec) Validate() endpoints.Problems {
+func (s Spec) Validate() problem.Problems {
 	s = s.WithDefaults()
-	var ps endpoints.Problems
-	add := func(path endpoints.Path, summary, format string, args ...any) {
-		ps = append(ps, endpoints.Problem{Severity: endpoints.SeverityError, Path: path, Summary: summary, Detail: fmt.Sprintf(format, args...)})
-	}
-	validPort := func(p int) bool { return p >= 1 && p <= 65535 }
+	var ps problem.Problems
 	if s.Role != NodeLocal && s.Role != External {
-		add(endpoints.Root("role"), "Invalid role", "role is %q; use %q or %q.", s.Role, NodeLocal, External)
+		ps.SchemaErrorf(problem.Root("role"), "Invalid role", "role is %q; use %q or %q.", s.Role, NodeLocal, External)
 	}
 	if len(s.Listen) == 0 {
-		add(endpoints.Root("listen"), "Nothing to listen on", "listen must have at least one address, e.g. kha_cluster_endpoints' local_lb_listen.")
+		ps.Errorf(problem.Root("listen"), "Nothing to listen on", "listen must have at least one address, e.g. kha_cluster_endpoints' local_lb_listen.")
 	}
 	seenListen := map[string]bool{}
 	for i, l := range s.Listen {
-		at := endpoints.Root("listen").Index(i)
+		at := problem.Root("listen").Index(i)
 		a, err := netip.ParseAddr(l.Address)
 		switch {
 		case err != nil || a.Zone() != "" || a.IsMulticast():
-			add(at.At("address"), "Invalid listen address", "%q is not an IP address to listen on.", l.Address)
+			ps.Errorf(at.At("address"), "Invalid listen address", "%q is not an IP address to listen on.", l.Address)
 		case s.Role == NodeLocal && !a.IsLoopback():
-			add(at.At("address"), "Node-local load balancer off loopback",
+			ps.Errorf(at.At("address"), "Node-local load balancer off loopback",
 				"a node-local load balancer listens on loopback only, but %s is not a loopback address; use role = %q for a VIP.", a, External)
 		}
-		if !validPort(l.Port) {
-			add(at.At("port"), "Invalid port", "port is %d; a TCP port is between 1 and 65535.", l.Port)
+		if !problem.ValidPort(l.Port) {
+			ps.SchemaErrorf(at.At("port"), "Invalid port", "port is %d; a TCP port is between 1 and 65535.", l.Port)
 		}
 		key := endpoints.HostPort(l.Address, l.Port)
 		if seenListen[key] {
-			add(at, "Duplicate listen address", "%s is listed twice.", key)
+			ps.Errorf(at, "Duplicate listen address", "%s is listed twice.", key)
 		}
 		seenListen[key] = true
 	}
 	if len(s.Backends) == 0 {
-		add(endpoints.Root("backends"), "No backends", "backends must list at least one apiserver, e.g. kha_cluster_endpoints' local_lb_backends.")
+		ps.Errorf(problem.Root("backends"), "No backends", "backends must list at least one apiserver, e.g. kha_cluster_endpoints' local_lb_backends.")
 	}
 	names := map[string]bool{}
 	for i, b := range s.Backends {
-		at := endpoints.Root("backends").Index(i)
-		if !isIdentifier(b.Name) {
-			add(at.At("name"), "Invalid backend name", "%q must be letters, digits, '.', '-' or '_' (it becomes a server name).", b.Name)
+		at := problem.Root("backends").Index(i)
+		if !problem.IsIdentifier(b.Name) {
+			ps.Errorf(at.At("name"), "Invalid backend name", "%q must be letters, digits, '.', '-' or '_' (it becomes a server name).", b.Name)
 		}
 		if names[b.Name] {
-			add(at.At("name"), "Duplicate backend name", "%q is used twice.", b.Name)
+			ps.Errorf(at.At("name"), "Duplicate backend name", "%q is used twice.", b.Name)
 		}
 		names[b.Name] = true
 		if a, err := netip.ParseAddr(b.Address); err != nil || a.Zone() != "" || a.IsUnspecified() || a.IsMulticast() {
-			add(at.At("address"), "Invalid backend address", "%q is not the IP address of an apiserver.", b.Address)
+			ps.Errorf(at.At("address"), "Invalid backend address", "%q is not the IP address of an apiserver.", b.Address)
 		}
-		if !validPort(b.Port) {
-			add(at.At("port"), "Invalid port", "port is %d; a TCP port is between 1 and 65535.", b.Port)
+		if !problem.ValidPort(b.Port) {
+			ps.SchemaErrorf(at.At("port"), "Invalid port", "port is %d; a TCP port is between 1 and 65535.", b.Port)
 		}
 	}
 	if s.LocalFirst != "" && !names[s.LocalFirst] {
-		add(endpoints.Root("local_first"), "Unknown backend", "local_first is %q, which is not a backend name.", s.LocalFirst)
+		ps.Errorf(problem.Root("local_first"), "Unknown backend", "local_first is %q, which is not a backend name.", s.LocalFirst)
 	}
 	if s.Balance != BalanceLeastConn && s.Balance != BalanceRoundRobin {
-		add(endpoints.Root("balance"), "Invalid balance", "balance is %q; use %q or %q.", s.Balance, BalanceLeastConn, BalanceRoundRobin)
+		ps.SchemaErrorf(problem.Root("balance"), "Invalid balance", "balance is %q; use %q or %q.", s.Balance, BalanceLeastConn, BalanceRoundRobin)
 	}
 	if s.HealthcheckPort != 0 {
-		if !validPort(s.HealthcheckPort) {
-			add(endpoints.Root("healthcheck_port"), "Invalid port", "healthcheck_port is %d; a TCP port is between 1 and 65535.", s.HealthcheckPort)
+		if !problem.ValidPort(s.HealthcheckPort) {
+			ps.SchemaErrorf(problem.Root("healthcheck_port"), "Invalid port", "healthcheck_port is %d; a TCP port is between 1 and 65535.", s.HealthcheckPort)
 		}
 		for _, l := range s.Listen {
 			if l.Port == s.HealthcheckPort {
-				add(endpoints.Root("healthcheck_port"), "Port conflict",
+				ps.Errorf(problem.Root("healthcheck_port"), "Port conflict",
 					"healthcheck_port %d binds every address, which includes the listen address %s.", s.HealthcheckPort, endpoints.HostPort(l.Address, l.Port))
 			}
 		}
 	}
-	hc, hcAt := s.HealthCheck, endpoints.Root("health_check")
+	hc, hcAt := s.HealthCheck, problem.Root("health_check")
 	if !strings.HasPrefix(hc.Path, "/") || strings.ContainsAny(hc.Path, "\"'#\\") || !isPrintableASCII(hc.Path) {
-		add(hcAt.At("path"), "Invalid health check path", "%q must start with '/' and contain only printable ASCII without spaces, quotes or '#'; percent-encode anything else.", hc.Path)
+		ps.Errorf(hcAt.At("path"), "Invalid health check path", "%q must start with '/' and contain only printable ASCII without spaces, quotes or '#'; percent-encode anything else.", hc.Path)
 	}
-	if !isIdentifier(s.Name) {
-		add(endpoints.Root("name"), "Invalid name", "%q must be letters, digits, '.', '-' or '_'.", s.Name)
+	if !problem.IsIdentifier(s.Name) {
+		ps.Errorf(problem.Root("name"), "Invalid name", "%q must be letters, digits, '.', '-' or '_'.", s.Name)
 	} else if s.Name == healthzFrontend {
-		add(endpoints.Root("name"), "Reserved name", "%q is the load balancer's own health endpoint; choose another name.", s.Name)
+		ps.Errorf(problem.Root("name"), "Reserved name", "%q is the load balancer's own health endpoint; choose another name.", s.Name)
 	}
 	if hc.ClientCert != "" && !isConfigPath(hc.ClientCert) {
-		add(hcAt.At("client_cert"), "Invalid client certificate path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", hc.ClientCert)
+		ps.Errorf(hcAt.At("client_cert"), "Invalid client certificate path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", hc.ClientCert)
 	}
 	if hc.CAFile == "" && !hc.InsecureSkipVerify && !hc.TCP {
-		add(hcAt.At("ca_file"), "Unverified health checks",
+		ps.Errorf(hcAt.At("ca_file"), "Unverified health checks",
 			"give health_check.ca_file (the cluster CA on the load balancer's host, e.g. /etc/kubernetes/pki/ca.crt) so "+
 				"the checks verify the apiservers, or set health_check.insecure_skip_verify = true to opt out.")
 	}
 	if hc.CAFile != "" && !isConfigPath(hc.CAFile) {
-		add(hcAt.At("ca_file"), "Invalid CA file path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", hc.CAFile)
+		ps.Errorf(hcAt.At("ca_file"), "Invalid CA file path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", hc.CAFile)
 	}
 	if hc.Interval < 100*time.Millisecond || hc.Interval > time.Hour {
-		add(hcAt.At("interval"), "Invalid interval", "interval %s must be between 100ms and 1h.", hc.Interval)
+		ps.Errorf(hcAt.At("interval"), "Invalid interval", "interval %s must be between 100ms and 1h.", hc.Interval)
 	}
 	for attr, v := range map[string]int{"fall": hc.Fall, "rise": hc.Rise} {
 		if v < 1 || v > 100 {
-			add(hcAt.At(attr), "Invalid count", "%s is %d; use 1 to 100.", attr, v)
+			ps.SchemaErrorf(hcAt.At(attr), "Invalid count", "%s is %d; use 1 to 100.", attr, v)
 		}
 	}
 	if s.Timeouts.Connect < 100*time.Millisecond || s.Timeouts.Connect > time.Minute {
-		add(endpoints.Root("connect_timeout"), "Invalid timeout", "connect_timeout %s must be between 100ms and 1m.", s.Timeouts.Connect)
+		ps.Errorf(problem.Root("connect_timeout"), "Invalid timeout", "connect_timeout %s must be between 100ms and 1m.", s.Timeouts.Connect)
 	}
 	if s.Timeouts.Idle < time.Second || s.Timeouts.Idle > 24*time.Hour {
-		add(endpoints.Root("idle_timeout"), "Invalid timeout", "idle_timeout %s must be between 1s and 24h.", s.Timeouts.Idle)
+		ps.Errorf(problem.Root("idle_timeout"), "Invalid timeout", "idle_timeout %s must be between 1s and 24h.", s.Timeouts.Idle)
 	}
 	if s.MaxConn < 1 || s.MaxConn > 1_000_000 {
-		add(endpoints.Root("max_connections"), "Invalid connection limit", "max_connections is %d; use 1 to 1000000.", s.MaxConn)
+		ps.SchemaErrorf(problem.Root("max_connections"), "Invalid connection limit", "max_connections is %d; use 1 to 1000000.", s.MaxConn)
 	}
 	for attr, p := range map[string]string{"pid_file": s.Runtime.PIDFile, "stats_socket": s.Runtime.StatsSocket,
-		"stream_module": s.Runtime.NginxStreamModule, "error_log": s.Runtime.ErrorLog} {
+		"stream_module": s.Runtime.NginxStreamModule} {
 		if p != "" && !isConfigPath(p) {
-			add(endpoints.Root(attr), "Invalid path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", p)
+			ps.Errorf(problem.Root(attr), "Invalid path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", p)
 		}
 	}
 	return ps
@@ -266,18 +261,6 @@ func isPrintableASCII(s string) bool {
 // starts a comment in each, ';' and braces end nginx directives.
 func isConfigPath(p string) bool {
 	return strings.HasPrefix(p, "/") && !strings.ContainsAny(p, " \t\r\n\"'#;{}\\")
-}
-
-func isIdentifier(s string) bool {
-	if s == "" || len(s) > 63 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // duration renders d in the unit both HAProxy and nginx accept.

@@ -50,14 +50,6 @@ func (k Kind) configMount() string {
 	return "/usr/local/etc/haproxy"
 }
 
-// ConfigFile is the config's file name in ConfigDir.
-func (k Kind) ConfigFile() string {
-	if k == Nginx {
-		return "nginx.conf"
-	}
-	return "haproxy.cfg"
-}
-
 // RenderStaticPod renders the pod manifest (YAML, deterministic).
 func RenderStaticPod(p Pod) (string, error) {
 	if p.Kind != HAProxy && p.Kind != Nginx {

@@ -1,16 +1,18 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	providerschema "github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
@@ -69,10 +71,10 @@ var connectionFields = []connectionField{
 	{name: "certificate", kind: "string", description: "SSH user certificate (`ssh-ed25519-cert-v01@openssh.com AAAA…`) signing `private_key`."},
 	{name: "agent", kind: "bool", description: "Authenticate with the SSH agent at `SSH_AUTH_SOCK`."},
 	{name: "agent_identity", kind: "string", description: "Use only the agent key with this comment or SHA256 fingerprint."},
-	{name: "host_key", kind: "string", description: "The host's public key (`ssh-ed25519 AAAA…`, as `ssh-keyscan` prints it without the host name), or the key of the CA that signs its host certificate. The connection is refused when the host presents another key."},
-	{name: "known_hosts", kind: "string", description: "known_hosts content (not a path) to verify host keys with; `@cert-authority` lines are honoured. Convenient on `default_ssh` for many hosts."},
-	{name: "insecure_trust_on_first_use", kind: "bool", description: "Without `host_key` or `known_hosts`, accept the key presented at the first connection and record it in the resource's `trusted_host_key`; every later connection must present the same key. Vulnerable to interception on the first connection."},
-	{name: "timeout", kind: "string", description: "How long to keep trying to connect, as a Go duration (`30s`, `5m`). Default `5m`. Authentication and host key failures are not retried."},
+	{name: "host_key", kind: "string", description: "The host's public key of any type (`ssh-ed25519 AAAA…`, `ecdsa-sha2-nistp256 AAAA…`, `ssh-rsa AAAA…`: a line of `ssh-keyscan` without the host name), or the key of the CA that signs its host certificate. kha asks the host for a key of that type, so pinning one of a host's several keys is enough. The connection is refused when the host presents another key."},
+	{name: "known_hosts", kind: "string", description: "known_hosts content (not a path) to verify host keys with, e.g. the output of `ssh-keyscan` as it is; hashed names and `@cert-authority` lines are honoured, and the host is asked for a key of a type listed for it. Convenient on `default_ssh` for many hosts. The plan fails when it has no line for the host."},
+	{name: "insecure_trust_on_first_use", kind: "bool", description: "Without `host_key` or `known_hosts`, accept the key presented at the first connection, whenever that is (the first apply, or the first refresh after this is turned on or after an import), and record it in the resource's `trusted_host_key`; every later connection must present the same key. Vulnerable to interception on that first connection."},
+	{name: "timeout", kind: "string", description: "How long to keep trying to connect, as a Go duration (`30s`, `5m`). Default `5m`; the resource's `timeouts` bound it too. Only failures that heal while a host boots are retried (connection refused, no route, connection timeouts); a name that does not resolve, a refused login or a wrong host key fail at once, and the error says what was retried and for how long."},
 	{name: "sudo", kind: "bool", description: "Run privileged steps through `sudo -n` (the user needs passwordless sudo)."},
 	{name: "bastion_host", kind: "string", description: "Jump host to connect through."},
 	{name: "bastion_port", kind: "int", description: "SSH port of the jump host. Default `22`."},
@@ -81,8 +83,6 @@ var connectionFields = []connectionField{
 	{name: "bastion_private_key_wo", kind: "string", sensitive: true, writeOnly: true, description: "Write-only `bastion_private_key`. Requires Terraform 1.11 or later."},
 	{name: "bastion_host_key", kind: "string", description: "Public key of the jump host, or of the CA that signs its host certificate."},
 }
-
-var portValidator = []validator.Int64{int64validator.Between(1, 65535)}
 
 // resourceConnectionAttribute is the `connection` attribute of resources
 // that write to a host.
@@ -132,80 +132,186 @@ func providerConnectionAttribute() providerschema.SingleNestedAttribute {
 	}
 }
 
-// firstString returns the first known, non-null value.
-func firstString(vs ...types.String) string {
+// connectionFrom reads a resource's `ssh` object; null gives an empty
+// connection (everything from the provider's default_ssh).
+func connectionFrom(ctx context.Context, obj types.Object) (connectionModel, diag.Diagnostics) {
+	var c connectionModel
+	if obj.IsNull() || obj.IsUnknown() {
+		return c, nil
+	}
+	diags := obj.As(ctx, &c, basetypes.ObjectAsOptions{})
+	return c, diags
+}
+
+// pick returns the first non-null value and whether it is known: a
+// resource's setting wins over the provider's default.
+func pick[T interface {
+	IsNull() bool
+	IsUnknown() bool
+}](vs ...T) (T, bool) {
 	for _, v := range vs {
-		if !v.IsNull() && !v.IsUnknown() {
+		if !v.IsNull() {
+			return v, !v.IsUnknown()
+		}
+	}
+	var zero T
+	return zero, true
+}
+
+// merged is a connection with the provider's defaults applied. unknown
+// names the settings whose values Terraform does not know yet.
+type merged struct {
+	cfg     remote.Config
+	unknown []string
+}
+
+// addressKnown says whether the host and port are known: what decides
+// which host a resource lives on.
+func (m merged) addressKnown() bool {
+	return !slices.Contains(m.unknown, "host") && !slices.Contains(m.unknown, "port")
+}
+
+// mergeConnection merges a resource's connection over the provider's
+// defaults; write-only fields win over their stored twins.
+func mergeConnection(r connectionModel, defaults *connectionSettings, trustedHostKey string) (merged, error) {
+	var d connectionSettings
+	if defaults != nil {
+		d = *defaults
+	}
+	var m merged
+	str := func(name string, vs ...types.String) string {
+		v, ok := pick(vs...)
+		if !ok {
+			m.unknown = append(m.unknown, name)
+		}
+		return v.ValueString()
+	}
+	num := func(name string, vs ...types.Int64) int {
+		v, ok := pick(vs...)
+		if !ok {
+			m.unknown = append(m.unknown, name)
+		}
+		return int(v.ValueInt64())
+	}
+	flag := func(name string, vs ...types.Bool) bool {
+		v, ok := pick(vs...)
+		if !ok {
+			m.unknown = append(m.unknown, name)
+		}
+		return v.ValueBool()
+	}
+	timeout := remote.DefaultTimeout
+	if s := str("timeout", r.Timeout, d.Timeout); s != "" {
+		t, err := time.ParseDuration(s)
+		if err != nil || t <= 0 {
+			return m, fmt.Errorf("ssh.timeout %q is not a positive duration such as \"30s\" or \"5m\"", s)
+		}
+		timeout = t
+	}
+	m.cfg = remote.Config{
+		Host:                    str("host", r.Host, d.Host),
+		Port:                    num("port", r.Port, d.Port),
+		User:                    str("user", r.User, d.User),
+		Password:                str("password", r.PasswordWO, r.Password, d.Password),
+		PrivateKey:              str("private_key", r.PrivateKeyWO, r.PrivateKey, d.PrivateKey),
+		Certificate:             str("certificate", r.Certificate, d.Certificate),
+		Agent:                   flag("agent", r.Agent, d.Agent),
+		AgentIdentity:           str("agent_identity", r.AgentIdentity, d.AgentIdentity),
+		HostKey:                 str("host_key", r.HostKey, d.HostKey),
+		KnownHosts:              str("known_hosts", r.KnownHosts, d.KnownHosts),
+		InsecureTrustOnFirstUse: flag("insecure_trust_on_first_use", r.InsecureTrustOnFirstUse, d.InsecureTrustOnFirstUse),
+		TrustedHostKey:          trustedHostKey,
+		Timeout:                 timeout,
+		Sudo:                    flag("sudo", r.Sudo, d.Sudo),
+	}
+	if host := str("bastion_host", r.BastionHost, d.BastionHost); host != "" {
+		m.cfg.Bastion = &remote.Config{
+			Host:       host,
+			Port:       num("bastion_port", r.BastionPort, d.BastionPort),
+			User:       str("bastion_user", r.BastionUser, d.BastionUser, r.User, d.User),
+			PrivateKey: str("bastion_private_key", r.BastionPrivateKeyWO, r.BastionPrivateKey, d.BastionPrivateKey, r.PrivateKeyWO, r.PrivateKey, d.PrivateKey),
+			Agent:      m.cfg.Agent,
+			HostKey:    str("bastion_host_key", r.BastionHostKey, d.BastionHostKey),
+			KnownHosts: m.cfg.KnownHosts,
+			Timeout:    timeout,
+		}
+	}
+	return m, nil
+}
+
+// connectionValidator checks a resource's `ssh` at validate time, as far
+// as it can without the provider's defaults: a secret given both as a
+// stored attribute and as its write-only twin, and keys, certificates and
+// known_hosts that do not parse.
+type connectionValidator struct{}
+
+var _ resource.ConfigValidator = connectionValidator{}
+
+func (connectionValidator) Description(context.Context) string {
+	return "ssh secrets are given once, and keys, certificates and known_hosts parse"
+}
+
+func (v connectionValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (connectionValidator) ValidateResource(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var obj types.Object
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh"), &obj)...)
+	if resp.Diagnostics.HasError() || obj.IsNull() || obj.IsUnknown() {
+		return
+	}
+	c, diags := connectionFrom(ctx, obj)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
+		return
+	}
+	at := path.Root("ssh")
+	for secret, twins := range map[string][2]types.String{
+		"password":            {c.Password, c.PasswordWO},
+		"private_key":         {c.PrivateKey, c.PrivateKeyWO},
+		"bastion_private_key": {c.BastionPrivateKey, c.BastionPrivateKeyWO},
+	} {
+		if !twins[0].IsNull() && !twins[1].IsNull() {
+			resp.Diagnostics.AddAttributeError(at.AtName(secret+"_wo"), "Secret Given Twice",
+				fmt.Sprintf("ssh.%s and ssh.%s_wo are both set; keep one (the write-only %s_wo stays out of plan and state).", secret, secret, secret))
+		}
+	}
+	// Each check parses what is known and set on the resource itself.
+	fail := func(attr string, err error) {
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(at.AtName(attr), "Invalid SSH Setting", "ssh."+attr+": "+err.Error())
+		}
+	}
+	for attr, v := range map[string]types.String{"private_key": c.PrivateKey, "private_key_wo": c.PrivateKeyWO,
+		"bastion_private_key": c.BastionPrivateKey, "bastion_private_key_wo": c.BastionPrivateKeyWO} {
+		if known(v) {
+			fail(attr, remote.CheckCredentials(v.ValueString(), ""))
+		}
+	}
+	if key := firstKnown(c.PrivateKeyWO, c.PrivateKey); key != "" && known(c.Certificate) && remote.CheckCredentials(key, "") == nil {
+		fail("certificate", remote.CheckCredentials(key, c.Certificate.ValueString()))
+	}
+	for attr, v := range map[string]types.String{"host_key": c.HostKey, "bastion_host_key": c.BastionHostKey} {
+		if known(v) {
+			fail(attr, remote.CheckHostKey(v.ValueString()))
+		}
+	}
+	if known(c.KnownHosts) {
+		fail("known_hosts", remote.CheckKnownHosts(c.KnownHosts.ValueString()))
+	}
+	if known(c.Timeout) {
+		if _, err := mergeConnection(c, nil, ""); err != nil {
+			resp.Diagnostics.AddAttributeError(at.AtName("timeout"), "Invalid SSH Setting", err.Error())
+		}
+	}
+}
+
+func firstKnown(vs ...types.String) string {
+	for _, v := range vs {
+		if known(v) {
 			return v.ValueString()
 		}
 	}
 	return ""
-}
-
-func firstInt(vs ...types.Int64) int {
-	for _, v := range vs {
-		if !v.IsNull() && !v.IsUnknown() {
-			return int(v.ValueInt64())
-		}
-	}
-	return 0
-}
-
-func firstBool(vs ...types.Bool) bool {
-	for _, v := range vs {
-		if !v.IsNull() && !v.IsUnknown() {
-			return v.ValueBool()
-		}
-	}
-	return false
-}
-
-// remoteConfig merges a resource's connection over the provider's
-// defaults; write-only fields win over their stored twins.
-func remoteConfig(c *connectionModel, defaults *connectionSettings, trustedHostKey string) (remote.Config, error) {
-	var r connectionModel
-	var d connectionSettings
-	if c != nil {
-		r = *c
-	}
-	if defaults != nil {
-		d = *defaults
-	}
-	timeout := remote.DefaultTimeout
-	if s := firstString(r.Timeout, d.Timeout); s != "" {
-		t, err := time.ParseDuration(s)
-		if err != nil || t <= 0 {
-			return remote.Config{}, fmt.Errorf("ssh.timeout %q is not a positive duration such as \"30s\" or \"5m\"", s)
-		}
-		timeout = t
-	}
-	cfg := remote.Config{
-		Host:                    firstString(r.Host, d.Host),
-		Port:                    firstInt(r.Port, d.Port),
-		User:                    firstString(r.User, d.User),
-		Password:                firstString(r.PasswordWO, r.Password, d.Password),
-		PrivateKey:              firstString(r.PrivateKeyWO, r.PrivateKey, d.PrivateKey),
-		Certificate:             firstString(r.Certificate, d.Certificate),
-		Agent:                   firstBool(r.Agent, d.Agent),
-		AgentIdentity:           firstString(r.AgentIdentity, d.AgentIdentity),
-		HostKey:                 firstString(r.HostKey, d.HostKey),
-		KnownHosts:              firstString(r.KnownHosts, d.KnownHosts),
-		InsecureTrustOnFirstUse: firstBool(r.InsecureTrustOnFirstUse, d.InsecureTrustOnFirstUse),
-		TrustedHostKey:          trustedHostKey,
-		Timeout:                 timeout,
-		Sudo:                    firstBool(r.Sudo, d.Sudo),
-	}
-	if host := firstString(r.BastionHost, d.BastionHost); host != "" {
-		cfg.Bastion = &remote.Config{
-			Host:       host,
-			Port:       firstInt(r.BastionPort, d.BastionPort),
-			User:       firstString(r.BastionUser, d.BastionUser, r.User, d.User),
-			PrivateKey: firstString(r.BastionPrivateKeyWO, r.BastionPrivateKey, d.BastionPrivateKey, r.PrivateKeyWO, r.PrivateKey, d.PrivateKey),
-			Agent:      cfg.Agent,
-			HostKey:    firstString(r.BastionHostKey, d.BastionHostKey),
-			KnownHosts: cfg.KnownHosts,
-			Timeout:    timeout,
-		}
-	}
-	return cfg, nil
 }

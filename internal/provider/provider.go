@@ -41,7 +41,7 @@ type providerModel struct {
 // New returns a constructor of the provider, as providerserver.Serve expects.
 func New(version, commit string) func() provider.Provider {
 	return func() provider.Provider {
-		return &khaProvider{version: version, commit: commit, pool: remote.NewPool()}
+		return &khaProvider{version: version, commit: commit, pool: remote.NewPool(tflogLogger{})}
 	}
 }
 

@@ -1,12 +1,46 @@
 package provider
 
 import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/config"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 )
 
 // testAccProviders serves the provider in-process to the real terraform
 // binary that terraform-plugin-testing drives.
 var testAccProviders = map[string]func() (tfprotov6.ProviderServer, error){
 	"kha": providerserver.NewProtocol6WithError(New("test", "test")()),
+}
+
+// stepProviders moves a test case's provider onto its steps: a fixture
+// with a provider block counts as naming its providers, and the testing
+// framework then wants them on the steps rather than on the test case.
+func stepProviders(tc resource.TestCase) resource.TestCase {
+	for i := range tc.Steps {
+		tc.Steps[i].ProtoV6ProviderFactories = tc.ProtoV6ProviderFactories
+	}
+	tc.ProtoV6ProviderFactories = nil
+	return tc
+}
+
+// expectPlanErrors plans each fixture testdata/<test name>/<case> (with
+// vars) and wants the plan to fail with the case's pattern.
+func expectPlanErrors(t *testing.T, cases map[string]string, vars config.Variables) {
+	for name, want := range cases {
+		t.Run(name, func(t *testing.T) {
+			resource.UnitTest(t, resource.TestCase{
+				TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_11_0)},
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{{ConfigDirectory: config.StaticDirectory(filepath.Join("testdata", strings.Split(t.Name(), "/")[0], name)),
+					ConfigVariables: vars, PlanOnly: true, ExpectError: regexp.MustCompile(want)}},
+			})
+		})
+	}
 }

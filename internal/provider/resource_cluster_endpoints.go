@@ -27,6 +27,7 @@ var (
 	_ resource.Resource                   = (*clusterEndpointsResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*clusterEndpointsResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*clusterEndpointsResource)(nil)
+	_ resource.ResourceWithUpgradeState   = (*clusterEndpointsResource)(nil)
 )
 
 // NewClusterEndpointsResource is the constructor of kha_cluster_endpoints.
@@ -98,9 +99,6 @@ var (
 	endpointsType = map[string]attr.Type{
 		"control_plane": types.StringType, "worker": types.StringType, "global": types.StringType, "external": types.StringType,
 	}
-	sansType     = map[string]attr.Type{"dns_names": types.ListType{ElemType: types.StringType}, "ip_addresses": types.ListType{ElemType: types.StringType}}
-	listenType   = map[string]attr.Type{"address": types.StringType, "ipv6_address": types.StringType, "port": types.Int64Type}
-	backendType  = map[string]attr.Type{"name": types.StringType, "address": types.StringType, "port": types.Int64Type}
 	lbTypeValues = []string{endpoints.LBTypeNginx, endpoints.LBTypeHAProxy}
 	ipFamilies   = []string{string(endpoints.IPv4), string(endpoints.IPv6), string(endpoints.DualStack)}
 )
@@ -153,6 +151,7 @@ func nodeAttributes(role string) map[string]schema.Attribute {
 func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	portValidators := []validator.Int64{int64validator.Between(1, 65535)}
 	resp.Schema = schema.Schema{
+		Version: 1,
 		MarkdownDescription: "Computes, at plan time, how every part of a Kubernetes cluster reaches kube-apiserver: the endpoint of " +
 			"each node role in each load-balancer mode, the apiserver certificate SANs that make all of them verify, " +
 			"the kubeadm `controlPlaneEndpoint`, `/etc/hosts` lines, and the node-local load balancer's listen address " +
@@ -399,19 +398,6 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 	}
 }
 
-// schemaChecked lists the core findings that the schemas' validators
-// already report, so the same mistake is not reported twice.
-func schemaChecked(p endpoints.Problem) bool {
-	switch p.Summary {
-	case "Invalid port", "Invalid IP family", "Invalid load balancer type", "No control-plane nodes",
-		"Invalid role", "Invalid balance", "Invalid count", "Invalid connection limit",
-		"Invalid etcd access mode", "No etcd members",
-		"Invalid virtual router ID", "Invalid priority", "Too few nodes":
-		return true
-	}
-	return false
-}
-
 func (r *clusterEndpointsResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	if !req.Config.Raw.IsFullyKnown() {
 		return
@@ -463,6 +449,10 @@ func (r *clusterEndpointsResource) apply(ctx context.Context, plan tfsdk.Plan, s
 		return
 	}
 	diags.Append(state.Set(ctx, &m)...)
+}
+
+func (r *clusterEndpointsResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return unversionedStateUpgrader
 }
 
 // Read keeps the state: the values depend on the configuration only.
@@ -519,14 +509,6 @@ func (n nodeModel) node() endpoints.Node {
 	}
 }
 
-func stringValues(vs []types.String) []string {
-	out := make([]string, 0, len(vs))
-	for _, v := range vs {
-		out = append(out, v.ValueString())
-	}
-	return out
-}
-
 // compute fills the computed attributes from the inputs. Warnings were
 // already shown with the plan, so apply reports errors only.
 func (m *clusterEndpointsModel) compute(atApply bool) diag.Diagnostics {
@@ -558,17 +540,8 @@ func (m *clusterEndpointsModel) compute(atApply bool) diag.Diagnostics {
 		"external":      types.StringValue(res.Endpoints.External),
 	})
 	diags.Append(d...)
-	nodeURLs := make(map[string]attr.Value, len(res.NodeEndpoints))
-	for _, ne := range res.NodeEndpoints {
-		nodeURLs[ne.Name] = types.StringValue(ne.URL)
-	}
-	m.NodeEndpoints, d = types.MapValue(types.StringType, nodeURLs)
-	diags.Append(d...)
-	m.APIServerCertSANs, d = types.ObjectValue(sansType, map[string]attr.Value{
-		"dns_names":    stringList(res.CertSANs.DNSNames),
-		"ip_addresses": stringList(res.CertSANs.IPAddresses),
-	})
-	diags.Append(d...)
+	m.NodeEndpoints = nodeURLMap(res.NodeEndpoints)
+	m.APIServerCertSANs = sansObject(res.CertSANs)
 	m.HostsEntries = stringList(res.HostsEntries)
 	m.LocalLBNodes = stringList(res.LocalLBNodes)
 
@@ -590,19 +563,4 @@ func (m *clusterEndpointsModel) compute(atApply bool) diag.Diagnostics {
 	m.LocalLBBackends, d = types.ListValue(types.ObjectType{AttrTypes: backendType}, backends)
 	diags.Append(d...)
 	return diags
-}
-
-func optionalString(s string) types.String {
-	if s == "" {
-		return types.StringNull()
-	}
-	return types.StringValue(s)
-}
-
-func stringList(values []string) types.List {
-	elems := make([]attr.Value, 0, len(values))
-	for _, v := range values {
-		elems = append(elems, types.StringValue(v))
-	}
-	return types.ListValueMust(types.StringType, elems)
 }

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -13,39 +14,20 @@ import (
 
 const endpointsAddr = "kha_cluster_endpoints.test"
 
-// threeNodesHCL is the node list both configurations share.
-const threeNodesHCL = `
-  control_plane_nodes = [
-    { name = "cp1", ip = "10.0.0.11" },
-    { name = "cp2", ip = "10.0.0.12", access_ip = "192.0.2.12" },
-    { name = "cp3", ip = "10.0.0.13" },
-  ]
-  worker_nodes = [{ name = "w1", ip = "10.0.0.21" }]
-`
-
-const localLBConfig = `
-resource "kha_cluster_endpoints" "test" {` + threeNodesHCL + `
-  local_lb     = { type = "haproxy", port = 16443, healthcheck_port = 8081 }
-  supplementary_addresses = ["k8s.example.com"]
-}
-`
-
-const externalLBConfig = `
-resource "kha_cluster_endpoints" "test" {` + threeNodesHCL + `
-  external_lb  = { address = "10.0.0.100", port = 8383, domain_name = "lb-apiserver.kubernetes.local" }
-}
-`
+// localLBFixture is three control-plane nodes and a worker behind a
+// node-local HAProxy.
+var localLBFixture = config.StaticDirectory("testdata/TestClusterEndpoints_knownAtPlanAndUpdatedInPlace/1")
 
 func knownString(addr, attr, want string) plancheck.PlanCheck {
 	return plancheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.StringExact(want))
 }
 
-func TestAccClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
-	resource.Test(t, resource.TestCase{
+func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
-				Config: localLBConfig,
+				ConfigDirectory: config.TestStepDirectory(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(endpointsAddr, plancheck.ResourceActionCreate),
 					knownString(endpointsAddr, "mode", "local_lb"),
@@ -93,7 +75,7 @@ func TestAccClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 			{
 				// Adding an external LB changes the matrix in place, and the
 				// new values are known before apply.
-				Config: externalLBConfig,
+				ConfigDirectory: config.TestStepDirectory(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(endpointsAddr, plancheck.ResourceActionUpdate),
 					knownString(endpointsAddr, "mode", "external_lb"),
@@ -109,7 +91,7 @@ func TestAccClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 			},
 			{
 				// Re-applying the same configuration plans nothing.
-				Config: externalLBConfig,
+				ConfigDirectory: config.StaticDirectory("testdata/TestClusterEndpoints_knownAtPlanAndUpdatedInPlace/2"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),
 				}},
@@ -118,20 +100,11 @@ func TestAccClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 	})
 }
 
-func TestAccClusterEndpoints_unknownInputsStayUnknown(t *testing.T) {
-	resource.Test(t, resource.TestCase{
+func TestClusterEndpoints_unknownInputsStayUnknown(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
-			Config: `
-resource "terraform_data" "later" {}
-
-resource "kha_cluster_endpoints" "test" {
-  control_plane_nodes = [
-    # Known only after apply: the matrix must not pretend to know it.
-    { name = "cp1", ip = cidrhost("10.0.0.0/24", length(terraform_data.later.id) > 0 ? 11 : 12) },
-  ]
-}
-`,
+			ConfigDirectory: config.TestNameDirectory(),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectUnknownValue(endpointsAddr, tfjsonpath.New("kubeadm_control_plane_endpoint")),
 				plancheck.ExpectUnknownValue(endpointsAddr, tfjsonpath.New("apiserver_cert_sans")),
@@ -143,62 +116,29 @@ resource "kha_cluster_endpoints" "test" {
 	})
 }
 
-func TestAccClusterEndpoints_diagnostics(t *testing.T) {
-	cases := map[string]struct {
-		config string
-		err    string
-	}{
-		"duplicate node name": {`
-resource "kha_cluster_endpoints" "test" {
-  control_plane_nodes = [{ name = "cp1", ip = "10.0.0.11" }]
-  worker_nodes        = [{ name = "cp1", ip = "10.0.0.21" }]
-}`, `(?s)Duplicate node name.*worker_nodes\[0\]\.name: node name "cp1" is already used by\s+control_plane_nodes\[0\]\.name`},
-		"IPv6 address in an IPv4 cluster": {`
-resource "kha_cluster_endpoints" "test" {
-  control_plane_nodes = [{ name = "cp1", ip = "fd00::11" }]
-}`, `(?s)Address family mismatch.*control_plane_nodes\[0\]\.ip: ip fd00::11 is not an IPv4 address.*ip_family\s+=\s+"dual"`},
-		"VIP port collides with the apiserver": {`
-resource "kha_cluster_endpoints" "test" {
-  control_plane_nodes = [{ name = "cp1", ip = "10.0.0.11" }]
-  external_lb         = { address = "10.0.0.100", runs_on_control_plane = true }
-}`, `(?s)Port conflict.*external_lb\.port: on node "cp1", kube-apiserver on \[::\]:6443`},
-		"existing certificate lacks the LB name": {`
-resource "kha_cluster_endpoints" "test" {
-  control_plane_nodes = [{ name = "cp1", ip = "10.0.0.11" }]
-  external_lb         = { address = "10.0.0.100", domain_name = "api.example.com" }
-  existing_cert_sans  = { dns_names = ["kubernetes", "localhost"], ip_addresses = ["10.0.0.100", "10.0.0.11"] }
-}`, `(?s)would fail TLS verification.*existing_cert_sans: .*not api\.example\.com`},
-		"port out of range (schema validator)": {`
-resource "kha_cluster_endpoints" "test" {
-  control_plane_nodes = [{ name = "cp1", ip = "10.0.0.11" }]
-  apiserver_port      = 70000
-}`, `(?s)apiserver_port.*between 1 and 65535`},
-		"unknown LB type (schema validator)": {`
-resource "kha_cluster_endpoints" "test" {
-  control_plane_nodes = [{ name = "cp1", ip = "10.0.0.11" }]
-  local_lb            = { type = "envoy" }
-}`, `(?s)local_lb\.type.*value must be one of`},
+func TestClusterEndpoints_diagnostics(t *testing.T) {
+	cases := map[string]string{
+		"duplicate_node_name":         `(?s)Duplicate node name.*worker_nodes\[0\]\.name: node name "cp1" is already used by\s+control_plane_nodes\[0\]\.name`,
+		"ipv6_in_ipv4_cluster":        `(?s)Address family mismatch.*control_plane_nodes\[0\]\.ip: ip fd00::11 is not an IPv4 address.*ip_family\s+=\s+"dual"`,
+		"vip_port_collides":           `(?s)Port conflict.*external_lb\.port: on node "cp1", kube-apiserver on \[::\]:6443`,
+		"existing_cert_lacks_lb_name": `(?s)would fail TLS verification.*existing_cert_sans: .*not api\.example\.com`,
+		"port_out_of_range":           `(?s)apiserver_port.*between 1 and 65535`,
+		"unknown_lb_type":             `(?s)local_lb\.type.*value must be one of`,
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProviders,
-				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.err)}},
-			})
-		})
-	}
+	expectPlanErrors(t, cases, nil)
 }
 
-func TestAccClusterEndpoints_importIsRefused(t *testing.T) {
-	resource.Test(t, resource.TestCase{
+func TestClusterEndpoints_importIsRefused(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
-			{Config: localLBConfig},
+			{ConfigDirectory: localLBFixture},
 			{
-				ResourceName:  endpointsAddr,
-				ImportState:   true,
-				ImportStateId: "anything",
-				ExpectError:   regexp.MustCompile(`(?i)import`),
+				ConfigDirectory: localLBFixture,
+				ResourceName:    endpointsAddr,
+				ImportState:     true,
+				ImportStateId:   "anything",
+				ExpectError:     regexp.MustCompile(`(?s)Resource Import Not Implemented.*does not support import`),
 			},
 		},
 	})

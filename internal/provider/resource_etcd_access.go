@@ -7,7 +7,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -18,28 +17,28 @@ import (
 
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
 var (
-	_ resource.ResourceWithConfigure      = (*etcdAccessResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*etcdAccessResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*etcdAccessResource)(nil)
+	_ resource.ResourceWithConfigure        = (*etcdAccessResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*etcdAccessResource)(nil)
+	_ resource.ResourceWithValidateConfig   = (*etcdAccessResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*etcdAccessResource)(nil)
+	_ resource.ResourceWithUpgradeState     = (*etcdAccessResource)(nil)
 )
 
 // NewEtcdAccessResource is the constructor of kha_etcd_access.
-func NewEtcdAccessResource() resource.Resource {
-	r := &etcdAccessResource{}
-	r.renderer = r
-	return r
-}
+func NewEtcdAccessResource() resource.Resource { return &etcdAccessResource{} }
 
 type etcdAccessResource struct {
-	renderedFilesResource
+	hostResource[etcdAccessModel, *etcdAccessModel]
 }
 
 type etcdAccessModel struct {
-	renderedFields
+	hostFields
+	DestroyCommand   types.String      `tfsdk:"destroy_command"`
 	Members          []etcdMemberModel `tfsdk:"members"`
 	Mode             types.String      `tfsdk:"mode"`
 	LocalProxyPort   types.Int64       `tfsdk:"local_proxy_port"`
@@ -86,7 +85,9 @@ func (r *etcdAccessResource) Metadata(_ context.Context, req resource.MetadataRe
 	resp.TypeName = req.ProviderTypeName + "_etcd_access"
 }
 
-func (r *etcdAccessResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (m *etcdAccessModel) fields() *hostFields { return &m.hostFields }
+
+func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
 		"members": schema.ListNestedAttribute{
 			Required:            true,
@@ -137,13 +138,13 @@ func (r *etcdAccessResource) Schema(_ context.Context, _ resource.SchemaRequest,
 				"ip_addresses": schema.ListAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "IP SANs."},
 			},
 		},
-		"proxy_client_cert": schema.StringAttribute{Optional: true,
+		"proxy_client_cert": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 			MarkdownDescription: "Client certificate and key in one PEM file on the proxy's host: the proxy then checks each member's `/health` over TLS. Without it the checks are TCP connects."},
-		"proxy_ca_file": schema.StringAttribute{Optional: true,
+		"proxy_ca_file": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 			MarkdownDescription: "etcd CA file on the proxy's host, to verify members in `/health` checks."},
-		"proxy_config_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/kha/etcd-proxy.cfg"),
+		"proxy_config_path": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{filePathValidator()}, Default: stringdefault.StaticString("/etc/kha/etcd-proxy.cfg"),
 			MarkdownDescription: "Where the local proxy's HAProxy config goes. Default `/etc/kha/etcd-proxy.cfg`."},
-		"env_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/kha/etcd-access.env"),
+		"env_path": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{filePathValidator()}, Default: stringdefault.StaticString("/etc/kha/etcd-access.env"),
 			MarkdownDescription: "Where `env` goes. Default `/etc/kha/etcd-access.env`."},
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("haproxy -c -q -f %s"),
 			MarkdownDescription: "Checks a new proxy config before it replaces the old one. Default `haproxy -c -q -f %s`."},
@@ -170,23 +171,21 @@ func (r *etcdAccessResource) Schema(_ context.Context, _ resource.SchemaRequest,
 				"dns_names":    schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "DNS SANs."},
 				"ip_addresses": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "IP SANs."},
 			}},
-		"proxy_config": schema.StringAttribute{Computed: true, MarkdownDescription: "The local proxy's HAProxy config (mode `local_proxy`), known at plan time."},
-		"env":          schema.StringAttribute{Computed: true, MarkdownDescription: "`ETCD_SERVERS` and `ETCDCTL_ENDPOINTS` as an environment file, known at plan time."},
-	}
-	for name, a := range renderedAttributes("Run after the files are removed on destroy. Default: none.") {
-		attrs[name] = a
+		"proxy_config":    schema.StringAttribute{Computed: true, MarkdownDescription: "The local proxy's HAProxy config (mode `local_proxy`), known at plan time."},
+		"env":             schema.StringAttribute{Computed: true, MarkdownDescription: "`ETCD_SERVERS` and `ETCDCTL_ENDPOINTS` as an environment file, known at plan time."},
+		"destroy_command": schema.StringAttribute{Optional: true, MarkdownDescription: "Run after the files are removed on destroy. Default: none."},
 	}
 	resp.Schema = schema.Schema{
+		Version: 1,
 		MarkdownDescription: "Computes, at plan time, how etcd clients reach the etcd members — kube-apiserver's " +
 			"`--etcd-servers`, kubeadm's external etcd endpoints, etcdctl, CNIs — and the SANs the etcd certificates need, " +
 			"with kubespray's arithmetic (`etcd_access_addresses`, `etcd_client_url`, `etcd_cert_alt_names`). In mode " +
 			"`local_proxy` it renders a node-local TCP proxy. With `ssh` it keeps the proxy config and an environment " +
 			"file on a host, through the same engine as `kha_file`.\n\n-> Import is not supported.",
-		Attributes: attrs,
+		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the first file when delivered over SSH, else the rendered digest.",
+			"Digest of the files to deliver, known at plan time."),
 	}
 }
-
-func (r *etcdAccessResource) newModel() renderedModel { return &etcdAccessModel{} }
 
 func (m *etcdAccessModel) input() endpoints.EtcdInput {
 	in := endpoints.EtcdInput{
@@ -222,34 +221,22 @@ func (r *etcdAccessResource) ValidateConfig(ctx context.Context, req resource.Va
 	appendProblems(&resp.Diagnostics, problems, true)
 }
 
-func nodeEndpointMap(values []endpoints.NodeEndpoint) types.Map {
-	m := make(map[string]attr.Value, len(values))
-	for _, v := range values {
-		m[v.Name] = types.StringValue(v.URL)
-	}
-	return types.MapValueMust(types.StringType, m)
-}
-
 // files computes the access values and returns the files to deliver: the
 // proxy config (mode local_proxy), then the environment file.
-func (r *etcdAccessResource) files(planModel, _ renderedModel) ([]remote.File, diag.Diagnostics) {
+func (m *etcdAccessModel) render(*etcdAccessModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	m := planModel.(*etcdAccessModel)
 	res, problems := endpoints.ComputeEtcd(m.input())
 	appendProblems(&diags, problems, true)
 	if diags.HasError() {
-		return nil, diags
+		return rendered{}, diags
 	}
 	m.AccessAddresses = stringList(res.AccessAddresses)
 	m.Servers = stringList(res.Servers)
 	m.EtcdServers = types.StringValue(strings.Join(res.Servers, ","))
 	m.SingleEndpoint = types.StringValue(res.SingleEndpoint)
-	m.ClientURLs, m.PeerURLs, m.ListenClientURLs = nodeEndpointMap(res.ClientURLs), nodeEndpointMap(res.PeerURLs), nodeEndpointMap(res.ListenClientURLs)
+	m.ClientURLs, m.PeerURLs, m.ListenClientURLs = nodeURLMap(res.ClientURLs), nodeURLMap(res.PeerURLs), nodeURLMap(res.ListenClientURLs)
 	m.InitialCluster = types.StringValue(res.InitialCluster)
-	var d diag.Diagnostics
-	m.CertSANs, d = types.ObjectValue(sansType, map[string]attr.Value{
-		"dns_names": stringList(res.CertSANs.DNSNames), "ip_addresses": stringList(res.CertSANs.IPAddresses)})
-	diags.Append(d...)
+	m.CertSANs = sansObject(res.CertSANs)
 	env := fmt.Sprintf("# Rendered by kha: how this node reaches etcd.\nETCD_SERVERS=%s\nETCDCTL_ENDPOINTS=%s\n", m.EtcdServers.ValueString(), m.EtcdServers.ValueString())
 	m.Env = types.StringValue(env)
 	m.ProxyConfig = types.StringNull()
@@ -259,35 +246,31 @@ func (r *etcdAccessResource) files(planModel, _ renderedModel) ([]remote.File, d
 		spec := lbconfig.Spec{Name: "etcd", Listen: []lbconfig.ListenAddr{{Address: res.ProxyListen.Address, Port: res.ProxyListen.Port}},
 			Backends: res.ProxyBackends, HealthCheck: lbconfig.HealthCheck{Path: "/health", TCP: m.ProxyClientCert.ValueString() == "",
 				ClientCert: m.ProxyClientCert.ValueString(), CAFile: m.ProxyCAFile.ValueString(), InsecureSkipVerify: m.ProxyCAFile.ValueString() == ""}}
-		ps := spec.Validate()
-		for i := range ps {
-			ps[i].Path = etcdProxyPath(ps[i].Path)
-		}
-		appendProblems(&diags, ps, true)
+		appendProblems(&diags, spec.Validate().Rebase(etcdProxyPath), true)
 		if diags.HasError() {
-			return nil, diags
+			return rendered{}, diags
 		}
 		text, err := lbconfig.RenderHAProxy(spec)
 		if err != nil {
 			diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
-			return nil, diags
+			return rendered{}, diags
 		}
 		m.ProxyConfig = types.StringValue(text)
 		files = append(files, remote.File{Path: m.ProxyConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
 			ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()})
 	}
 	files = append(files, remote.File{Path: m.EnvPath.ValueString(), Content: []byte(env), Mode: 0o644, CreateParentDirs: true})
-	return files, diags
+	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
 }
 
 // etcdProxyPath maps the renderer's health-check paths onto this schema.
-func etcdProxyPath(p endpoints.Path) endpoints.Path {
+func etcdProxyPath(p problem.Path) problem.Path {
 	if len(p) == 2 && p[0] == "health_check" {
 		switch p[1] {
 		case "client_cert":
-			return endpoints.Root("proxy_client_cert")
+			return problem.Root("proxy_client_cert")
 		case "ca_file":
-			return endpoints.Root("proxy_ca_file")
+			return problem.Root("proxy_ca_file")
 		}
 	}
 	return p

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -20,31 +21,15 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
-func TestAccEtcdAccess_modesKnownAtPlan(t *testing.T) {
-	resource.Test(t, resource.TestCase{
+func TestEtcdAccess_modesKnownAtPlan(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
-				Config: `
-resource "kha_etcd_access" "test" {
-  members            = [{ name = "etcd1", ip = "10.0.0.11" }]
-  mode               = "lb"
-  lb                 = { address = "10.0.0.100" }
-  existing_cert_sans = { ip_addresses = ["10.0.0.11", "127.0.0.1"] }
-}`,
-				ExpectError: regexp.MustCompile(`(?s)etcd endpoint would fail TLS verification.*host 10\.0\.0\.100 is not among`),
+				ConfigDirectory: config.TestStepDirectory(),
+				ExpectError:     regexp.MustCompile(`(?s)etcd endpoint would fail TLS verification.*host 10\.0\.0\.100 is not among`),
 			}, {
-				Config: `
-resource "kha_etcd_access" "test" {
-  members = [
-    { name = "etcd1", ip = "10.0.0.11" },
-    { name = "etcd2", ip = "10.0.0.12", access_ip = "192.0.2.12" },
-    { name = "etcd3", ip = "10.0.0.13" },
-  ]
-  mode           = "lb"
-  lb             = { address = "2.3.7.9", domain_name = "etcd.example.com" }
-  cert_alt_names = ["etcd.internal"]
-}`,
+				ConfigDirectory: config.TestStepDirectory(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("etcd_servers"), knownvalue.StringExact("https://etcd.example.com:2379")),
 					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("access_addresses"), knownvalue.ListExact([]knownvalue.Check{

@@ -1,9 +1,9 @@
 package provider
 
 import (
-	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -19,33 +20,39 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
+	"github.com/kha/terraform-provider-kha/internal/remote"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
 const fileAddr = "kha_file.test"
 
-// fileConfig is a kha_file whose credentials come from the provider's
-// default_ssh, as refresh, import and destroy need.
-func fileConfig(s *testhost.Server, path, content, extra string) string {
-	return fmt.Sprintf(`
-provider "kha" {
-  default_ssh = {
-    private_key = %q
-    known_hosts = %q
-  }
+// fileFixture is testdata/file, a kha_file with its credentials on the
+// provider, and fileVars its variables for a server; more pairs override.
+var fileFixture = config.StaticDirectory("testdata/file")
+
+func fileVars(s *testhost.Server, path string, more ...any) config.Variables {
+	v := config.Variables{
+		"host":        config.StringVariable(s.Host),
+		"port":        config.IntegerVariable(s.Port),
+		"private_key": config.StringVariable(s.ClientKey.PEM),
+		"known_hosts": config.StringVariable(s.KnownHosts()),
+		"path":        config.StringVariable(path),
+		"content":     config.StringVariable("frontend kube\n"),
+	}
+	for i := 0; i+1 < len(more); i += 2 {
+		switch value := more[i+1].(type) {
+		case string:
+			v[more[i].(string)] = config.StringVariable(value)
+		case bool:
+			v[more[i].(string)] = config.BoolVariable(value)
+		case nil:
+			delete(v, more[i].(string))
+		}
+	}
+	return v
 }
 
-resource "kha_file" "test" {
-  path    = %q
-  content = %q
-  %s
-  ssh = {
-    host = %q
-    port = %d
-  }
-}
-`, s.ClientKey.PEM, fmt.Sprintf("[%s]:%d %s", s.Host, s.Port, s.HostKey.Public()), path, content, extra, s.Host, s.Port)
-}
+func digest(s string) string { return remote.SHA256([]byte(s)) }
 
 func fileIs(path, want string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
@@ -70,10 +77,9 @@ func mustWrite(t *testing.T, path, content string) func() {
 
 func TestAccFile_lifecycleDriftImport(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
-	dir := t.TempDir()
-	target := filepath.Join(dir, "conf.d", "lb.cfg")
-	config := fileConfig(s, target, "frontend kube\n", `mode = "0640"`)
-	resource.Test(t, resource.TestCase{
+	target := filepath.Join(t.TempDir(), "conf.d", "lb.cfg")
+	vars := fileVars(s, target, "mode", "0640")
+	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		CheckDestroy: func(*terraform.State) error {
 			if _, err := os.Stat(target); !os.IsNotExist(err) {
@@ -83,36 +89,40 @@ func TestAccFile_lifecycleDriftImport(t *testing.T) {
 		},
 		Steps: []resource.TestStep{
 			{
-				Config: config,
+				ConfigDirectory: fileFixture, ConfigVariables: vars,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(fileAddr, plancheck.ResourceActionCreate),
-					plancheck.ExpectKnownValue(fileAddr, tfjsonpath.New("sha256"), knownvalue.StringExact(contentDigest("frontend kube\n"))),
+					plancheck.ExpectKnownValue(fileAddr, tfjsonpath.New("sha256"), knownvalue.StringExact(digest("frontend kube\n"))),
 					plancheck.ExpectKnownValue(fileAddr, tfjsonpath.New("id"), knownvalue.StringExact(fmt.Sprintf("%s:%s", s.Address(), target))),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(fileAddr, tfjsonpath.New("remote_sha256"), knownvalue.StringExact(contentDigest("frontend kube\n"))),
+					statecheck.ExpectKnownValue(fileAddr, tfjsonpath.New("remote_sha256"), knownvalue.StringExact(digest("frontend kube\n"))),
 				},
-				Check: resource.ComposeTestCheckFunc(fileIs(target, "frontend kube\n"), func(*terraform.State) error {
-					if st, err := os.Stat(target); err != nil || st.Mode().Perm() != 0o640 {
-						return fmt.Errorf("mode of %s: %v %v", target, st, err)
-					}
-					return nil
-				}),
+				Check: resource.ComposeTestCheckFunc(fileIs(target, "frontend kube\n"), modeIs(target, 0o640)),
 			},
 			{
 				// Edited outside Terraform: the plan shows the drift, apply puts it right.
-				PreConfig: mustWrite(t, target, "edited by hand\n"),
-				Config:    config,
+				PreConfig:       mustWrite(t, target, "edited by hand\n"),
+				ConfigDirectory: fileFixture, ConfigVariables: vars,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(fileAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(fileAddr, tfjsonpath.New("remote_sha256"), knownvalue.StringExact(contentDigest("frontend kube\n"))),
+					plancheck.ExpectKnownValue(fileAddr, tfjsonpath.New("remote_sha256"), knownvalue.StringExact(digest("frontend kube\n"))),
 				}},
 				Check: fileIs(target, "frontend kube\n"),
 			},
 			{
+				// Only the mode changed on the host: that is drift too.
+				PreConfig:       func() { os.Chmod(target, 0o666) },
+				ConfigDirectory: fileFixture, ConfigVariables: vars,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(fileAddr, plancheck.ResourceActionUpdate),
+				}},
+				Check: modeIs(target, 0o640),
+			},
+			{
 				// Deleted outside Terraform: planned for re-creation.
-				PreConfig: func() { os.Remove(target) },
-				Config:    config,
+				PreConfig:       func() { os.Remove(target) },
+				ConfigDirectory: fileFixture, ConfigVariables: vars,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(fileAddr, plancheck.ResourceActionUpdate),
 				}},
@@ -120,80 +130,115 @@ func TestAccFile_lifecycleDriftImport(t *testing.T) {
 			},
 			{
 				// A no-change plan stays empty.
-				Config:           config,
+				ConfigDirectory: fileFixture, ConfigVariables: vars,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 			{
+				// Import reads the file's digest, never its content.
+				ConfigDirectory: fileFixture, ConfigVariables: vars,
 				ResourceName:                         fileAddr,
 				ImportState:                          true,
 				ImportStateId:                        fmt.Sprintf("%s:%s", s.Address(), target),
 				ImportStateVerify:                    true,
 				ImportStateVerifyIdentifierAttribute: "id",
-				ImportStateVerifyIgnore:              []string{"ssh"},
+				ImportStateVerifyIgnore:              []string{"ssh", "content"},
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					if _, ok := states[0].Attributes["content"]; ok {
+						return fmt.Errorf("import stored the file's content: %q", states[0].Attributes["content"])
+					}
+					return nil
+				},
 			},
 			{
 				// Changing the content updates in place and keeps the path.
-				Config: fileConfig(s, target, "frontend kube v2\n", `mode = "0640"`),
+				ConfigDirectory: fileFixture, ConfigVariables: fileVars(s, target, "mode", "0640", "content", "frontend kube v2\n"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(fileAddr, plancheck.ResourceActionUpdate),
 				}},
 				Check: fileIs(target, "frontend kube v2\n"),
 			},
 		},
-	})
+	}))
+}
+
+func modeIs(path string, want os.FileMode) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != want {
+			return fmt.Errorf("mode of %s: %v %v, want %o", path, st, err, want)
+		}
+		return nil
+	}
 }
 
 func TestAccFile_failedValidationKeepsPreviousFile(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "haproxy.cfg")
-	v1 := fileConfig(s, target, "MUST stay\n", `validate_command = "grep -q MUST %s"`)
-	resource.Test(t, resource.TestCase{
+	v1 := fileVars(s, target, "content", "MUST stay\n", "validate_command", "grep -q MUST %s")
+	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
-			{Config: v1, Check: fileIs(target, "MUST stay\n")},
+			{ConfigDirectory: fileFixture, ConfigVariables: v1, Check: fileIs(target, "MUST stay\n")},
 			{
-				Config:      fileConfig(s, target, "broken\n", `validate_command = "grep -q MUST %s"`),
+				ConfigDirectory: fileFixture, ConfigVariables: fileVars(s, target, "content", "broken\n", "validate_command", "grep -q MUST %s"),
 				ExpectError: regexp.MustCompile(`(?s)Applying File Failed.*validate\s+of\s+\S+haproxy\.cfg\s+failed.*previous file is\s+untouched`),
 			},
 			{
 				// The host still has v1 byte for byte, and Terraform agrees.
-				PreConfig:        func() { fileIs(target, "MUST stay\n")(nil) },
-				Config:           v1,
+				ConfigDirectory: fileFixture, ConfigVariables: v1,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            fileIs(target, "MUST stay\n"),
 			},
 		},
-	})
+	}))
+}
+
+// A reload command that hangs fails the apply at the resource's update
+// timeout, with the previous file restored.
+func TestAccFile_hangingReloadFailsAtItsTimeout(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	target := filepath.Join(t.TempDir(), "lb.cfg")
+	hangOnV2 := "! grep -q v2 " + remote.ShellQuote(target) + " || sleep 600"
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fileFixture, ConfigVariables: fileVars(s, target, "content", "v1\n", "reload_command", hangOnV2)},
+			{
+				ConfigDirectory: fileFixture,
+				ConfigVariables: fileVars(s, target, "content", "v2\n", "reload_command", hangOnV2, "update_timeout", "12s"),
+				ExpectError:     regexp.MustCompile(`(?s)reload.*did\s+not\s+finish\s+within\s+the\s+operation's\s+timeout;\s+the\s+previous\s+file\s+was\s+restored`),
+			},
+			{
+				ConfigDirectory:  fileFixture,
+				ConfigVariables:  fileVars(s, target, "content", "v1\n", "reload_command", hangOnV2),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            fileIs(target, "v1\n"),
+			},
+		},
+	}))
 }
 
 func TestAccFile_connectionErrors(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "x")
-	resourceWith := func(conn string) string {
-		return fmt.Sprintf(`
-resource "kha_file" "test" {
-  path       = %q
-  content    = "x"
-  ssh = { %s }
-}`, target, conn)
-	}
-	key := fmt.Sprintf("private_key = %q", s.ClientKey.PEM)
-	cases := map[string]struct{ config, err string }{
-		"host key mismatch": {resourceWith(fmt.Sprintf(`host = %q, port = %d, %s, host_key = %q`, s.Host, s.Port, key, testhost.NewKey(t).Public())),
+	cases := map[string]struct {
+		vars config.Variables
+		err  string
+	}{
+		"host key mismatch": {fileVars(s, target, "known_hosts", fmt.Sprintf("%s %s\n", s.KnownHostsName(), testhost.NewKey(t).Public())),
 			`(?s)host key verification failed.*presented ssh-ed25519`},
-		"no host key": {resourceWith(fmt.Sprintf(`host = %q, port = %d, %s`, s.Host, s.Port, key)),
+		"no host key": {fileVars(s, target, "known_hosts", nil),
 			`(?s)Invalid Connection.*set ssh\.host_key`},
-		"wrong client key": {resourceWith(fmt.Sprintf(`host = %q, port = %d, private_key = %q, host_key = %q`, s.Host, s.Port, testhost.NewKey(t).PEM, s.HostKey.Public())),
+		"known_hosts for another host": {fileVars(s, target, "known_hosts", "10.9.9.9 "+s.HostKey.Public()+"\n"),
+			`(?s)Invalid Connection.*ssh\.known_hosts has no key and no @cert-authority line for`},
+		"wrong client key": {fileVars(s, target, "private_key", testhost.NewKey(t).PEM),
 			`(?s)SSH Connection Failed.*unable to authenticate as\s+root@.*tried:\s+publickey`},
-		"unreachable host": {resourceWith(fmt.Sprintf(`host = "127.0.0.1", port = %d, %s, host_key = %q, timeout = "1s"`, closedPort(t), key, s.HostKey.Public())),
-			`(?s)SSH Connection Failed.*gave up after`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
+			resource.Test(t, stepProviders(resource.TestCase{
 				ProtoV6ProviderFactories: testAccProviders,
-				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.err)}},
-			})
+				Steps:                    []resource.TestStep{{ConfigDirectory: fileFixture, ConfigVariables: tc.vars, ExpectError: regexp.MustCompile(tc.err)}},
+			}))
 			if _, err := os.Stat(target); !os.IsNotExist(err) {
 				t.Fatalf("a failed connection must not write anything: %v", err)
 			}
@@ -201,65 +246,106 @@ resource "kha_file" "test" {
 	}
 }
 
-// TestAccFile_writeOnlySecretsStayOutOfState applies with private_key_wo
-// and then searches every file of the working directory for the key.
-func TestAccFile_writeOnlySecretsStayOutOfState(t *testing.T) {
+// TestAccFile_secretsStayOutOfStateAndPlan writes secret content with
+// content_wo and a write-only private key, then searches the plan JSON,
+// the state JSON and every state file for them.
+func TestAccFile_secretsStayOutOfStateAndPlan(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	work := t.TempDir()
 	t.Setenv("TF_ACC_TEMP_DIR", work)
-	target := filepath.Join(t.TempDir(), "secret-free.cfg")
+	target := filepath.Join(t.TempDir(), "token")
 	keyLine := strings.Split(strings.TrimSpace(s.ClientKey.PEM), "\n")[1]
-	config := func(content string) string {
-		return fmt.Sprintf(`
-resource "kha_file" "test" {
-  path            = %q
-  content         = %q
-  keep_on_destroy = true
-  ssh = {
-    host           = %q
-    port           = %d
-    host_key       = %q
-    private_key_wo = %q
-  }
-}`, target, content, s.Host, s.Port, s.HostKey.Public(), s.ClientKey.PEM)
+	secrets := []string{keyLine, "s3cret-token-1", "s3cret-token-2"}
+	vars := func(token string) config.Variables {
+		return config.Variables{"host": config.StringVariable(s.Host), "port": config.IntegerVariable(s.Port),
+			"host_key": config.StringVariable(s.RSAHostKey.Public()), "private_key": config.StringVariable(s.ClientKey.PEM),
+			"token": config.StringVariable(token), "path": config.StringVariable(target)}
 	}
-	noKeyMaterial := func(st *terraform.State) error {
-		for _, m := range st.Modules {
-			for _, r := range m.Resources {
-				for k, v := range r.Primary.Attributes {
-					if strings.Contains(v, "PRIVATE KEY") || strings.Contains(v, keyLine) {
-						return fmt.Errorf("state attribute %s holds key material", k)
-					}
-				}
-			}
-		}
-		return filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || strings.Contains(p, string(filepath.Separator)+".terraform"+string(filepath.Separator)) {
-				return err
-			}
-			if b, err := os.ReadFile(p); err == nil && strings.HasSuffix(p, ".tfstate") && bytes.Contains(b, []byte(keyLine)) {
-				return fmt.Errorf("%s holds key material", p)
-			}
-			return nil
-		})
-	}
-	resource.Test(t, resource.TestCase{
+	resource.Test(t, stepProviders(resource.TestCase{
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_11_0)},
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
-			{Config: config("one\n"), Check: resource.ComposeTestCheckFunc(fileIs(target, "one\n"), noKeyMaterial)},
+			{
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("s3cret-token-1"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					noSecretsInPlan(secrets),
+					plancheck.ExpectKnownValue(fileAddr, tfjsonpath.New("sha256"), knownvalue.StringExact(digest("s3cret-token-1"))),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{noSecretsInState(work, secrets)},
+				Check:             fileIs(target, "s3cret-token-1"),
+			},
+			{
+				// A new secret plans an update through its digest alone.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("s3cret-token-2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					noSecretsInPlan(secrets),
+					plancheck.ExpectResourceAction(fileAddr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{noSecretsInState(work, secrets)},
+				Check:             fileIs(target, "s3cret-token-2"),
+			},
 			{
 				// Refresh cannot use the write-only key; the plan still
 				// finds the drift with the configuration's key.
-				PreConfig: mustWrite(t, target, "drifted\n"),
-				Config:    config("one\n"),
+				PreConfig:       mustWrite(t, target, "drifted\n"),
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("s3cret-token-2"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					noSecretsInPlan(secrets),
 					plancheck.ExpectResourceAction(fileAddr, plancheck.ResourceActionUpdate),
 				}},
-				Check: resource.ComposeTestCheckFunc(fileIs(target, "one\n"), noKeyMaterial),
+				Check: fileIs(target, "s3cret-token-2"),
 			},
 		},
+	}))
+}
+
+// noSecretsInPlan fails when the plan's JSON holds any of secrets.
+func noSecretsInPlan(secrets []string) plancheck.PlanCheck { return secretCheck{secrets: secrets} }
+
+type secretCheck struct {
+	secrets []string
+	work    string
+}
+
+func (c secretCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	raw, err := json.Marshal(req.Plan)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	for _, s := range c.secrets {
+		if strings.Contains(string(raw), s) {
+			resp.Error = fmt.Errorf("the plan holds the secret %q", s)
+		}
+	}
+}
+
+// noSecretsInState fails when the state's JSON, or any state file of the
+// working directory, holds any of secrets.
+func noSecretsInState(work string, secrets []string) statecheck.StateCheck {
+	return secretCheck{secrets: secrets, work: work}
+}
+
+func (c secretCheck) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	raw, err := json.Marshal(req.State)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	blobs := map[string][]byte{"state JSON": raw}
+	_ = filepath.Walk(c.work, func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".tfstate") {
+			blobs[p], _ = os.ReadFile(p)
+		}
+		return nil
 	})
+	for where, b := range blobs {
+		for _, s := range c.secrets {
+			if strings.Contains(string(b), s) {
+				resp.Error = fmt.Errorf("%s holds the secret %q", where, s)
+			}
+		}
+	}
 }
 
 // TestAccFile_sudoThroughBastion writes a root-owned file into a root-only
@@ -269,34 +355,16 @@ func TestAccFile_sudoThroughBastion(t *testing.T) {
 	target := testhost.Start(t, testhost.Options{ListenAddress: "127.0.0.2"})
 	bastion := testhost.Start(t, testhost.Options{AuthorizedKeys: []string{target.ClientKey.Public()}, LogLevel: "DEBUG1"})
 	path := filepath.Join(t.TempDir(), "root-only", "nginx.conf")
-	config := fmt.Sprintf(`
-provider "kha" {
-  default_ssh = {
-    user        = %q
-    sudo        = true
-    private_key = %q
-  }
-}
-
-resource "kha_file" "test" {
-  path    = %q
-  content = "stream {}\n"
-  owner   = "root"
-  mode    = "0600"
-  ssh = {
-    host             = %q
-    port             = %d
-    host_key         = %q
-    bastion_host     = %q
-    bastion_port     = %d
-    bastion_host_key = %q
-  }
-}`, testhost.UnprivilegedUser, target.ClientKey.PEM, path, target.Host, target.Port, target.HostKey.Public(),
-		bastion.Host, bastion.Port, bastion.HostKey.Public())
-	resource.Test(t, resource.TestCase{
+	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
-			Config: config,
+			ConfigDirectory: config.TestNameDirectory(),
+			ConfigVariables: config.Variables{
+				"user": config.StringVariable(testhost.UnprivilegedUser), "private_key": config.StringVariable(target.ClientKey.PEM),
+				"path": config.StringVariable(path), "host": config.StringVariable(target.Host), "port": config.IntegerVariable(target.Port),
+				"host_key": config.StringVariable(target.ECDSAHostKey.Public()), "bastion_host": config.StringVariable(bastion.Host),
+				"bastion_port": config.IntegerVariable(bastion.Port), "bastion_host_key": config.StringVariable(bastion.HostKey.Public()),
+			},
 			Check: resource.ComposeTestCheckFunc(fileIs(path, "stream {}\n"), func(*terraform.State) error {
 				st, err := os.Stat(path)
 				if err != nil {
@@ -311,53 +379,176 @@ resource "kha_file" "test" {
 				return nil
 			}),
 		}},
-	})
+	}))
 }
 
+// TestAccFile_trustOnFirstUse: the first connection pins the host's key
+// whenever it happens (create, the first refresh after the setting is
+// turned on, after an import), and an impostor on the host's address is
+// refused with the recovery in the error.
 func TestAccFile_trustOnFirstUse(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "tofu")
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
-		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`
-provider "kha" {
-  default_ssh = { private_key = %q }
-}
-resource "kha_file" "test" {
-  path       = %q
-  content    = "x"
-  ssh = { host = %q, port = %d, insecure_trust_on_first_use = true }
-}`, s.ClientKey.PEM, target, s.Host, s.Port),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectUnknownValue(fileAddr, tfjsonpath.New("trusted_host_key")),
-			}},
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(fileAddr, tfjsonpath.New("trusted_host_key"), knownvalue.StringExact(s.HostKey.Public())),
+	tofu := fileVars(s, target, "known_hosts", nil, "trust_on_first_use", true)
+	pinned := func() statecheck.StateCheck {
+		return statecheck.ExpectKnownValue(fileAddr, tfjsonpath.New("trusted_host_key"), knownvalue.StringExact(s.HostKey.Public()))
+	}
+	impostor := func() {
+		port := s.Port
+		s.Stop()
+		s = testhost.Start(t, testhost.Options{Port: port, AuthorizedKeys: []string{s.ClientKey.Public()}})
+	}
+	refused := regexp.MustCompile(`(?s)host key verification failed.*set\s+ssh\.host_key`)
+	// recovery is the documented way to accept a legitimate new key:
+	// pin it (here through known_hosts). Its variables are filled when
+	// the step runs, after the new host is up.
+	recovery := func() resource.TestStep {
+		vars := config.Variables{}
+		original := s.ClientKey.PEM
+		return resource.TestStep{
+			PreConfig: func() {
+				for k, v := range fileVars(s, target, "private_key", original) {
+					vars[k] = v
+				}
 			},
-		}},
+			ConfigDirectory: fileFixture, ConfigVariables: vars,
+		}
+	}
+	t.Run("from the first apply", func(t *testing.T) {
+		resource.Test(t, stepProviders(resource.TestCase{
+			ProtoV6ProviderFactories: testAccProviders,
+			Steps: []resource.TestStep{
+				{
+					ConfigDirectory: fileFixture, ConfigVariables: tofu,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectUnknownValue(fileAddr, tfjsonpath.New("trusted_host_key")),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{pinned()},
+				},
+				{PreConfig: impostor, ConfigDirectory: fileFixture, ConfigVariables: tofu, ExpectError: refused},
+				recovery(),
+			},
+		}))
+	})
+	s = testhost.Start(t, testhost.Options{})
+	t.Run("turned on for an existing resource", func(t *testing.T) {
+		resource.Test(t, stepProviders(resource.TestCase{
+			ProtoV6ProviderFactories: testAccProviders,
+			Steps: []resource.TestStep{
+				{ConfigDirectory: fileFixture, ConfigVariables: fileVars(s, target)},
+				{
+					// The refresh before this plan is the first connection
+					// with trust on first use: it pins the key.
+					ConfigDirectory: fileFixture, ConfigVariables: fileVars(s, target, "known_hosts", nil, "trust_on_first_use", true),
+					ConfigStateChecks: []statecheck.StateCheck{pinned()},
+				},
+				{PreConfig: impostor, ConfigDirectory: fileFixture, ConfigVariables: fileVars(s, target, "known_hosts", nil, "trust_on_first_use", true),
+					ExpectError: refused},
+				recovery(),
+			},
+		}))
+	})
+	s = testhost.Start(t, testhost.Options{})
+	os.WriteFile(target, []byte("frontend kube\n"), 0o644)
+	t.Run("after an import", func(t *testing.T) {
+		vars := fileVars(s, target, "known_hosts", nil, "trust_on_first_use", true)
+		resource.Test(t, stepProviders(resource.TestCase{
+			ProtoV6ProviderFactories: testAccProviders,
+			Steps: []resource.TestStep{
+				{
+					ConfigDirectory: fileFixture, ConfigVariables: vars,
+					ResourceName: fileAddr, ImportState: true, ImportStateId: fmt.Sprintf("%s:%s", s.Address(), target),
+					ImportStatePersist: true,
+					ImportStateCheck: func(states []*terraform.InstanceState) error {
+						if got := states[0].Attributes["trusted_host_key"]; got != s.HostKey.Public() {
+							return fmt.Errorf("import recorded %q, want the host's key", got)
+						}
+						return nil
+					},
+				},
+				{PreConfig: impostor, ConfigDirectory: fileFixture, ConfigVariables: vars, ExpectError: refused},
+				recovery(),
+			},
+		}))
 	})
 }
 
-func closedPort(t *testing.T) int {
-	t.Helper()
-	s := testhost.Start(t, testhost.Options{})
-	s.Stop()
-	return s.Port
+// TestAccFile_movingToAnotherHostReplaces: a changed ssh.port (another
+// host) replaces the resource, so the old host is cleaned.
+func TestAccFile_movingToAnotherHostReplaces(t *testing.T) {
+	dir := t.TempDir()
+	a := testhost.Start(t, testhost.Options{PrivateDir: dir})
+	b := testhost.Start(t, testhost.Options{PrivateDir: dir, AuthorizedKeys: []string{a.ClientKey.Public()}})
+	target := filepath.Join(dir, "lb.cfg")
+	onB := fileVars(b, target, "private_key", a.ClientKey.PEM, "known_hosts", a.KnownHosts()+b.KnownHosts())
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fileFixture, ConfigVariables: fileVars(a, target), Check: fileIs(a.HostPath(target), "frontend kube\n")},
+			{
+				ConfigDirectory: fileFixture, ConfigVariables: onB,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(fileAddr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: resource.ComposeTestCheckFunc(fileIs(b.HostPath(target), "frontend kube\n"), func(*terraform.State) error {
+					if _, err := os.Stat(a.HostPath(target)); !os.IsNotExist(err) {
+						return fmt.Errorf("the file is still on the old host (%v)", err)
+					}
+					return nil
+				}),
+			},
+		},
+	}))
 }
 
-func TestAccFile_secretAndWriteOnlyTwinConflict(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_11_0)},
+// TestAccFile_debugLogShowsEngineSteps: TF_LOG=debug shows every step on
+// the host, with host and path, and no secret.
+func TestAccFile_debugLogShowsEngineSteps(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	logFile := filepath.Join(t.TempDir(), "provider.log")
+	t.Setenv("TF_LOG", "DEBUG")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	target := filepath.Join(t.TempDir(), "lb.cfg")
+	keyLine := strings.Split(strings.TrimSpace(s.ClientKey.PEM), "\n")[1]
+	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
-			Config: `
-resource "kha_file" "test" {
-  path    = "/tmp/x"
-  content = "x"
-  ssh     = { host = "127.0.0.1", private_key = "a", private_key_wo = "b" }
-}`,
-			ExpectError: regexp.MustCompile(`(?s)Invalid Attribute Combination.*ssh\.private_key_wo`),
+			ConfigDirectory: fileFixture,
+			ConfigVariables: fileVars(s, target, "content", "secret-free\n", "validate_command", "true", "reload_command", "true"),
 		}},
-	})
+	}))
+	raw, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(raw)
+	for _, step := range []string{"dialing", "connected; host key verified", "uploading and validating",
+		"validated; committing: rename into place and reload", "in place and reloaded", "reading digests", "removing"} {
+		if !regexp.MustCompile(regexp.QuoteMeta(step) + `.*` + regexp.QuoteMeta(s.Address())).MatchString(log) {
+			t.Errorf("the debug log has no %q step for %s", step, s.Address())
+		}
+	}
+	if !strings.Contains(log, `"path":"`+target+`"`) && !strings.Contains(log, "path="+target) {
+		t.Errorf("the debug log never names the path %s", target)
+	}
+	if strings.Contains(log, keyLine) {
+		t.Error("the debug log holds the private key")
+	}
+}
+
+func TestFile_planTimeChecks(t *testing.T) {
+	cases := map[string]string{
+		"malformed_private_key":         `(?s)ssh\.private_key: ssh\.private_key is not a valid private key`,
+		"certificate_not_a_certificate": `(?s)ssh\.certificate: ssh\.certificate is not an SSH user certificate`,
+		"malformed_host_key":            `(?s)ssh\.host_key: not a public key`,
+		"relative_path":                 `(?s)Attribute path must be an absolute path to a file`,
+		"dot_dot_path":                  `(?s)Attribute path must be an absolute path to a file`,
+		"owner_that_cannot_be":          `(?s)Attribute owner must be a user or group name`,
+		"content_and_content_wo":        `(?s)Exactly one of these attributes must be configured: \[content,content_wo\]`,
+		"neither_content":               `(?s)Exactly one of these attributes must be configured: \[content,content_wo\]`,
+		"secret_twice":                  `(?s)Secret Given Twice.*ssh\.private_key and ssh\.private_key_wo`,
+		"bad_timeout":                   `(?s)ssh\.timeout "soon" is not a positive duration`,
+	}
+	// One variable serves the cases that need a private key that parses.
+	expectPlanErrors(t, cases, config.Variables{"private_key": config.StringVariable(testhost.NewKey(t).PEM)})
 }

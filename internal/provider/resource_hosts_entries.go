@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"regexp"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -19,35 +18,36 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure      = (*hostsEntriesResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*hostsEntriesResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*hostsEntriesResource)(nil)
+	_ resource.ResourceWithConfigure        = (*hostsEntriesResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*hostsEntriesResource)(nil)
+	_ resource.ResourceWithValidateConfig   = (*hostsEntriesResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*hostsEntriesResource)(nil)
+	_ resource.ResourceWithUpgradeState     = (*hostsEntriesResource)(nil)
 )
 
 // NewHostsEntriesResource is the constructor of kha_hosts_entries.
-func NewHostsEntriesResource() resource.Resource {
-	r := &hostsEntriesResource{}
-	r.renderer = r
-	return r
-}
+func NewHostsEntriesResource() resource.Resource { return &hostsEntriesResource{} }
 
 type hostsEntriesResource struct {
-	renderedFilesResource
+	hostResource[hostsEntriesModel, *hostsEntriesModel]
 }
 
 type hostsEntriesModel struct {
-	renderedFields
-	Entries []types.String `tfsdk:"entries"`
-	Path    types.String   `tfsdk:"path"`
-	Marker  types.String   `tfsdk:"marker"`
-	Block   types.String   `tfsdk:"block"`
+	hostFields
+	DestroyCommand types.String   `tfsdk:"destroy_command"`
+	Entries        []types.String `tfsdk:"entries"`
+	Path           types.String   `tfsdk:"path"`
+	Marker         types.String   `tfsdk:"marker"`
+	Block          types.String   `tfsdk:"block"`
 }
 
 func (r *hostsEntriesResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_hosts_entries"
 }
 
-func (r *hostsEntriesResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (m *hostsEntriesModel) fields() *hostFields { return &m.hostFields }
+
+func (r *hostsEntriesResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
 		"entries": schema.ListAttribute{
 			Required: true, ElementType: types.StringType,
@@ -55,30 +55,30 @@ func (r *hostsEntriesResource) Schema(_ context.Context, _ resource.SchemaReques
 				"(`10.0.0.100 api.k8s.example.com`: the load balancer's name, as kubespray up to v2.28 wrote it).",
 		},
 		"path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/hosts"),
-			MarkdownDescription: "The file. Default `/etc/hosts`."},
+			Validators:          []validator.String{filePathValidator()},
+			MarkdownDescription: "The file. Default `/etc/hosts`. Changing it (or `marker`) removes the old block after the new one is in place."},
 		"marker": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("entries"),
 			Validators: []validator.String{stringvalidator.RegexMatches(markerPattern, "must be letters, digits, '.', '-' or '_'")},
 			MarkdownDescription: "Names the block (`# BEGIN kha <marker>` … `# END kha <marker>`), so several resources can " +
 				"manage blocks in one file. Default `entries`."},
-		"block": schema.StringAttribute{Computed: true, MarkdownDescription: "The block as it stands in the file, markers included; known at plan time."},
-	}
-	for name, a := range renderedAttributes("Run after the block is removed on destroy. Default: none.") {
-		attrs[name] = a
+		"block":           schema.StringAttribute{Computed: true, MarkdownDescription: "The block as it stands in the file, markers included; known at plan time."},
+		"destroy_command": schema.StringAttribute{Optional: true, MarkdownDescription: "Run after the block is removed on destroy. Default: none."},
 	}
 	resp.Schema = schema.Schema{
+		Version: 1,
 		MarkdownDescription: "Keeps a marked block of lines in a host's `/etc/hosts` (or another file of that format): " +
-			"every other line stays as it is. Re-applying replaces the block rather than adding to it; an edit inside " +
-			"the block, or its removal, shows in the next plan; destroy removes only the block.\n\n" +
-			"The file is rewritten through a copy renamed into place; where the file is a mount point (a container's " +
-			"`/etc/hosts`), it is written in place instead.\n\n-> Import is not supported.",
-		Attributes: attrs,
+			"every other line stays as it is. Re-applying replaces the block where it stands rather than adding one; an " +
+			"edit inside the block, or its removal, shows in the next plan; destroy removes only the block.\n\n" +
+			"Several resources may keep blocks in one file (each with its own `marker`), in parallel and from several " +
+			"Terraform runs: changes of one directory wait for each other (`flock` on the host). A block whose marker " +
+			"lines were damaged by hand (a deleted `# END` line) is refused with its lines, never repaired by deleting " +
+			"what follows; a file with CRLF line endings keeps them. The file is rewritten through a copy renamed into " +
+			"place, keeping its mode and owner; where it is a mount point (a container's `/etc/hosts`), it is written in " +
+			"place instead.\n\n-> Import is not supported.",
+		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the file when delivered over SSH, else the block's digest.",
+			"Digest of the block, markers included, known at plan time."),
 	}
 }
-
-// markerPattern is what a block marker may hold.
-var markerPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-func (r *hostsEntriesResource) newModel() renderedModel { return &hostsEntriesModel{} }
 
 func (r *hostsEntriesResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var list types.List
@@ -104,11 +104,10 @@ func checkEntries(entries []types.String) diag.Diagnostics {
 	return diags
 }
 
-func (r *hostsEntriesResource) files(planModel, _ renderedModel) ([]remote.File, diag.Diagnostics) {
-	m := planModel.(*hostsEntriesModel)
+func (m *hostsEntriesModel) render(*hostsEntriesModel) (rendered, diag.Diagnostics) {
 	diags := checkEntries(m.Entries)
 	if diags.HasError() {
-		return nil, diags
+		return rendered{}, diags
 	}
 	lines := make([]string, len(m.Entries))
 	for i, e := range m.Entries {
@@ -116,5 +115,6 @@ func (r *hostsEntriesResource) files(planModel, _ renderedModel) ([]remote.File,
 	}
 	content := strings.Join(lines, "\n")
 	m.Block = types.StringValue(remote.BlockLines(m.Marker.ValueString(), content))
-	return []remote.File{{Path: m.Path.ValueString(), Block: m.Marker.ValueString(), Content: []byte(content)}}, diags
+	return rendered{files: []remote.File{{Path: m.Path.ValueString(), Block: m.Marker.ValueString(), Content: []byte(content)}},
+		removeCommand: m.DestroyCommand.ValueString()}, diags
 }

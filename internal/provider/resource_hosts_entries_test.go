@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -24,66 +25,68 @@ func TestAccHostsEntries_blockInHostsFile(t *testing.T) {
 	if err := os.WriteFile(hosts, []byte(original), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	config := fmt.Sprintf(`
-provider "kha" {
-  default_ssh = { private_key = %q }
-}
-resource "kha_cluster_endpoints" "c" {
-  control_plane_nodes = [{ name = "cp1", ip = "10.0.0.11" }]
-  external_lb         = { address = "10.0.0.100", port = 8443, domain_name = "api.k8s.example.com" }
-}
-resource "kha_hosts_entries" "lb" {
-  entries = kha_cluster_endpoints.c.hosts_entries
-  path    = %q
-  ssh     = { host = %q, port = %d, host_key = %q }
-}`, s.ClientKey.PEM, hosts, s.Host, s.Port, s.HostKey.Public())
-	block := "# BEGIN kha entries\n10.0.0.100 api.k8s.example.com\n# END kha entries\n"
-	resource.Test(t, resource.TestCase{
+	vars := func(marker string) config.Variables {
+		return config.Variables{"host": config.StringVariable(s.Host), "port": config.IntegerVariable(s.Port),
+			"host_key": config.StringVariable(s.HostKey.Public()), "private_key": config.StringVariable(s.ClientKey.PEM),
+			"path": config.StringVariable(hosts), "marker": config.StringVariable(marker)}
+	}
+	block := func(marker string) string {
+		return "# BEGIN kha " + marker + "\n10.0.0.100 api.k8s.example.com\n# END kha " + marker + "\n"
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		CheckDestroy: func(*terraform.State) error {
-			if got, _ := os.ReadFile(hosts); string(got) != original {
+			if got, _ := os.ReadFile(hosts); string(got) != original+"10.0.0.7 added-by-hand\n" {
 				return fmt.Errorf("after destroy the file is\n%s\nwant\n%s", got, original)
 			}
 			return nil
 		},
 		Steps: []resource.TestStep{
 			{
-				Config: config,
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("entries"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectKnownValue("kha_hosts_entries.lb", tfjsonpath.New("block"), knownvalue.StringExact(block)),
+					plancheck.ExpectKnownValue("kha_hosts_entries.lb", tfjsonpath.New("block"), knownvalue.StringExact(block("entries"))),
 				}},
-				Check: fileIs(hosts, original+block),
+				Check: fileIs(hosts, original+block("entries")),
 			},
 			{
 				// Someone edits the block and adds a line of their own: the
-				// block is put back, their line stays.
+				// block is put back where it stands, their line stays.
 				PreConfig: func() {
 					b, _ := os.ReadFile(hosts)
 					edited := strings.Replace(string(b), "10.0.0.100 api", "10.6.6.6 api", 1) + "10.0.0.7 added-by-hand\n"
 					mustWrite(t, hosts, edited)()
 				},
-				Config: config,
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("entries"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("kha_hosts_entries.lb", plancheck.ResourceActionUpdate),
 				}},
-				Check: fileIs(hosts, original+"10.0.0.7 added-by-hand\n"+block),
+				Check: fileIs(hosts, original+block("entries")+"10.0.0.7 added-by-hand\n"),
 			},
 			{
 				// Terraform sees a hand edit outside the block as no change.
-				PreConfig:        func() { mustWrite(t, hosts, original+block)() },
-				Config:           config,
+				PreConfig:       func() { mustWrite(t, hosts, original+block("entries")+"10.0.0.7 added-by-hand\n")() },
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("entries"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
+			{
+				// A new marker: the new block is written, the old one removed.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("api"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("kha_hosts_entries.lb", plancheck.ResourceActionUpdate),
+				}},
+				Check: fileIs(hosts, original+"10.0.0.7 added-by-hand\n"+block("api")),
+			},
 		},
-	})
+	}))
 }
 
-func TestAccHostsEntries_invalidEntry(t *testing.T) {
-	resource.Test(t, resource.TestCase{
+func TestHostsEntries_invalidEntry(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
-			Config:      `resource "kha_hosts_entries" "x" { entries = ["10.0.0.1 ok", "api.example.com 10.0.0.1"] }`,
-			ExpectError: regexp.MustCompile(`(?s)Invalid Hosts Entry.*does not start with an IP address`),
+			ConfigDirectory: config.TestNameDirectory(),
+			ExpectError:     regexp.MustCompile(`(?s)Invalid Hosts Entry.*does not start with an IP address`),
 		}},
 	})
 }

@@ -18,24 +18,23 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure      = (*keepalivedConfigResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*keepalivedConfigResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*keepalivedConfigResource)(nil)
+	_ resource.ResourceWithConfigure        = (*keepalivedConfigResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*keepalivedConfigResource)(nil)
+	_ resource.ResourceWithValidateConfig   = (*keepalivedConfigResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*keepalivedConfigResource)(nil)
+	_ resource.ResourceWithUpgradeState     = (*keepalivedConfigResource)(nil)
 )
 
 // NewKeepalivedConfigResource is the constructor of kha_keepalived_config.
-func NewKeepalivedConfigResource() resource.Resource {
-	r := &keepalivedConfigResource{}
-	r.renderer = r
-	return r
-}
+func NewKeepalivedConfigResource() resource.Resource { return &keepalivedConfigResource{} }
 
 type keepalivedConfigResource struct {
-	renderedFilesResource
+	hostResource[keepalivedConfigModel, *keepalivedConfigModel]
 }
 
 type keepalivedConfigModel struct {
-	renderedFields
+	hostFields
+	DestroyCommand  types.String          `tfsdk:"destroy_command"`
 	Node            types.String          `tfsdk:"node"`
 	Nodes           []keepalivedNodeModel `tfsdk:"nodes"`
 	VIP             types.String          `tfsdk:"vip"`
@@ -61,7 +60,9 @@ func (r *keepalivedConfigResource) Metadata(_ context.Context, req resource.Meta
 	resp.TypeName = req.ProviderTypeName + "_keepalived_config"
 }
 
-func (r *keepalivedConfigResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (m *keepalivedConfigModel) fields() *hostFields { return &m.hostFields }
+
+func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
 		"node": schema.StringAttribute{Required: true, MarkdownDescription: "The node of `nodes` this configuration is for."},
 		"nodes": schema.ListNestedAttribute{
@@ -87,28 +88,27 @@ func (r *keepalivedConfigResource) Schema(_ context.Context, _ resource.SchemaRe
 		"no_preempt": schema.BoolAttribute{Optional: true,
 			MarkdownDescription: "Keep the VIP where it is when a higher-priority node recovers, sparing clients a second failover."},
 		"config_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/keepalived/keepalived.conf"),
-			MarkdownDescription: "Default `/etc/keepalived/keepalived.conf`."},
+			Validators: []validator.String{filePathValidator()}, MarkdownDescription: "Default `/etc/keepalived/keepalived.conf`."},
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("keepalived -t -f %s"),
 			MarkdownDescription: "Default `keepalived -t -f %s`."},
 		"reload_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("systemctl reload-or-restart keepalived"),
 			MarkdownDescription: "Default `systemctl reload-or-restart keepalived`."},
 		"rendered": schema.StringAttribute{Computed: true, MarkdownDescription: "keepalived.conf for `node`, known at plan time."},
-	}
-	for name, a := range renderedAttributes("Run after the config is removed on destroy, e.g. `systemctl stop keepalived`. Default: none.") {
-		attrs[name] = a
+		"destroy_command": schema.StringAttribute{Optional: true,
+			MarkdownDescription: "Run after the config is removed on destroy, e.g. `systemctl stop keepalived`. Default: none."},
 	}
 	resp.Schema = schema.Schema{
+		Version: 1,
 		MarkdownDescription: "Holds the VIP of an external apiserver load balancer with keepalived: one VRRP instance over " +
 			"unicast between the load balancer nodes, and a track script that follows the local load balancer's health, " +
 			"so the VIP leaves a node whose load balancer fails and not only a node that fails. One resource per node " +
 			"(`for_each` over `nodes`); without `ssh` it only renders.\n\n" +
 			"Measured with the real keepalived between two network namespaces: the VIP moves in about 2 s after the " +
 			"load balancer turns unhealthy.\n\n-> Import is not supported.",
-		Attributes: attrs,
+		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the config when delivered over SSH, else the rendered digest.",
+			"Digest of the config, known at plan time."),
 	}
 }
-
-func (r *keepalivedConfigResource) newModel() renderedModel { return &keepalivedConfigModel{} }
 
 func (m *keepalivedConfigModel) spec() keepalived.Spec {
 	s := keepalived.Spec{Node: m.Node.ValueString(), VIP: m.VIP.ValueString(), VIPPrefix: int(m.VIPPrefix.ValueInt64()),
@@ -134,20 +134,20 @@ func (r *keepalivedConfigResource) ValidateConfig(ctx context.Context, req resou
 	}
 }
 
-func (r *keepalivedConfigResource) files(planModel, _ renderedModel) ([]remote.File, diag.Diagnostics) {
+func (m *keepalivedConfigModel) render(*keepalivedConfigModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	m := planModel.(*keepalivedConfigModel)
 	s := m.spec()
 	if ps := s.Validate(); ps.HasErrors() {
 		appendProblems(&diags, ps, true)
-		return nil, diags
+		return rendered{}, diags
 	}
 	text, err := keepalived.Render(s)
 	if err != nil {
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
-		return nil, diags
+		return rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
-	return []remote.File{{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
-		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}}, diags
+	return rendered{files: []remote.File{{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
+		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}},
+		removeCommand: m.DestroyCommand.ValueString()}, diags
 }

@@ -46,10 +46,6 @@ resource "kha_keepalived_config" "lb1" {
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
-				// 300 is not a VRRP router ID: the schema refuses it at plan.
-				Config:      config(300),
-				ExpectError: regexp.MustCompile(`(?s)Invalid Attribute Value.*virtual_router_id.*between 1 and 255`),
-			}, {
 				Config: config(77),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(
@@ -65,4 +61,13 @@ resource "kha_keepalived_config" "lb1" {
 			},
 		},
 	})
+}
+
+func TestKeepalivedConfig_diagnostics(t *testing.T) {
+	cases := map[string]string{
+		"router_id_out_of_range": `(?s)Invalid Attribute Value.*virtual_router_id.*between 1 and 255`,
+		"equal_priorities":       `(?s)Equal priorities.*nodes\[1\]\.priority`,
+		"vip_family_mismatch":    `(?s)Address family mismatch.*nodes\[0\]\.ip`,
+	}
+	expectPlanErrors(t, cases, nil)
 }

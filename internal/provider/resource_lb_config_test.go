@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -25,39 +26,13 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
-const renderOnlyConfig = `
-resource "kha_cluster_endpoints" "c" {
-  control_plane_nodes = [
-    { name = "cp1", ip = "10.0.0.11" },
-    { name = "cp2", ip = "10.0.0.12" },
-    { name = "cp3", ip = "10.0.0.13" },
-  ]
-  worker_nodes = [{ name = "w1", ip = "10.0.0.21" }]
-  local_lb     = { port = 16443, healthcheck_port = 8081 }
-  ip_family    = "dual"
-}
-
-resource "kha_haproxy_config" "w1" {
-  listen           = kha_cluster_endpoints.c.local_lb_listen
-  backends         = kha_cluster_endpoints.c.local_lb_backends
-  healthcheck_port = 8081
-  health_check     = { ca_file = "/etc/kubernetes/pki/ca.crt" }
-  delivery         = "static_pod"
-}
-
-resource "kha_nginx_config" "w1" {
-  listen   = kha_cluster_endpoints.c.local_lb_listen
-  backends = kha_cluster_endpoints.c.local_lb_backends
-}
-`
-
-// TestAccLBConfig_renderOnlyKnownAtPlan chains kha_cluster_endpoints into
+// TestLBConfig_renderOnlyKnownAtPlan chains kha_cluster_endpoints into
 // both load balancers without a host: everything is known at plan time.
-func TestAccLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
-	resource.Test(t, resource.TestCase{
+func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
-			Config: renderOnlyConfig,
+			ConfigDirectory: config.TestNameDirectory(),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)bind 127\.0\.0\.1:16443\n\s+bind \[::1\]:16443.*verify required ca-file /etc/kubernetes/pki/ca\.crt.*server cp2 10\.0\.0\.12:6443\n`))),
@@ -75,34 +50,13 @@ func TestAccLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
 	})
 }
 
-func TestAccLBConfig_diagnostics(t *testing.T) {
-	cases := map[string]struct{ config, err string }{
-		"unverified health checks": {`
-resource "kha_haproxy_config" "x" {
-  listen       = { address = "127.0.0.1", port = 6443 }
-  backends     = [{ name = "cp1", address = "10.0.0.11", port = 6443 }]
-  health_check = {}
-}`, `(?s)Unverified health checks.*health_check\.ca_file: give health_check\.ca_file`},
-		"node-local listener off loopback": {`
-resource "kha_nginx_config" "x" {
-  listen   = { address = "10.0.0.100", port = 6443 }
-  backends = [{ name = "cp1", address = "10.0.0.11", port = 6443 }]
-}`, `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`},
-		"unknown local_first": {`
-resource "kha_nginx_config" "x" {
-  listen      = { address = "127.0.0.1", port = 6443 }
-  backends    = [{ name = "cp1", address = "10.0.0.11", port = 6443 }]
-  local_first = "cp9"
-}`, `(?s)Unknown backend.*local_first`},
+func TestLBConfig_diagnostics(t *testing.T) {
+	cases := map[string]string{
+		"unverified_health_checks":         `(?s)Unverified health checks.*health_check\.ca_file: give health_check\.ca_file`,
+		"node_local_listener_off_loopback": `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`,
+		"unknown_local_first":              `(?s)Unknown backend.*local_first`,
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProviders,
-				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.err)}},
-			})
-		})
-	}
+	expectPlanErrors(t, cases, nil)
 }
 
 // liveHAProxy is a host directory where the pushed config runs as a real
@@ -275,4 +229,65 @@ func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
 	if _, err := h.answers(1); err == nil {
 		t.Error("haproxy still answers after destroy ran destroy_command")
 	}
+}
+
+// TestLBConfig_renderedKnownWithUnknownHost: a host created in the same
+// run has no address at plan time; the rendered config and its digest are
+// known anyway, only the ID waits.
+func TestLBConfig_renderedKnownWithUnknownHost(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			ConfigDirectory: config.TestNameDirectory(),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue("kha_haproxy_config.test", tfjsonpath.New("rendered"),
+					knownvalue.StringRegexp(regexp.MustCompile(`server cp1 10\.0\.0\.11:6443`))),
+				plancheck.ExpectKnownValue("kha_haproxy_config.test", tfjsonpath.New("sha256"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
+				plancheck.ExpectUnknownValue("kha_haproxy_config.test", tfjsonpath.New("id")),
+			}},
+			// The address turns out to be a closed port: apply fails to connect.
+			ExpectError: regexp.MustCompile(`(?s)SSH Connection Failed.*127\.0\.0\.1:1`),
+		}},
+	})
+}
+
+// TestAccLBConfig_pathAndDeliveryChanges: a changed config path and a
+// static pod given up for systemd leave no old file and no old manifest.
+func TestAccLBConfig_pathAndDeliveryChanges(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	dir := t.TempDir()
+	vars := func(nginxConfig, delivery string) config.Variables {
+		return config.Variables{"host": config.StringVariable(s.Host), "port": config.IntegerVariable(s.Port),
+			"host_key": config.StringVariable(s.HostKey.Public()), "private_key": config.StringVariable(s.ClientKey.PEM),
+			"dir": config.StringVariable(dir), "nginx_config": config.StringVariable(nginxConfig), "haproxy_delivery": config.StringVariable(delivery)}
+	}
+	exist := func(want bool, paths ...string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			for _, p := range paths {
+				if _, err := os.Stat(filepath.Join(dir, p)); (err == nil) != want {
+					return fmt.Errorf("%s: exists %v, want %v", p, err == nil, want)
+				}
+			}
+			return nil
+		}
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             exist(false, "a.conf", "b.conf", "haproxy/haproxy.cfg", "manifests/haproxy.yml"),
+		Steps: []resource.TestStep{
+			{
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("a.conf", "static_pod"),
+				Check: exist(true, "a.conf", "haproxy/haproxy.cfg", "manifests/haproxy.yml"),
+			},
+			{
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("b.conf", "systemd"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("kha_nginx_config.test", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("kha_haproxy_config.test", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(exist(true, "b.conf", "haproxy/haproxy.cfg"),
+					exist(false, "a.conf", "manifests/haproxy.yml")),
+			},
+		},
+	}))
 }

@@ -1,12 +1,10 @@
 package remote
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -25,96 +23,72 @@ func BlockLines(marker, content string) string {
 	return "# BEGIN kha " + marker + "\n" + content + "# END kha " + marker + "\n"
 }
 
-func checkMarker(marker string) error {
+// CheckMarker refuses block markers the scripts cannot carry.
+func CheckMarker(marker string) error {
 	if marker == "" || strings.ContainsAny(marker, "\x00\n\r\t'\"\\/") || len(marker) > 100 {
 		return fmt.Errorf("block marker %q must be 1-100 characters without quotes, slashes, tabs or newlines", marker)
 	}
 	return nil
 }
 
-// blockScript rewrites $1 with the block between its markers replaced by
-// stdin (or removed when $3 is "remove"), keeping the rest, the mode and
-// the owner. It renames a copy into place; where the file is a mount point
-// (a container's /etc/hosts), rename fails and it writes in place instead.
-const blockScript = `set -u
-target=$1 marker=$2 action=$3 tmp=$4
-begin="# BEGIN kha $marker" end="# END kha $marker"
-if [ ! -e "$target" ]; then
-  [ "$action" = apply ] || exit 0
-  : > "$target" || exit 11
-fi
-new=$(mktemp) || exit 11
-trap 'rm -f -- "$new" "$tmp"' EXIT
-awk -v b="$begin" -v e="$end" '$0 == b {skip=1; next} $0 == e {skip=0; next} !skip {print}' "$target" > "$new" || exit 11
-if [ "$action" = apply ]; then cat >> "$new" || exit 11; fi
-cp -p -- "$target" "$tmp" && cat "$new" > "$tmp" || exit 11
-mv -f -- "$tmp" "$target" 2>/dev/null || cat "$new" > "$target" || exit 14
-`
-
-// blockStatScript prints the SHA-256 of the block in $1, or "missing".
-const blockStatScript = `begin="# BEGIN kha $2" end="# END kha $2"
-[ -f "$1" ] || { echo missing; exit 0; }
-block=$(awk -v b="$begin" -v e="$end" '$0 == b {on=1} on {print} $0 == e {on=0}' "$1") || exit 1
-[ -n "$block" ] || { echo missing; exit 0; }
-sum=$(printf '%s\n' "$block" | sha256sum) && echo "${sum%% *}"
-`
-
-// BlockDigest is what ReadBlock reports for a block holding content.
-func BlockDigest(marker, content string) string {
-	sum := sha256.Sum256([]byte(BlockLines(marker, content)))
-	return hex.EncodeToString(sum[:])
-}
-
-// ApplyBlock puts content between the markers in path, replacing an
-// earlier block and leaving every other line as it was.
-func (c *Client) ApplyBlock(ctx context.Context, path, marker, content string) (string, error) {
-	host := c.cfg.Address()
-	if err := errors.Join(checkPath(path), checkMarker(marker)); err != nil {
-		return "", &StepError{Host: host, Step: "configure", Path: path, Err: err}
-	}
-	tmp := path + ".kha-" + randomSuffix()
-	_, errOut, exit, err := c.script(ctx, blockScript, []byte(BlockLines(marker, content)), path, marker, "apply", tmp)
-	if err == nil && exit != 0 {
-		err = fmt.Errorf("exit status %d; the file is untouched", exit)
-	}
-	if err != nil {
-		return "", &StepError{Host: host, Step: "write block", Path: path, Output: trimOutput(errOut), Err: err}
-	}
-	return c.ReadBlock(ctx, path, marker)
-}
-
-// ReadBlock returns the digest of the marked block, or "" when the file
-// or the block is missing.
-func (c *Client) ReadBlock(ctx context.Context, path, marker string) (string, error) {
-	host := c.cfg.Address()
-	if err := errors.Join(checkPath(path), checkMarker(marker)); err != nil {
-		return "", &StepError{Host: host, Step: "read block", Path: path, Err: err}
-	}
-	out, errOut, exit, err := c.script(ctx, blockStatScript, nil, path, marker)
-	if err == nil && exit != 0 {
-		err = fmt.Errorf("exit status %d", exit)
-	}
-	if err != nil {
-		return "", &StepError{Host: host, Step: "read block", Path: path, Output: trimOutput(errOut), Err: err}
-	}
-	if line := string(bytes.TrimSpace(out)); line != "missing" {
-		return line, nil
-	}
-	return "", nil
-}
-
-// RemoveBlock deletes the marked block and keeps the rest of the file.
-func (c *Client) RemoveBlock(ctx context.Context, path, marker string) error {
-	host := c.cfg.Address()
-	if err := errors.Join(checkPath(path), checkMarker(marker)); err != nil {
-		return &StepError{Host: host, Step: "remove block", Path: path, Err: err}
-	}
-	_, errOut, exit, err := c.script(ctx, blockScript, []byte{}, path, marker, "remove", path+".kha-"+randomSuffix())
-	if err == nil && exit != 0 {
-		err = fmt.Errorf("exit status %d", exit)
-	}
-	if err != nil {
-		return &StepError{Host: host, Step: "remove block", Path: path, Output: trimOutput(errOut), Err: err}
+func (c *Client) checkBlock(step string, f File) error {
+	if err := errors.Join(checkPath(f.Path), CheckMarker(f.Block)); err != nil {
+		return &StepError{Host: c.cfg.Address(), Step: step, Path: f.Path, Err: err}
 	}
 	return nil
+}
+
+// putBlock puts f's content between its markers, where the block was or
+// at the end of the file, leaving every other line as it was.
+func (c *Client) putBlock(ctx context.Context, f File) error {
+	return c.changeBlock(ctx, f, "apply", []byte(BlockLines(f.Block, string(f.Content))))
+}
+
+// removeBlock deletes the marked block and keeps the rest of the file.
+func (c *Client) removeBlock(ctx context.Context, f File) error {
+	return c.changeBlock(ctx, f, "remove", []byte{})
+}
+
+func (c *Client) changeBlock(ctx context.Context, f File, action string, block []byte) error {
+	step := map[string]string{"apply": "write block", "remove": "remove block"}[action]
+	if err := c.checkBlock(step, f); err != nil {
+		return err
+	}
+	defer c.lockDir(path.Dir(f.Path))()
+	c.log(ctx, LevelDebug, step, map[string]any{"path": f.Path, "marker": f.Block})
+	_, errOut, exit, err := c.script(ctx, blockScript, block, f.Path, f.Block, action, commandLimit(ctx), randomSuffix())
+	if err == nil && exit != 0 {
+		switch exit {
+		case exitDamaged:
+			err = errors.New("the file is untouched")
+		case exitLocked:
+			err = errors.New("timed out waiting for the lock; the file is untouched")
+		default:
+			err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d; the file is untouched", exit))
+		}
+	}
+	if err != nil {
+		c.log(ctx, LevelWarn, step+" failed", map[string]any{"path": f.Path, "error": err.Error()})
+		return &StepError{Host: c.cfg.Address(), Step: step, Path: f.Path, Output: trimOutput(errOut), Err: err}
+	}
+	return nil
+}
+
+// readBlock reports the digest of the marked block; a missing file or
+// block is not an error, a damaged one is.
+func (c *Client) readBlock(ctx context.Context, f File) (Observed, error) {
+	if err := c.checkBlock("read block", f); err != nil {
+		return Observed{}, err
+	}
+	out, errOut, exit, err := c.script(ctx, blockReadScript, nil, f.Path, f.Block)
+	if err == nil && exit != 0 {
+		err = fmt.Errorf("exit status %d", exit)
+	}
+	if err != nil {
+		return Observed{}, &StepError{Host: c.cfg.Address(), Step: "read block", Path: f.Path, Output: trimOutput(errOut), Err: err}
+	}
+	if len(out) == 0 {
+		return Observed{}, nil
+	}
+	return Observed{Exists: true, SHA256: SHA256(out)}, nil
 }

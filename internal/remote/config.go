@@ -1,10 +1,11 @@
 // Package remote delivers files to hosts over SSH: verified host keys, one
-// pooled connection per host, and a managed-file primitive that uploads to
-// a temporary file, validates it, renames it atomically over the target and
+// pooled connection per host, and a managed-file primitive that uploads
+// into a private directory next to the target, validates the copy, waits
+// for the client's commit, renames it atomically over the target and
 // reloads the service, restoring the previous file on any failure.
 //
 // It knows nothing of Terraform; resources translate their schema into a
-// Config and a File.
+// Config and Files, and pass a Logger.
 package remote
 
 import (
@@ -50,7 +51,8 @@ type Config struct {
 	InsecureTrustOnFirstUse bool
 	TrustedHostKey          string
 
-	// Timeout bounds dialing, including retries; 0 means DefaultTimeout.
+	// Timeout bounds connecting, retries included; 0 means
+	// DefaultTimeout. A context deadline that comes sooner wins.
 	Timeout time.Duration
 	// Sudo runs privileged steps through `sudo -n`.
 	Sudo bool
@@ -86,6 +88,12 @@ func (c Config) timeout() time.Duration {
 	return c.Timeout
 }
 
+// TrustsOnFirstUse says whether the first connection records the host's
+// key: trust on first use is on and nothing else verifies the host.
+func (c Config) TrustsOnFirstUse() bool {
+	return c.InsecureTrustOnFirstUse && c.HostKey == "" && c.KnownHosts == ""
+}
+
 // key identifies a pooled connection: the same host reached with other
 // credentials or through another bastion is another connection; Sudo is
 // not part of it. Secrets enter only as a digest.
@@ -107,7 +115,9 @@ func (c Config) key() string {
 // verified because none was given.
 var ErrNoHostKey = errors.New("no host key to verify the host against")
 
-// Validate reports configuration mistakes before anything is dialed.
+// Validate reports configuration mistakes before anything is dialed: it
+// parses every key and certificate, and checks that known_hosts has an
+// entry for the address.
 func (c Config) Validate() error {
 	if c.Host == "" {
 		return errors.New("ssh.host is empty: set the host's address")
@@ -116,21 +126,31 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ssh.port %d is not a TCP port (1-65535)", c.Port)
 	}
 	if c.HostKey == "" && c.KnownHosts == "" && !c.InsecureTrustOnFirstUse {
-		return fmt.Errorf("%w %s: set ssh.host_key to the host's public key (for example the output of "+
-			"`ssh-keyscan -t ed25519 %s`, without the host name) or to the CA key that signs its host certificate, or "+
-			"ssh.known_hosts to known_hosts content; ssh.insecure_trust_on_first_use = true records the "+
-			"key seen at the first connection instead", ErrNoHostKey, c.Address(), c.Host)
+		return fmt.Errorf("%w %s: set ssh.host_key to the host's public key (a line of `ssh-keyscan %s` without the "+
+			"host name) or to the CA key that signs its host certificate, or ssh.known_hosts to known_hosts content "+
+			"(`ssh-keyscan` output as it is); ssh.insecure_trust_on_first_use = true records the key seen at the "+
+			"first connection instead", ErrNoHostKey, c.Address(), c.Host)
 	}
 	if c.HostKey != "" {
-		if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(c.HostKey)); err != nil {
+		if _, err := parsePublicKey(c.HostKey); err != nil {
 			return fmt.Errorf("ssh.host_key is not a public key in authorized_keys format (\"ssh-ed25519 AAAA...\"): %v", err)
 		}
 	}
+	if c.KnownHosts != "" {
+		v, err := c.verifier()
+		if err != nil {
+			return err
+		}
+		if c.HostKey == "" && !c.InsecureTrustOnFirstUse && !v.knowsHost {
+			return fmt.Errorf("ssh.known_hosts has no key and no @cert-authority line for %s (lines for a port other than 22 "+
+				"are written [host]:port); add the output of `ssh-keyscan -p %d %s`", c.Address(), c.port(), c.Host)
+		}
+	}
+	if _, _, _, err := c.signers(); err != nil {
+		return err
+	}
 	if c.PrivateKey == "" && c.Password == "" && !c.Agent {
 		return errors.New("no authentication method: set ssh.private_key (or private_key_wo), ssh.password (or password_wo), or ssh.agent = true")
-	}
-	if c.Certificate != "" && c.PrivateKey == "" {
-		return errors.New("ssh.certificate needs ssh.private_key: the certificate signs that key")
 	}
 	if c.Bastion != nil {
 		if err := c.Bastion.Validate(); err != nil {
@@ -140,32 +160,74 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// signers parses the private key and its certificate. It never echoes
+// key material in an error.
+func (c Config) signers() (signer ssh.Signer, name string, ok bool, err error) {
+	if c.PrivateKey == "" {
+		if c.Certificate != "" {
+			return nil, "", false, errors.New("ssh.certificate needs ssh.private_key: the certificate signs that key")
+		}
+		return nil, "", false, nil
+	}
+	signer, err = ssh.ParsePrivateKey([]byte(c.PrivateKey))
+	if err != nil {
+		var missing *ssh.PassphraseMissingError
+		if errors.As(err, &missing) {
+			return nil, "", false, errors.New("ssh.private_key is encrypted with a passphrase; give an unencrypted key or use ssh.agent")
+		}
+		return nil, "", false, errors.New("ssh.private_key is not a valid private key (OpenSSH or PEM)")
+	}
+	if c.Certificate != "" {
+		pub, err := parsePublicKey(c.Certificate)
+		cert, isCert := pub.(*ssh.Certificate)
+		if err != nil || !isCert || cert.CertType != ssh.UserCert {
+			return nil, "", false, errors.New("ssh.certificate is not an SSH user certificate (\"ssh-ed25519-cert-v01@openssh.com AAAA...\")")
+		}
+		if signer, err = ssh.NewCertSigner(cert, signer); err != nil {
+			return nil, "", false, fmt.Errorf("ssh.certificate does not match ssh.private_key: %v", err)
+		}
+	}
+	return signer, "publickey (" + signer.PublicKey().Type() + " " + ssh.FingerprintSHA256(signer.PublicKey()) + ")", true, nil
+}
+
+// CheckCredentials parses a private key and, when given, the user
+// certificate that signs it, without echoing key material.
+func CheckCredentials(privateKey, certificate string) error {
+	_, _, _, err := Config{PrivateKey: privateKey, Certificate: certificate}.signers()
+	return err
+}
+
+// CheckHostKey parses a pinned host key.
+func CheckHostKey(text string) error {
+	if _, err := parsePublicKey(text); err != nil {
+		return fmt.Errorf("not a public key in authorized_keys format (\"ssh-ed25519 AAAA...\"): %v", err)
+	}
+	return nil
+}
+
+// CheckKnownHosts parses known_hosts content.
+func CheckKnownHosts(content string) error {
+	_, err := knownHostsChecker(content)
+	return err
+}
+
+func parsePublicKey(text string) (ssh.PublicKey, error) {
+	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(text))
+	return key, err
+}
+
 // authMethods returns the SSH auth methods and their names for messages.
 func (c Config) authMethods() ([]ssh.AuthMethod, []string, func(), error) {
 	var methods []ssh.AuthMethod
 	var names []string
 	cleanup := func() {}
-	if c.PrivateKey != "" {
-		signer, err := ssh.ParsePrivateKey([]byte(c.PrivateKey))
-		if err != nil {
-			var missing *ssh.PassphraseMissingError
-			if errors.As(err, &missing) {
-				return nil, nil, cleanup, errors.New("ssh.private_key is encrypted with a passphrase; give an unencrypted key or use ssh.agent")
-			}
-			return nil, nil, cleanup, errors.New("ssh.private_key is not a valid private key (OpenSSH or PEM)")
-		}
-		if c.Certificate != "" {
-			pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(c.Certificate))
-			cert, ok := pub.(*ssh.Certificate)
-			if err != nil || !ok {
-				return nil, nil, cleanup, errors.New("ssh.certificate is not an SSH user certificate (\"ssh-ed25519-cert-v01@openssh.com AAAA...\")")
-			}
-			if signer, err = ssh.NewCertSigner(cert, signer); err != nil {
-				return nil, nil, cleanup, fmt.Errorf("ssh.certificate does not match ssh.private_key: %v", err)
-			}
-		}
+	signer, name, ok, err := c.signers()
+	if err != nil {
+		return nil, nil, cleanup, err
+	}
+	if ok {
 		methods = append(methods, ssh.PublicKeys(signer))
-		names = append(names, "publickey ("+signer.PublicKey().Type()+" "+ssh.FingerprintSHA256(signer.PublicKey())+")")
+		names = append(names, name)
 	}
 	if c.Agent {
 		sock := os.Getenv("SSH_AUTH_SOCK")
@@ -209,60 +271,218 @@ func (c Config) authMethods() ([]ssh.AuthMethod, []string, func(), error) {
 	return methods, names, cleanup, nil
 }
 
-// hostKeyCallback verifies the host against HostKey (as a pinned key and
-// as a host CA) and KnownHosts, or records the key on first use. seen
-// receives the key the host presented.
-func (c Config) hostKeyCallback(seen *ssh.PublicKey) (ssh.HostKeyCallback, error) {
+// certAlgorithms are the host certificate algorithms offered when a CA
+// may vouch for the host. RSA certificates are offered with SHA-2
+// signatures only, as OpenSSH 8.8 and later require.
+var certAlgorithms = []string{
+	ssh.CertAlgoED25519v01, ssh.CertAlgoECDSA256v01, ssh.CertAlgoECDSA384v01, ssh.CertAlgoECDSA521v01,
+	ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01,
+}
+
+// keyAlgorithms are the host key algorithms that present a plain key of a
+// type, and of its certificate.
+func keyAlgorithms(keyType string) (plain, cert []string) {
+	switch keyType {
+	case ssh.KeyAlgoRSA:
+		return []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256}, []string{ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01}
+	case ssh.KeyAlgoED25519:
+		return []string{keyType}, []string{ssh.CertAlgoED25519v01}
+	case ssh.KeyAlgoECDSA256:
+		return []string{keyType}, []string{ssh.CertAlgoECDSA256v01}
+	case ssh.KeyAlgoECDSA384:
+		return []string{keyType}, []string{ssh.CertAlgoECDSA384v01}
+	case ssh.KeyAlgoECDSA521:
+		return []string{keyType}, []string{ssh.CertAlgoECDSA521v01}
+	}
+	return []string{keyType}, nil
+}
+
+// verifier checks host keys for one address against everything the
+// configuration pins, and knows which algorithms to ask the server for.
+type verifier struct {
+	address string
+	check   ssh.HostKeyCallback // nil: trust on first use, nothing recorded yet
+	// algorithms are the host key algorithms to offer, in order: the
+	// server presents the first one it has, so it presents a key kha can
+	// verify rather than its own first choice.
+	algorithms []string
+	// knowsHost says whether a key or CA is known for the address.
+	knowsHost bool
+}
+
+// verifierCache holds verifiers by the configuration's key material: a
+// provider-wide known_hosts is parsed once, not once per host.
+var verifierCache sync.Map // string -> *verifier
+
+func (c Config) verifier() (*verifier, error) {
+	pinned := c.HostKey
+	trusted := ""
+	if pinned == "" && c.InsecureTrustOnFirstUse {
+		trusted = c.TrustedHostKey
+	}
+	cacheKey := c.Address() + "\x00" + pinned + "\x00" + trusted + "\x00" + c.KnownHosts
+	if v, ok := verifierCache.Load(cacheKey); ok {
+		return v.(*verifier), nil
+	}
+	v := &verifier{address: c.Address()}
 	var lines []string
 	if c.KnownHosts != "" {
 		lines = append(lines, c.KnownHosts)
 	}
-	pinned := c.HostKey
-	if pinned == "" && c.InsecureTrustOnFirstUse {
-		pinned = c.TrustedHostKey
-	}
-	if pinned != "" {
-		key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(pinned))
+	var plain []ssh.PublicKey
+	mayBeCA := false
+	for attr, text := range map[string]string{"ssh.host_key": pinned, "the recorded trusted_host_key": trusted} {
+		if text == "" {
+			continue
+		}
+		key, err := parsePublicKey(text)
 		if err != nil {
-			return nil, fmt.Errorf("host key %q is not in authorized_keys format: %v", pinned, err)
+			return nil, fmt.Errorf("%s %q is not in authorized_keys format: %v", attr, text, err)
 		}
 		line := knownhosts.Line([]string{c.Address()}, key)
-		lines = append(lines, line, "@cert-authority "+line)
-	}
-	if len(lines) == 0 { // trust on first use, nothing recorded yet
-		return func(_ string, _ net.Addr, key ssh.PublicKey) error {
-			*seen = key
-			return nil
-		}, nil
-	}
-	check, err := knownHostsChecker(strings.Join(lines, "\n") + "\n")
-	if err != nil {
-		return nil, err
-	}
-	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
-		*seen = key
-		err := check(c.Address(), remote, key)
-		var keyErr *knownhosts.KeyError
-		switch {
-		case errors.As(err, &keyErr):
-			return &HostKeyError{Address: c.Address(), Presented: key, Expected: keyErr.Want}
-		case err != nil: // a host certificate that no pinned CA signed, a revoked key
-			return &HostKeyError{Address: c.Address(), Presented: key, Reason: err.Error()}
+		lines = append(lines, line)
+		plain = append(plain, key)
+		if attr == "ssh.host_key" { // a pinned key may be the host's or its CA's
+			lines = append(lines, "@cert-authority "+line)
+			mayBeCA = true
 		}
-		return nil
-	}, nil
+	}
+	if len(lines) > 0 {
+		check, err := knownHostsChecker(strings.Join(lines, "\n") + "\n")
+		if err != nil {
+			return nil, err
+		}
+		v.check = check
+		known, ca := knownFor(check, c.Address(), strings.Join(lines, "\n"))
+		plain = append(plain, known...)
+		mayBeCA = mayBeCA || ca
+	}
+	v.algorithms, v.knowsHost = hostKeyAlgorithms(plain, mayBeCA), len(plain) > 0 || mayBeCA
+	verifierCache.Store(cacheKey, v)
+	return v, nil
 }
 
-// knownHostsCache holds one parsed checker per known_hosts content: a
-// provider-wide known_hosts is parsed once, not once per host.
-var knownHostsCache sync.Map // content -> ssh.HostKeyCallback
+// firstUseAlgorithms are asked for when nothing is known of the host
+// (trust on first use): Ed25519 first, as OpenSSH prefers it, so the key
+// recorded is the one `ssh-keyscan -t ed25519` shows.
+var firstUseAlgorithms = []string{
+	ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256,
+	ssh.CertAlgoED25519v01, ssh.CertAlgoECDSA256v01, ssh.CertAlgoECDSA384v01, ssh.CertAlgoECDSA521v01,
+	ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01,
+}
+
+// hostKeyAlgorithms orders what the server is asked to present: every
+// certificate type first when a CA may vouch for the host (the server then
+// presents its certificate), then the plain types of the keys known for
+// it, then their certificates (accepted for their plain key, as OpenSSH
+// does). With nothing known, firstUseAlgorithms.
+func hostKeyAlgorithms(known []ssh.PublicKey, mayBeCA bool) []string {
+	if len(known) == 0 && !mayBeCA {
+		return firstUseAlgorithms
+	}
+	var algos []string
+	seen := map[string]bool{}
+	add := func(as ...string) {
+		for _, a := range as {
+			if !seen[a] {
+				seen[a] = true
+				algos = append(algos, a)
+			}
+		}
+	}
+	if mayBeCA {
+		add(certAlgorithms...)
+	}
+	var certs []string
+	for _, k := range known {
+		p, c := keyAlgorithms(k.Type())
+		add(p...)
+		certs = append(certs, c...)
+	}
+	add(certs...)
+	return algos
+}
+
+// probeAddr stands for the remote address in the probes below; the
+// knownhosts checker only uses it when the host name is an IP.
+var probeAddr = &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 22}
+
+// knownFor asks a known_hosts checker what it holds for an address: the
+// plain keys (a probe key's mismatch lists every key of a matching line)
+// and whether an @cert-authority line applies. For the latter each CA key
+// of the content is tried on a probe certificate that names it as its
+// signer: the checker refuses it for its principal, not for a lack of
+// authorities, when the CA's line matches the address.
+func knownFor(check ssh.HostKeyCallback, address, content string) (keys []ssh.PublicKey, ca bool) {
+	var cas []ssh.PublicKey
+	isCA := map[string]bool{}
+	for rest := []byte(content); len(rest) > 0; {
+		marker, _, key, _, next, err := ssh.ParseKnownHosts(rest)
+		if err != nil {
+			break
+		}
+		if marker == "cert-authority" {
+			cas = append(cas, key)
+			isCA[string(key.Marshal())] = true
+		}
+		rest = next
+	}
+	probe, _, _, _, _ := ssh.ParseAuthorizedKey([]byte(probeKey))
+	var keyErr *knownhosts.KeyError
+	if err := check(address, probeAddr, probe); errors.As(err, &keyErr) {
+		for _, k := range keyErr.Want {
+			if !isCA[string(k.Key.Marshal())] { // the checker matches CA lines as plain ones too
+				keys = append(keys, k.Key)
+			}
+		}
+	}
+	for _, key := range cas {
+		cert := &ssh.Certificate{Key: probe, CertType: ssh.HostCert, SignatureKey: key, ValidPrincipals: []string{"kha-probe."},
+			ValidBefore: ssh.CertTimeInfinity, Signature: &ssh.Signature{Format: key.Type()}}
+		if err := check(address, probeAddr, cert); err != nil && !strings.Contains(err.Error(), "no authorities for hostname") {
+			ca = true
+		}
+	}
+	return keys, ca
+}
+
+// probeKey is a public key that no host has: a probe for what a
+// known_hosts checker expects.
+const probeKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGtoYS1wcm9iZS1rZXktb2Ytbm8taG9zdC1hdC1hbGwh"
+
+// callback returns the host key check; seen receives the key the host
+// presented (for a certificate, the key it certifies, which is what trust
+// on first use records).
+func (v *verifier) callback(seen *ssh.PublicKey) ssh.HostKeyCallback {
+	return func(_ string, remote net.Addr, key ssh.PublicKey) error {
+		plainKey := key
+		cert, isCert := key.(*ssh.Certificate)
+		if isCert {
+			plainKey = cert.Key
+		}
+		*seen = plainKey
+		if v.check == nil {
+			return nil
+		}
+		err := v.check(v.address, remote, key)
+		if err != nil && isCert && v.check(v.address, remote, cert.Key) == nil {
+			return nil // a certificate for a key pinned as such, as OpenSSH accepts
+		}
+		var keyErr *knownhosts.KeyError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &keyErr):
+			return &HostKeyError{Address: v.address, Presented: key, Expected: keyErr.Want}
+		default: // a host certificate that no pinned CA signed, a revoked key
+			return &HostKeyError{Address: v.address, Presented: key, Reason: err.Error()}
+		}
+	}
+}
 
 // knownHostsChecker parses known_hosts content with the knownhosts
 // package, which reads only files.
 func knownHostsChecker(content string) (ssh.HostKeyCallback, error) {
-	if check, ok := knownHostsCache.Load(content); ok {
-		return check.(ssh.HostKeyCallback), nil
-	}
 	f, err := os.CreateTemp("", "kha-known-hosts-")
 	if err != nil {
 		return nil, err
@@ -279,7 +499,6 @@ func knownHostsChecker(content string) (ssh.HostKeyCallback, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh.known_hosts: %v", err)
 	}
-	knownHostsCache.Store(content, check)
 	return check, nil
 }
 
@@ -303,7 +522,8 @@ func (e *HostKeyError) Error() string {
 	case len(want) > 0:
 		expected = strings.Join(want, ", ")
 	}
-	return fmt.Sprintf("host key verification failed for %s: it presented %s %s, expected %s. If the host was "+
-		"reinstalled, update ssh.host_key / known_hosts; otherwise something may be intercepting the connection",
-		e.Address, e.Presented.Type(), ssh.FingerprintSHA256(e.Presented), expected)
+	return fmt.Sprintf("host key verification failed for %s: it presented %s %s, expected %s. Something may be "+
+		"intercepting the connection. If the host was reinstalled or re-keyed on purpose, check the new key out of "+
+		"band and set ssh.host_key (or ssh.known_hosts) to it; a key recorded by trust on first use is replaced the "+
+		"same way", e.Address, e.Presented.Type(), ssh.FingerprintSHA256(e.Presented), expected)
 }

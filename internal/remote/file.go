@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -12,9 +13,11 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// File is a file kha manages on a host.
+// File is a file kha manages on a host, or with Block set, a marked block
+// within one.
 type File struct {
 	Path    string
 	Content []byte
@@ -22,7 +25,7 @@ type File struct {
 	Owner   string // user name or id; empty keeps the connecting user
 	Group   string
 	// ValidateCommand runs before the file is put in place, with every
-	// "%s" replaced by the quoted path of the uploaded copy, e.g.
+	// "%s" replaced by the path of the uploaded copy, e.g.
 	// "haproxy -c -f %s". A non-zero exit keeps the previous file.
 	ValidateCommand string
 	// ReloadCommand runs after the file is in place, e.g. "systemctl
@@ -35,53 +38,77 @@ type File struct {
 	// BlockLines): the rest of the file is left as it is. Mode, owner and
 	// the commands do not apply to blocks.
 	Block string
+	// SHA256, when set, is the digest of content that is not at hand (a
+	// write-only secret, known only while applying): what Digest reports
+	// for drift checks and removal.
+	SHA256 string
 }
 
-// Digest is what Observe reports when the host has f as wanted.
-func (f File) Digest() string {
-	if f.Block != "" {
-		return BlockDigest(f.Block, string(f.Content))
-	}
-	sum := sha256.Sum256(f.Content)
+// SHA256 is the hex SHA-256 digest of b.
+func SHA256(b []byte) string {
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-// Put applies f, as a whole file or as a block, and returns its digest on
-// the host.
-func (c *Client) Put(ctx context.Context, f File) (string, error) {
-	if f.Block != "" {
-		return c.ApplyBlock(ctx, f.Path, f.Block, string(f.Content))
+// Digest is the digest Observe reports when the host has the content f
+// wants.
+func (f File) Digest() string {
+	if f.SHA256 != "" {
+		return f.SHA256
 	}
-	rf, err := c.ApplyFile(ctx, f)
-	return rf.SHA256, err
+	if f.Block != "" {
+		return SHA256([]byte(BlockLines(f.Block, string(f.Content))))
+	}
+	return SHA256(f.Content)
 }
 
-// Observe returns the digest of f on the host, "" when it is missing.
-func (c *Client) Observe(ctx context.Context, f File) (string, error) {
-	if f.Block != "" {
-		return c.ReadBlock(ctx, f.Path, f.Block)
+func (f File) mode() uint32 {
+	if f.Mode == 0 {
+		return 0o644
 	}
-	rf, err := c.ReadFile(ctx, f.Path)
-	return rf.SHA256, err
+	return f.Mode
 }
 
-// Remove deletes f from the host (the block only, for blocks) and runs
-// reloadCommand after a removed file.
-func (c *Client) Remove(ctx context.Context, f File, reloadCommand string) error {
-	if f.Block != "" {
-		return c.RemoveBlock(ctx, f.Path, f.Block)
-	}
-	return c.RemoveFile(ctx, f.Path, reloadCommand)
-}
-
-// RemoteFile is what a host has at a path.
-type RemoteFile struct {
+// Observed is what a host has for a File.
+type Observed struct {
 	Exists bool
-	SHA256 string
-	Mode   uint32
-	Owner  string
-	Group  string
-	Size   int64
+	SHA256 string // of the content, or of the block with its markers
+	// Mode, owner and group of a whole file.
+	Mode         uint32
+	Owner, Group string
+	UID, GID     string
+}
+
+// Drift says how the host differs from f, or "" when it has what f
+// wants: the content, and for a whole file its mode and the owner and
+// group f names (by name or id).
+func (f File) Drift(o Observed) string {
+	what := "file"
+	if f.Block != "" {
+		what = "block " + f.Block
+	}
+	if !o.Exists {
+		return fmt.Sprintf("%s: the %s is missing", f.Path, what)
+	}
+	var diffs []string
+	if o.SHA256 != f.Digest() {
+		diffs = append(diffs, fmt.Sprintf("the %s's content changed", what))
+	}
+	if f.Block == "" {
+		if o.Mode != f.mode() {
+			diffs = append(diffs, fmt.Sprintf("mode is %04o, want %04o", o.Mode, f.mode()))
+		}
+		if f.Owner != "" && f.Owner != o.Owner && f.Owner != o.UID {
+			diffs = append(diffs, fmt.Sprintf("owner is %s, want %s", o.Owner, f.Owner))
+		}
+		if f.Group != "" && f.Group != o.Group && f.Group != o.GID {
+			diffs = append(diffs, fmt.Sprintf("group is %s, want %s", o.Group, f.Group))
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return f.Path + ": " + strings.Join(diffs, ", ")
 }
 
 // StepError reports which host and which step of an operation failed,
@@ -109,67 +136,29 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
-// Steps of ApplyFile, by the exit code the remote script uses for them.
-var applySteps = map[int]string{
-	10: "create directory", 11: "upload", 12: "set owner and mode",
-	13: "validate", 14: "rename into place", 15: "reload",
+// ErrNotCommitted means the operation ended before the new file was put
+// in place: the host has what it had.
+var ErrNotCommitted = errors.New("the operation ended before the new file was put in place; the host is unchanged")
+
+// applyOutcomes names each exit of applyScript.
+var applyOutcomes = map[int]struct{ step, what string }{
+	exitDirectory:   {"create directory", "the previous file is untouched"},
+	exitUpload:      {"upload", "the previous file is untouched"},
+	exitOwnerMode:   {"set owner and mode", "the previous file is untouched"},
+	exitValidate:    {"validate", "the validate command rejected the new file; the previous file is untouched"},
+	exitValidateEnd: {"validate", "the validate command did not finish within the operation's timeout; the previous file is untouched"},
+	exitNoCommit:    {"commit", ErrNotCommitted.Error()},
+	exitRename:      {"rename into place", "the previous file is untouched"},
+	exitReload:      {"reload", "the reload command failed with the new file; the previous file was restored and the reload command run again"},
+	exitReloadTime:  {"reload", "the reload command did not finish within the operation's timeout; the previous file was restored and the reload command run again"},
+	exitRollback:    {"reload", "the reload command failed with the new file, and restoring the previous file or reloading it failed too: check the host"},
+	exitReplaced:    {"upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
 }
 
-// runCommand is the scripts' way to run a user's command. Its output goes
-// to a file first: a daemon the command starts (nginx, haproxy -D) inherits
-// stdout and stderr, and holding them would keep the SSH session open for
-// as long as the daemon lives.
-const runCommand = `run() {
-  log=$(mktemp) || return 1
-  sh -c "$1" </dev/null >"$log" 2>&1; rc=$?
-  cat -- "$log" >&2; rm -f -- "$log"; return $rc
+// ShellQuote quotes s for POSIX sh.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-`
-
-// The remote scripts run under `sh -c` with their arguments after the
-// script name. Each is one round trip.
-const applyScript = `set -u
-` + runCommand + `
-target=$1 tmp=$2 sum=$3 mode=$4 owner=$5 mkdirs=$6 validate=$7 reload=$8
-dir=$(dirname -- "$target")
-if [ ! -d "$dir" ]; then
-  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit 10; }
-  mkdir -p -m 0755 -- "$dir" || exit 10
-fi
-backup=
-cleanup() { rm -f -- "$tmp"; [ -z "$backup" ] || rm -f -- "$backup"; }
-trap cleanup EXIT
-(umask 077; set -C; head -c "$9" > "$tmp") || exit 11
-got=$(sha256sum < "$tmp") && [ "${got%% *}" = "$sum" ] || { echo "uploaded content does not match its sha256" >&2; exit 11; }
-chmod "$mode" -- "$tmp" || exit 12
-if [ -n "$owner" ]; then chown -- "$owner" "$tmp" || exit 12; fi
-if [ -n "$validate" ]; then run "$validate" || exit 13; fi
-if [ -e "$target" ]; then
-  backup=$tmp.previous
-  cp -p -- "$target" "$backup" || exit 14
-fi
-mv -f -- "$tmp" "$target" || exit 14
-if [ -n "$reload" ] && ! run "$reload"; then
-  if [ -n "$backup" ]; then mv -f -- "$backup" "$target" && backup=; else rm -f -- "$target"; fi
-  run "$reload" 2>/dev/null
-  exit 15
-fi
-set -- "$target"
-` + statScript
-
-// statScript prints "sha256 mode owner group size" of $1, or "missing".
-const statScript = `if [ -f "$1" ]; then
-  sum=$(sha256sum < "$1") || exit 1
-  printf '%s ' "${sum%% *}"; stat -c '%a %U %G %s' -- "$1"
-elif [ -e "$1" ]; then echo "$1 exists but is not a regular file" >&2; exit 2
-else echo missing; fi
-`
-
-const removeScript = runCommand + `if [ -e "$1" ]; then
-  rm -f -- "$1" || exit 1
-  if [ -n "$2" ]; then run "$2" || exit 15; fi
-fi
-`
 
 // checkPath refuses paths the scripts cannot carry safely.
 func checkPath(p string) error {
@@ -178,33 +167,50 @@ func checkPath(p string) error {
 		return fmt.Errorf("path %q is not absolute", p)
 	case strings.ContainsAny(p, "\x00\n"):
 		return fmt.Errorf("path %q contains a NUL or newline", p)
-	case strings.HasSuffix(p, "/"):
-		return fmt.Errorf("path %q names a directory", p)
+	case strings.HasSuffix(p, "/") || path.Clean(p) != p:
+		return fmt.Errorf("path %q is not a clean path to a file", p)
 	}
 	return nil
 }
 
-// ShellQuote quotes s for POSIX sh.
-func ShellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
-// script runs a shell script with positional arguments, through sudo when
-// the connection asks for it. The script arrives in the command line, so
-// stdin stays free for file content.
-func (c *Client) script(ctx context.Context, body string, stdin []byte, args ...string) (stdout, stderr []byte, exit int, err error) {
-	cmd := "sh -c " + ShellQuote(body) + " kha"
+// commandLimit is the time a host-side command may take so that the
+// script can still undo its step before ctx ends: what is left of ctx
+// minus a margin, in whole seconds; "0" without a deadline.
+func commandLimit(ctx context.Context) string {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return "0"
+	}
+	return strconv.Itoa(max(1, int((time.Until(deadline)-5*time.Second)/time.Second)))
+}
+
+// command builds the command line of a script with its arguments, through
+// sudo when the connection asks for it. The script arrives in the command
+// line, so stdin stays free for content.
+func (c *Client) command(script string, args ...string) string {
+	cmd := "sh -c " + ShellQuote(script) + " kha"
 	for _, a := range args {
 		cmd += " " + ShellQuote(a)
 	}
 	if c.sudo {
 		cmd = "sudo -n " + cmd
 	}
+	return cmd
+}
+
+// script runs a script to its end and returns its output and exit status.
+func (c *Client) script(ctx context.Context, body string, stdin []byte, args ...string) (stdout, stderr []byte, exit int, err error) {
 	var in io.Reader
 	if stdin != nil {
 		in = bytes.NewReader(stdin)
 	}
-	out, errOut, err := c.Run(ctx, cmd, in)
+	out, errOut, err := c.Run(ctx, c.command(body, args...), in)
 	var exitErr interface{ ExitStatus() int }
 	if errors.As(err, &exitErr) {
 		return out, errOut, exitErr.ExitStatus(), nil
@@ -221,133 +227,240 @@ func trimOutput(b []byte) string {
 	return s
 }
 
-func randomSuffix() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+// sudoHint explains a failure of sudo -n.
+func (c *Client) sudoHint(output string, err error) error {
+	if c.sudo && strings.Contains(output, "sudo:") {
+		return errors.New("sudo -n failed: the connection user needs passwordless sudo (NOPASSWD) for ssh.sudo")
+	}
+	return err
 }
 
-// ApplyFile puts f on the host: upload next to the target, set owner and
-// mode, validate, rename over the target, reload. On any failure the
-// previous file stays (or is restored) byte for byte and no temporary file
-// is left behind.
-func (c *Client) ApplyFile(ctx context.Context, f File) (RemoteFile, error) {
-	host := c.cfg.Address()
-	fail := func(step, output string, err error) (RemoteFile, error) {
-		return RemoteFile{}, &StepError{Host: host, Step: step, Path: f.Path, Output: output, Err: err}
+// Put applies f, as a whole file or as a block.
+func (c *Client) Put(ctx context.Context, f File) error {
+	if f.Block != "" {
+		return c.putBlock(ctx, f)
+	}
+	return c.putFile(ctx, f)
+}
+
+// putFile puts f on the host: upload into a private directory next to
+// the target, set owner and mode, validate, and only when this client
+// then commits, rename over the target and reload. On any failure the
+// previous file stays (or is restored) byte for byte and no temporary
+// file is left behind.
+func (c *Client) putFile(ctx context.Context, f File) error {
+	fail := func(step, output string, err error) error {
+		c.log(ctx, LevelWarn, step+" failed", map[string]any{"path": f.Path, "error": err.Error()})
+		return &StepError{Host: c.cfg.Address(), Step: step, Path: f.Path, Output: output, Err: err}
 	}
 	if err := checkPath(f.Path); err != nil {
 		return fail("configure", "", err)
 	}
-	mode := f.Mode
-	if mode == 0 {
-		mode = 0o644
+	mask := ""
+	if f.mode()&^0o666 == 0 { // a mode a new file can be created with
+		mask = strconv.FormatUint(uint64(0o777&^f.mode()), 8)
 	}
 	owner := f.Owner
 	if f.Group != "" {
 		owner += ":" + f.Group
 	}
-	tmp := path.Join(path.Dir(f.Path), "."+path.Base(f.Path)+".kha-"+randomSuffix())
-	sum := sha256.Sum256(f.Content)
-	validate := strings.ReplaceAll(f.ValidateCommand, "%s", ShellQuote(tmp))
-	mkdirs := "0"
-	if f.CreateParentDirs {
-		mkdirs = "1"
+	mkdirs := map[bool]string{false: "0", true: "1"}[f.CreateParentDirs]
+	validate := strings.ReplaceAll(f.ValidateCommand, "%s", `"$KHA_NEW"`)
+	rnd := randomSuffix()
+	fields := map[string]any{"path": f.Path, "bytes": len(f.Content), "sha256": f.Digest()}
+	c.log(ctx, LevelDebug, "uploading and validating", fields)
+
+	session, release, err := c.session(ctx)
+	if err != nil {
+		return fail("run", "", err)
 	}
-	out, errOut, exit, err := c.script(ctx, applyScript, f.Content,
-		f.Path, tmp, hex.EncodeToString(sum[:]), strconv.FormatUint(uint64(mode), 8), owner, mkdirs, validate, f.ReloadCommand,
-		strconv.Itoa(len(f.Content)))
-	output := trimOutput(errOut)
-	switch {
-	case err != nil:
-		return fail("run", output, err)
-	case exit == 15:
-		return fail("reload", output, errors.New("the reload command failed with the new file; the previous state was restored and the reload command run again"))
-	case exit == 13:
-		return fail("validate", output, errors.New("the validate command rejected the new file; the previous file is untouched"))
-	case exit != 0:
-		step, ok := applySteps[exit]
+	defer release()
+	stdin, err := session.StdinPipe()
+	if err != nil {
+		return fail("run", "", err)
+	}
+	stdout, err := session.StdoutPipe()
+	if err != nil {
+		return fail("run", "", err)
+	}
+	var stderr bytes.Buffer
+	session.Stderr = &stderr
+	cmd := c.command(applyScript, f.Path, strconv.FormatUint(uint64(f.mode()), 8), mask, owner, mkdirs, validate,
+		f.ReloadCommand, strconv.Itoa(len(f.Content)), commandLimit(ctx), rnd)
+	if err := session.Start(cmd); err != nil {
+		return fail("run", "", err)
+	}
+	go func() { _, _ = stdin.Write(f.Content) }()
+
+	// Wait for "ready": the copy is in place and validated.
+	ready := make(chan bool, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		ready <- line == "ready\n"
+	}()
+	exited := make(chan error, 1)
+	wait := func() { exited <- session.Wait() }
+	select {
+	case ok := <-ready:
 		if !ok {
-			step = "apply"
+			go wait()
+			return c.applyResult(ctx, f, <-exited, &stderr, fail)
 		}
-		if c.sudo && strings.Contains(output, "sudo:") {
-			return fail(step, output, errors.New("sudo -n failed: the connection user needs passwordless sudo (NOPASSWD) for ssh.sudo"))
+	case <-ctx.Done():
+		session.Close() // the script sees its stdin and stdout go: it never renames
+		c.log(ctx, LevelWarn, "cancelled before commit; the host is unchanged", fields)
+		return fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, ctx.Err()))
+	}
+	if ctx.Err() != nil {
+		session.Close()
+		return fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, ctx.Err()))
+	}
+	c.log(ctx, LevelDebug, "validated; committing: rename into place and reload", fields)
+	if _, err := io.WriteString(stdin, "commit\n"); err != nil {
+		return fail("commit", trimOutput(stderr.Bytes()), fmt.Errorf("%w: %v", ErrNotCommitted, err))
+	}
+	stdin.Close()
+	go wait()
+	select {
+	case err := <-exited:
+		return c.applyResult(ctx, f, err, &stderr, fail)
+	case <-ctx.Done():
+		// The host finishes the reload (bounded by the script's own
+		// limit) or restores the previous file; wait a little for which.
+		select {
+		case err := <-exited:
+			return c.applyResult(ctx, f, err, &stderr, fail)
+		case <-time.After(15 * time.Second):
+			return fail("reload", trimOutput(stderr.Bytes()), fmt.Errorf("lost track of the host after the new file was "+
+				"put in place (%v); the next refresh shows what it has", ctx.Err()))
 		}
-		return fail(step, output, fmt.Errorf("exit status %d; the previous file is untouched", exit))
 	}
-	rf, err := parseStat(strings.TrimSpace(string(out)))
-	if err != nil {
-		return fail("read back", output, err)
-	}
-	return rf, nil
 }
 
-// ReadFile reports what the host has at p; a missing file is not an error.
-func (c *Client) ReadFile(ctx context.Context, p string) (RemoteFile, error) {
-	host := c.cfg.Address()
-	if err := checkPath(p); err != nil {
-		return RemoteFile{}, &StepError{Host: host, Step: "read", Path: p, Err: err}
-	}
-	out, errOut, exit, err := c.script(ctx, statScript, nil, p)
-	if err != nil || exit != 0 {
-		if err == nil {
-			err = fmt.Errorf("exit status %d", exit)
+// applyResult turns applyScript's exit into the result of putFile.
+func (c *Client) applyResult(ctx context.Context, f File, err error, stderr *bytes.Buffer, fail func(step, output string, err error) error) error {
+	output := trimOutput(stderr.Bytes())
+	var exitErr interface{ ExitStatus() int }
+	switch {
+	case err == nil:
+		c.log(ctx, LevelDebug, "in place and reloaded", map[string]any{"path": f.Path, "sha256": f.Digest(),
+			"reload_command": f.ReloadCommand != ""})
+		return nil
+	case errors.As(err, &exitErr):
+		exit := exitErr.ExitStatus()
+		outcome, ok := applyOutcomes[exit]
+		if !ok {
+			outcome.step, outcome.what = "apply", fmt.Sprintf("exit status %d; the previous file is untouched", exit)
 		}
-		return RemoteFile{}, &StepError{Host: host, Step: "read", Path: p, Output: trimOutput(errOut), Err: err}
+		if exit == exitReload || exit == exitReloadTime || exit == exitRollback {
+			c.log(ctx, LevelWarn, "reload failed; rolled back to the previous file", map[string]any{"path": f.Path})
+		}
+		return fail(outcome.step, output, c.sudoHint(output, errors.New(outcome.what)))
 	}
-	return parseStat(strings.TrimSpace(string(out)))
+	return fail("run", output, err)
 }
 
-func parseStat(line string) (RemoteFile, error) {
-	if line == "missing" {
-		return RemoteFile{}, nil
+// Observe reports what the host has for each of files, in one session.
+func (c *Client) Observe(ctx context.Context, files []File) ([]Observed, error) {
+	out := make([]Observed, len(files))
+	var whole []int // indexes of whole files
+	for i, f := range files {
+		if err := checkPath(f.Path); err != nil {
+			return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: f.Path, Err: err}
+		}
+		if f.Block != "" {
+			o, err := c.readBlock(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = o
+			continue
+		}
+		whole = append(whole, i)
 	}
-	fields := strings.Fields(line)
-	if len(fields) != 5 {
-		return RemoteFile{}, fmt.Errorf("unexpected stat output %q", line)
+	if len(whole) == 0 {
+		return out, nil
 	}
-	mode, err1 := strconv.ParseUint(fields[1], 8, 32)
-	size, err2 := strconv.ParseInt(fields[4], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return RemoteFile{}, fmt.Errorf("unexpected stat output %q: %v", line, err)
+	paths := make([]string, len(whole))
+	for j, i := range whole {
+		paths[j] = files[i].Path
 	}
-	return RemoteFile{Exists: true, SHA256: fields[0], Mode: uint32(mode), Owner: fields[2], Group: fields[3], Size: size}, nil
-}
-
-// RemoveFile deletes p and then runs reloadCommand, if the file existed.
-// A missing file is success.
-func (c *Client) RemoveFile(ctx context.Context, p, reloadCommand string) error {
-	host := c.cfg.Address()
-	if err := checkPath(p); err != nil {
-		return &StepError{Host: host, Step: "remove", Path: p, Err: err}
-	}
-	_, errOut, exit, err := c.script(ctx, removeScript, nil, p, reloadCommand)
+	c.log(ctx, LevelDebug, "reading digests", map[string]any{"paths": paths})
+	stdout, stderr, exit, err := c.script(ctx, statScript, nil, paths...)
 	if err == nil && exit != 0 {
-		step := "remove"
-		if exit == 15 {
-			step = "reload"
-		}
-		err = fmt.Errorf("exit status %d", exit)
-		return &StepError{Host: host, Step: step, Path: p, Output: trimOutput(errOut), Err: err}
-	}
-	if err != nil {
-		return &StepError{Host: host, Step: "remove", Path: p, Err: err}
-	}
-	return nil
-}
-
-// FetchFile returns the content of p, for adopting an existing file.
-func (c *Client) FetchFile(ctx context.Context, p string) ([]byte, error) {
-	host := c.cfg.Address()
-	if err := checkPath(p); err != nil {
-		return nil, &StepError{Host: host, Step: "fetch", Path: p, Err: err}
-	}
-	out, errOut, exit, err := c.script(ctx, `cat -- "$1"`, nil, p)
-	if err == nil && exit != 0 {
 		err = fmt.Errorf("exit status %d", exit)
 	}
 	if err != nil {
-		return nil, &StepError{Host: host, Step: "fetch", Path: p, Output: trimOutput(errOut), Err: err}
+		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: strings.Join(paths, ", "), Output: trimOutput(stderr), Err: err}
+	}
+	observed, err := parseStat(strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n"), len(paths))
+	if err != nil {
+		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: strings.Join(paths, ", "), Err: err}
+	}
+	for j, i := range whole {
+		out[i] = observed[j]
 	}
 	return out, nil
+}
+
+// parseStat reads statScript's output for n paths.
+func parseStat(lines []string, n int) ([]Observed, error) {
+	bad := fmt.Errorf("unexpected output %q", strings.Join(lines, "\n"))
+	if len(lines) < n {
+		return nil, bad
+	}
+	out := make([]Observed, n)
+	var present []int
+	for i := range n {
+		switch lines[i] {
+		case "present":
+			present = append(present, i)
+		case "missing":
+		default:
+			return nil, bad
+		}
+	}
+	rest := lines[n:]
+	if len(rest) != 2*len(present) {
+		return nil, bad
+	}
+	for j, i := range present {
+		sum := strings.TrimPrefix(rest[j], `\`) // sha256sum escapes names with backslashes
+		stat := strings.Fields(rest[len(present)+j])
+		if len(sum) < 64 || len(stat) != 5 {
+			return nil, bad
+		}
+		mode, err := strconv.ParseUint(stat[0], 8, 32)
+		if err != nil {
+			return nil, bad
+		}
+		out[i] = Observed{Exists: true, SHA256: sum[:64], Mode: uint32(mode), Owner: stat[1], Group: stat[2], UID: stat[3], GID: stat[4]}
+	}
+	return out, nil
+}
+
+// Remove deletes f from the host (the block only, for blocks) and then
+// runs command, if there was something to remove.
+func (c *Client) Remove(ctx context.Context, f File, command string) error {
+	if f.Block != "" {
+		return c.removeBlock(ctx, f)
+	}
+	host := c.cfg.Address()
+	if err := checkPath(f.Path); err != nil {
+		return &StepError{Host: host, Step: "remove", Path: f.Path, Err: err}
+	}
+	c.log(ctx, LevelDebug, "removing", map[string]any{"path": f.Path, "command": command != ""})
+	_, errOut, exit, err := c.script(ctx, removeScript, nil, f.Path, command, commandLimit(ctx), randomSuffix())
+	if err == nil && exit != 0 {
+		step := "remove"
+		if exit == exitReload || exit == exitTimeout {
+			step = "run the command after removing"
+		}
+		err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d", exit))
+		return &StepError{Host: host, Step: step, Path: f.Path, Output: trimOutput(errOut), Err: err}
+	}
+	if err != nil {
+		return &StepError{Host: host, Step: "remove", Path: f.Path, Err: err}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -21,13 +22,20 @@ const SessionsPerHost = 8
 // Pool keeps one SSH connection per host and credentials, shared by every
 // caller in the process. It is safe for concurrent use.
 type Pool struct {
-	mu    sync.Mutex
-	conns map[string]*hostConn
-	dials int // connections established, for tests and diagnostics
+	logger Logger
+	mu     sync.Mutex
+	conns  map[string]*hostConn
+	dials  int // connections established, for tests and diagnostics
 }
 
-// NewPool returns an empty pool.
-func NewPool() *Pool { return &Pool{conns: map[string]*hostConn{}} }
+// NewPool returns an empty pool that reports its steps to logger (nil
+// discards them).
+func NewPool(logger Logger) *Pool {
+	if logger == nil {
+		logger = discard{}
+	}
+	return &Pool{logger: logger, conns: map[string]*hostConn{}}
+}
 
 // Client runs commands on one host over a pooled connection; callers that
 // differ only in Sudo share the connection.
@@ -39,7 +47,12 @@ type Client struct {
 // hostConn is a pooled connection to one host.
 type hostConn struct {
 	cfg      Config
+	logger   Logger
 	sessions chan struct{}
+	// locks serialise read-modify-write changes of one directory by
+	// callers in this process (blocks in one file); the host-side lock
+	// covers other processes.
+	locks sync.Map // directory -> *sync.Mutex
 
 	mu       sync.Mutex
 	conn     *ssh.Client
@@ -59,7 +72,7 @@ func (p *Pool) Get(ctx context.Context, cfg Config) (*Client, error) {
 	p.mu.Lock()
 	c, ok := p.conns[cfg.key()]
 	if !ok {
-		c = &hostConn{cfg: cfg, sessions: make(chan struct{}, SessionsPerHost)}
+		c = &hostConn{cfg: cfg, logger: p.logger, sessions: make(chan struct{}, SessionsPerHost)}
 		p.conns[cfg.key()] = c
 	}
 	p.mu.Unlock()
@@ -86,11 +99,20 @@ func (p *Pool) Close() {
 	}
 }
 
-// HostKey is the key the host presented, for recording on first use.
+// HostKey is the key the host presented (for a host certificate, the key
+// it certifies), for recording on first use.
 func (c *hostConn) HostKey() ssh.PublicKey {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.hostKey
+}
+
+// lockDir serialises changes of one directory within this process.
+func (c *hostConn) lockDir(dir string) func() {
+	m, _ := c.locks.LoadOrStore(dir, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 func (c *hostConn) close() {
@@ -120,6 +142,7 @@ func (c *hostConn) ensure(ctx context.Context, p *Pool) error {
 		if _, _, err := conn.SendRequest("keepalive@openssh.com", true, nil); err == nil {
 			return nil
 		}
+		c.log(ctx, LevelInfo, "connection lost; reconnecting", nil)
 		c.close()
 		c.mu.Lock()
 	}
@@ -142,7 +165,7 @@ func (c *hostConn) ensure(ctx context.Context, p *Pool) error {
 	c.dialOnce = done
 	c.mu.Unlock()
 
-	conn, bastion, key, cleanup, err := dialWithRetry(ctx, c.cfg)
+	conn, bastion, key, cleanup, err := c.dialWithRetry(ctx)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -166,49 +189,87 @@ type AuthError struct {
 }
 
 func (e *AuthError) Error() string {
+	if len(e.Tried) == 0 {
+		return fmt.Sprintf("ssh: cannot authenticate as %s@%s: %v", e.User, e.Address, e.Err)
+	}
 	return fmt.Sprintf("ssh: unable to authenticate as %s@%s; tried: %s. Check ssh.user and that the key "+
 		"is in the user's authorized_keys", e.User, e.Address, strings.Join(e.Tried, ", "))
 }
 
 func (e *AuthError) Unwrap() error { return e.Err }
 
-// permanentError is a configuration mistake found while dialing; trying
-// again cannot help.
+// permanentError is a failure found while dialing that trying again
+// cannot heal.
 type permanentError struct{ error }
 
 func (e permanentError) Unwrap() error { return e.error }
 
-// retryable tells transient network failures from final answers: a
-// refused login or a wrong host key will not change by trying again.
-func retryable(err error) bool {
+// healing names the failures worth retrying, which a host that is booting
+// or whose sshd is starting produces; "" means the failure is final: a
+// refused login, a wrong host key, a name that does not resolve.
+func healing(err error) string {
 	var authErr *AuthError
 	var keyErr *HostKeyError
 	var final permanentError
-	if errors.As(err, &authErr) || errors.As(err, &keyErr) || errors.As(err, &final) || errors.Is(err, context.Canceled) {
-		return false
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &authErr), errors.As(err, &keyErr), errors.As(err, &final),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return ""
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsTimeout || dnsErr.IsTemporary {
+			return "a name server that did not answer"
+		}
+		return ""
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to the host"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection closing during the handshake"
 	}
-	return true
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return "connection timeouts"
+	}
+	return ""
 }
 
-// dialWithRetry dials with exponential backoff within cfg's timeout.
-func dialWithRetry(ctx context.Context, cfg Config) (*ssh.Client, *ssh.Client, ssh.PublicKey, func(), error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.timeout())
+// dialWithRetry dials, retrying what can heal with exponential backoff
+// within the connection timeout or the context's deadline.
+func (c *hostConn) dialWithRetry(ctx context.Context) (*ssh.Client, *ssh.Client, ssh.PublicKey, func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.timeout())
 	defer cancel()
+	start := time.Now()
 	backoff := 200 * time.Millisecond
-	attempts := 0
-	for {
-		attempts++
-		conn, bastion, key, cleanup, err := dial(ctx, cfg)
+	retried := map[string]bool{}
+	for attempt := 1; ; attempt++ {
+		c.log(ctx, LevelDebug, "dialing", map[string]any{"attempt": attempt, "user": c.cfg.user()})
+		conn, bastion, key, cleanup, err := dial(ctx, c.cfg)
 		if err == nil {
+			c.log(ctx, LevelDebug, "connected; host key verified", map[string]any{"host_key": ssh.FingerprintSHA256(key),
+				"host_key_type": key.Type(), "trust_on_first_use": c.cfg.TrustsOnFirstUse() && c.cfg.TrustedHostKey == ""})
 			return conn, bastion, key, cleanup, nil
 		}
-		if !retryable(err) {
-			return nil, nil, nil, nil, &StepError{Host: cfg.Address(), Step: "connect", Err: err}
+		reason := healing(err)
+		if reason == "" {
+			c.log(ctx, LevelWarn, "connecting failed", map[string]any{"error": err.Error()})
+			if attempt > 1 {
+				err = fmt.Errorf("%w (after %d attempts over %s)", err, attempt, time.Since(start).Round(time.Millisecond))
+			}
+			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: "connect", Err: err}
 		}
+		retried[reason] = true
+		c.log(ctx, LevelDebug, "connecting failed; retrying", map[string]any{"error": err.Error(), "backoff": backoff.String()})
 		select {
 		case <-ctx.Done():
-			return nil, nil, nil, nil, &StepError{Host: cfg.Address(), Step: "connect",
-				Err: fmt.Errorf("gave up after %d attempts within ssh.timeout %s: %w", attempts, cfg.timeout(), err)}
+			var reasons []string
+			for r := range retried {
+				reasons = append(reasons, r)
+			}
+			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: "connect",
+				Err: fmt.Errorf("gave up after %d attempts over %s (ssh.timeout %s or the operation's timeout), retrying %s: %w",
+					attempt, time.Since(start).Round(time.Millisecond), c.cfg.timeout(), strings.Join(reasons, " and "), err)}
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 5*time.Second)
@@ -231,6 +292,8 @@ func dial(ctx context.Context, cfg Config) (conn, bastion *ssh.Client, key ssh.P
 			var refused *ssh.OpenChannelError
 			if errors.As(err, &refused) && refused.Reason == ssh.Prohibited {
 				err = permanentError{fmt.Errorf("%w (the bastion does not allow TCP forwarding)", err)}
+			} else if errors.As(err, &refused) && refused.Reason == ssh.ConnectionFailed {
+				err = fmt.Errorf("%w: %w", err, syscall.ECONNREFUSED) // the target's port, seen from the bastion
 			}
 			return nil, nil, nil, nil, err
 		}
@@ -250,20 +313,21 @@ func dial(ctx context.Context, cfg Config) (conn, bastion *ssh.Client, key ssh.P
 func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client, ssh.PublicKey, func(), error) {
 	methods, tried, authCleanup, err := cfg.authMethods()
 	if err != nil {
-		return nil, nil, nil, &AuthError{Address: cfg.Address(), User: cfg.user(), Err: err, Tried: []string{err.Error()}}
+		return nil, nil, nil, &AuthError{Address: cfg.Address(), User: cfg.user(), Err: err}
 	}
-	var seen ssh.PublicKey
-	hostKeyCheck, err := cfg.hostKeyCallback(&seen)
+	v, err := cfg.verifier()
 	if err != nil {
 		authCleanup()
 		return nil, nil, nil, permanentError{err}
 	}
+	var seen ssh.PublicKey
 	cleanup := authCleanup
 	clientCfg := &ssh.ClientConfig{
-		User:            cfg.user(),
-		Auth:            methods,
-		HostKeyCallback: hostKeyCheck,
-		Timeout:         10 * time.Second,
+		User:              cfg.user(),
+		Auth:              methods,
+		HostKeyCallback:   v.callback(&seen),
+		HostKeyAlgorithms: v.algorithms,
+		Timeout:           10 * time.Second,
 	}
 	if netConn == nil {
 		d := net.Dialer{Timeout: 10 * time.Second}
@@ -280,11 +344,14 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 		netConn.Close()
 		cleanup()
 		var keyErr *HostKeyError
-		if errors.As(err, &keyErr) {
+		switch {
+		case errors.As(err, &keyErr):
 			return nil, nil, nil, keyErr
-		}
-		if strings.Contains(err.Error(), "unable to authenticate") {
+		case strings.Contains(err.Error(), "unable to authenticate"):
 			return nil, nil, nil, &AuthError{Address: cfg.Address(), User: cfg.user(), Tried: tried, Err: err}
+		case strings.Contains(err.Error(), "no common algorithm for host key"):
+			return nil, nil, nil, permanentError{fmt.Errorf("%w: the host has no host key of the types pinned for it (%s)",
+				err, strings.Join(v.algorithms, ", "))}
 		}
 		return nil, nil, nil, err
 	}
@@ -292,26 +359,38 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 	return ssh.NewClient(sshConn, chans, reqs), seen, cleanup, nil
 }
 
-// Run runs a command on the host and returns its output. stdin may be nil.
-func (c *hostConn) Run(ctx context.Context, cmd string, stdin io.Reader) (stdout, stderr []byte, err error) {
+// session opens a session on the pooled connection, waiting for a free
+// slot; release gives the slot back.
+func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(), err error) {
 	select {
 	case c.sessions <- struct{}{}:
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	defer func() { <-c.sessions }()
-
 	c.mu.Lock()
 	conn := c.conn
 	c.mu.Unlock()
 	if conn == nil {
+		<-c.sessions
 		return nil, nil, errors.New("connection closed")
 	}
-	session, err := conn.NewSession()
+	s, err = conn.NewSession()
 	if err != nil {
+		<-c.sessions
 		return nil, nil, fmt.Errorf("opening an SSH session: %w", err)
 	}
-	defer session.Close()
+	return s, func() { s.Close(); <-c.sessions }, nil
+}
+
+// Run runs a command on the host and returns its output. stdin may be
+// nil. When ctx ends first, the command gets SIGTERM (a shell script's
+// traps then clean up) and the session is closed.
+func (c *hostConn) Run(ctx context.Context, cmd string, stdin io.Reader) (stdout, stderr []byte, err error) {
+	session, release, err := c.session(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	var outBuf, errBuf bytes.Buffer
 	session.Stdout, session.Stderr, session.Stdin = &outBuf, &errBuf, stdin
 	done := make(chan error, 1)
@@ -319,7 +398,7 @@ func (c *hostConn) Run(ctx context.Context, cmd string, stdin io.Reader) (stdout
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		_ = session.Signal(ssh.SIGKILL)
+		_ = session.Signal(ssh.SIGTERM)
 		session.Close()
 		err = ctx.Err()
 	}

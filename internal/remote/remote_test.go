@@ -3,11 +3,13 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
@@ -29,7 +32,7 @@ func configFor(s *testhost.Server) Config {
 
 func client(t *testing.T, cfg Config) (*Client, *Pool) {
 	t.Helper()
-	pool := NewPool()
+	pool := NewPool(nil)
 	t.Cleanup(pool.Close)
 	c, err := pool.Get(context.Background(), cfg)
 	if err != nil {
@@ -47,40 +50,87 @@ func mustRead(t *testing.T, p string) []byte {
 	return b
 }
 
-func TestApplyReadRemove(t *testing.T) {
+func observe(t *testing.T, c *Client, f File) Observed {
+	t.Helper()
+	o, err := c.Observe(context.Background(), []File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o[0]
+}
+
+// entries lists a directory, to find what an operation left behind.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestPutObserveRemove(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	c, _ := client(t, configFor(s))
 	ctx := context.Background()
 	target := filepath.Join(t.TempDir(), "sub dir", "haproxy 'node'.cfg")
+	f := File{Path: target, Content: []byte("global\n"), Mode: 0o640, CreateParentDirs: true}
 
-	rf, err := c.ApplyFile(ctx, File{Path: target, Content: []byte("global\n"), Mode: 0o640, CreateParentDirs: true})
-	if err != nil {
+	if err := c.Put(ctx, f); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, target); string(got) != "global\n" {
 		t.Fatalf("content %q", got)
 	}
-	if !rf.Exists || rf.Mode != 0o640 || rf.Owner != "root" || rf.Size != 7 ||
-		rf.SHA256 != sha256Hex("global\n") {
-		t.Fatalf("remote file %+v", rf)
+	if o := observe(t, c, f); !o.Exists || o.Mode != 0o640 || o.Owner != "root" || o.UID != "0" || o.SHA256 != SHA256([]byte("global\n")) || f.Drift(o) != "" {
+		t.Fatalf("observed %+v, drift %q", o, f.Drift(o))
+	}
+	// A mode that a new file cannot be created with (set-gid, execute)
+	// goes through chmod.
+	exe := File{Path: filepath.Join(filepath.Dir(target), "tool"), Content: []byte("#!/bin/sh\n"), Mode: 0o2750}
+	if err := c.Put(ctx, exe); err != nil {
+		t.Fatal(err)
+	}
+	if o := observe(t, c, exe); o.Mode != 0o2750 {
+		t.Fatalf("mode %o", o.Mode)
 	}
 
-	// Out-of-band edit: the observed digest changes.
+	// Out-of-band changes show as drift: content, then mode and owner.
 	if err := os.WriteFile(target, []byte("edited\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if rf2, err := c.ReadFile(ctx, target); err != nil || rf2.SHA256 != sha256Hex("edited\n") {
-		t.Fatalf("after edit: %+v %v", rf2, err)
+	if o := observe(t, c, f); !strings.Contains(f.Drift(o), "content changed") {
+		t.Fatalf("content drift not seen: %q", f.Drift(o))
 	}
-
-	if err := c.RemoveFile(ctx, target, ""); err != nil {
+	if err := c.Put(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	if rf3, err := c.ReadFile(ctx, target); err != nil || rf3.Exists {
-		t.Fatalf("after remove: %+v %v", rf3, err)
+	os.Chmod(target, 0o666)
+	owned := f
+	owned.Owner, owned.Group = "nobody", "0"
+	if d := owned.Drift(observe(t, c, owned)); !strings.Contains(d, "mode is 0666, want 0640") || !strings.Contains(d, "owner is root, want nobody") ||
+		strings.Contains(d, "group") {
+		t.Fatalf("metadata drift: %q", d)
 	}
-	if err := c.RemoveFile(ctx, target, "false"); err != nil {
-		t.Fatalf("removing a missing file must succeed without reloading: %v", err)
+
+	// Several files in one read, one of them missing.
+	both, err := c.Observe(ctx, []File{f, {Path: target + ".missing"}, exe})
+	if err != nil || !both[0].Exists || both[1].Exists || !both[2].Exists || both[2].Mode != 0o2750 {
+		t.Fatalf("%+v %v", both, err)
+	}
+
+	if err := c.Remove(ctx, f, ""); err != nil {
+		t.Fatal(err)
+	}
+	if o := observe(t, c, f); o.Exists || !strings.Contains(f.Drift(o), "missing") {
+		t.Fatalf("after remove: %+v", o)
+	}
+	if err := c.Remove(ctx, f, "false"); err != nil {
+		t.Fatalf("removing a missing file must succeed without running the command: %v", err)
 	}
 }
 
@@ -91,7 +141,7 @@ func TestNoHalfWrittenFiles(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "lb.cfg")
 	v1 := []byte("MUST be here, version 1\n")
-	if _, err := c.ApplyFile(ctx, File{Path: target, Content: v1}); err != nil {
+	if err := c.Put(ctx, File{Path: target, Content: v1}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -106,7 +156,7 @@ func TestNoHalfWrittenFiles(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.ApplyFile(ctx, tc.file)
+			err := c.Put(ctx, tc.file)
 			var stepErr *StepError
 			if !errors.As(err, &stepErr) || stepErr.Step != tc.step || stepErr.Host != s.Address() {
 				t.Fatalf("want a %q step error from %s, got %v", tc.step, s.Address(), err)
@@ -114,19 +164,187 @@ func TestNoHalfWrittenFiles(t *testing.T) {
 			if got := mustRead(t, target); !bytes.Equal(got, v1) {
 				t.Fatalf("previous file changed: %q", got)
 			}
-			entries, _ := os.ReadDir(dir)
-			if len(entries) != 1 {
-				t.Fatalf("leftover files: %v", entries)
+			if names := entries(t, dir); len(names) != 1 {
+				t.Fatalf("leftover files: %v", names)
 			}
 		})
 	}
 
 	// A validate command sees the new content at the path it is given.
-	if _, err := c.ApplyFile(ctx, File{Path: target, Content: []byte("MUST v4\n"), ValidateCommand: "grep -q v4 %s"}); err != nil {
+	if err := c.Put(ctx, File{Path: target, Content: []byte("MUST v4\n"), ValidateCommand: "grep -q v4 %s && test -f %s"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, target); string(got) != "MUST v4\n" {
 		t.Fatalf("content %q", got)
+	}
+}
+
+// A reload command that hangs is stopped at the operation's deadline, the
+// previous file is restored, and the error says so.
+func TestHangingReloadIsRolledBackAtTheDeadline(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	target := filepath.Join(t.TempDir(), "lb.cfg")
+	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v1\n")}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := c.Put(ctx, File{Path: target, Content: []byte("v2\n"), ReloadCommand: "grep -q v1 " + ShellQuote(target) + " || sleep 600"})
+	if err == nil || !strings.Contains(err.Error(), "did not finish within the operation's timeout") ||
+		!strings.Contains(err.Error(), "previous file was restored") {
+		t.Fatalf("want a reload timeout, got %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the hanging reload held the operation for %s", took)
+	}
+	if got := mustRead(t, target); string(got) != "v1\n" {
+		t.Fatalf("after the timeout the host has %q, want the previous file", got)
+	}
+}
+
+// A client that goes away before it commits (Ctrl-C, a dropped
+// connection) leaves the host as it was: no rename, no reload, no
+// temporary file.
+func TestNoCommitNoChange(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, pool := client(t, configFor(s))
+	dir := t.TempDir()
+	target, reloaded := filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "reloaded")
+	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v1\n")}); err != nil {
+		t.Fatal(err)
+	}
+	reload := "touch " + ShellQuote(reloaded)
+
+	t.Run("cancelled during validate", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(500*time.Millisecond, cancel)
+		err := c.Put(ctx, File{Path: target, Content: []byte("v2\n"), ValidateCommand: "sleep 2", ReloadCommand: reload})
+		if !errors.Is(err, ErrNotCommitted) {
+			t.Fatalf("want ErrNotCommitted, got %v", err)
+		}
+		time.Sleep(3 * time.Second) // the validate command ends on the host
+		if got := mustRead(t, target); string(got) != "v1\n" {
+			t.Fatalf("the host renamed after the client was gone: %q", got)
+		}
+		if names := entries(t, dir); len(names) != 1 {
+			t.Fatalf("left behind: %v", names)
+		}
+	})
+	t.Run("connection dropped during upload", func(t *testing.T) {
+		big := bytes.Repeat([]byte("x"), 64<<20)
+		done := make(chan error, 1)
+		go func() { done <- c.Put(context.Background(), File{Path: target, Content: big, ReloadCommand: reload}) }()
+		waitFor(t, 10*time.Second, "the upload to start", func() bool { return len(entries(t, dir)) == 2 })
+		c.mu.Lock()
+		c.conn.Close()
+		c.mu.Unlock()
+		if err := <-done; err == nil {
+			t.Fatal("the dropped upload succeeded")
+		}
+		waitFor(t, 10*time.Second, "the host to clean up", func() bool { return len(entries(t, dir)) == 1 })
+		if got := mustRead(t, target); string(got) != "v1\n" {
+			t.Fatalf("partial upload reached the target: %d bytes", len(got))
+		}
+		if _, err := os.Stat(reloaded); !os.IsNotExist(err) {
+			t.Fatal("the reload command ran")
+		}
+		c, _ = pool.Get(context.Background(), configFor(s))
+	})
+	t.Run("stale temporaries are swept by the next apply", func(t *testing.T) {
+		stale, fresh := filepath.Join(dir, ".lb.cfg.kha-0ld0ld0ld0ld"), filepath.Join(dir, ".lb.cfg.kha-fre5hfre5h00")
+		for _, d := range []string{stale, fresh} {
+			if err := os.MkdirAll(filepath.Join(d, "inner"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(d, "new"), []byte("partial"), 0o600)
+		}
+		old := time.Now().Add(-20 * time.Minute)
+		os.Chtimes(stale, old, old)
+		if err := c.Put(context.Background(), File{Path: target, Content: []byte("v3\n")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(stale); !os.IsNotExist(err) {
+			t.Fatal("the stale temporary directory is still there")
+		}
+		if _, err := os.Stat(fresh); err != nil {
+			t.Fatal("a recent temporary directory (maybe another run's) was removed")
+		}
+	})
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// A user who can write to the target's directory swaps every temporary
+// entry kha makes for symlinks to a victim while applies and block changes
+// run: the victim never changes, and the target only ever holds what kha
+// wrote.
+func TestSymlinkAttacksInAWritableDirectory(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	dir := t.TempDir()
+	os.Chmod(dir, 0o1777&^0o1000) // world-writable, no sticky bit
+	victimDir := t.TempDir()
+	victim := filepath.Join(victimDir, "shadow")
+	os.WriteFile(victim, []byte("root secret\n"), 0o600)
+	for _, name := range []string{"new", "previous", "log", "block"} {
+		os.Symlink(victim, filepath.Join(victimDir, name))
+	}
+	target, hosts := filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "hosts")
+	os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644)
+
+	stop := make(chan struct{})
+	var attacks sync.WaitGroup
+	attacks.Add(1)
+	go func() { // the attacker
+		defer attacks.Done()
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, name := range entries(t, dir) {
+				if !strings.Contains(name, ".kha-") {
+					continue
+				}
+				p := filepath.Join(dir, name)
+				if os.Rename(p, filepath.Join(dir, fmt.Sprintf("moved-%d", n))) == nil {
+					os.Symlink([]string{victimDir, "/etc"}[n%2], p)
+				}
+			}
+		}
+	}()
+	for i := range 30 {
+		content := fmt.Sprintf("v%d\n", i)
+		err := c.Put(context.Background(), File{Path: target, Content: []byte(content), Mode: 0o644, ValidateCommand: "true"})
+		if got, rerr := os.ReadFile(target); err == nil && (rerr != nil || string(got) != content) {
+			t.Fatalf("apply %d succeeded but the target holds %q (%v)", i, got, rerr)
+		}
+		_ = c.Put(context.Background(), File{Path: hosts, Block: "lb", Content: []byte(fmt.Sprintf("10.0.0.%d api", i))})
+	}
+	close(stop)
+	attacks.Wait()
+	if got := mustRead(t, victim); string(got) != "root secret\n" {
+		t.Fatalf("the victim was overwritten: %q", got)
+	}
+	if st, _ := os.Stat(victim); st.Mode().Perm() != 0o600 {
+		t.Fatalf("the victim's mode changed to %o", st.Mode().Perm())
+	}
+	for _, name := range []string{"new", "previous", "log", "block"} {
+		if _, err := os.Lstat(filepath.Join("/etc", name)); err == nil {
+			t.Errorf("/etc/%s was created", name)
+		}
 	}
 }
 
@@ -145,100 +363,265 @@ func TestReloadThatStartsADaemon(t *testing.T) {
 			}
 		}
 	})
+	// Commands run in the login directory, as a plain SSH command does: a
+	// daemon must not start in kha's private directory, which goes away.
+	cwd := filepath.Join(dir, "cwd")
+	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v0\n"), ValidateCommand: "pwd >" + ShellQuote(cwd) + ".validate",
+		ReloadCommand: "pwd >" + ShellQuote(cwd)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(mustRead(t, cwd))); got != "/root" {
+		t.Fatalf("the reload command ran in %q, want the login directory /root", got)
+	}
+	if got := strings.TrimSpace(string(mustRead(t, cwd+".validate"))); got != "/root" {
+		t.Fatalf("the validate command ran in %q, want the login directory /root", got)
+	}
 	// The "daemon" writes to its inherited stderr after the command exits.
 	daemon := "(sleep 2; echo still running >&2; exec sleep 60) & echo $! >> " + ShellQuote(pidFile) + "; echo started"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := c.ApplyFile(ctx, File{Path: target, Content: []byte("v1\n"), ReloadCommand: daemon}); err != nil {
+	if err := c.Put(ctx, File{Path: target, Content: []byte("v1\n"), ReloadCommand: daemon}); err != nil {
 		t.Fatalf("apply with a daemon-starting reload command: %v", err)
 	}
-	if err := c.RemoveFile(ctx, target, daemon); err != nil {
-		t.Fatalf("remove with a daemon-starting reload command: %v", err)
+	if err := c.Remove(ctx, File{Path: target}, daemon); err != nil {
+		t.Fatalf("remove with a daemon-starting command: %v", err)
 	}
 }
 
 func TestHostKeyVerification(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	ctx := context.Background()
+	connect := func(cfg Config) (*Client, error) { return NewPool(nil).Get(ctx, cfg) }
 
-	t.Run("mismatch is refused with both fingerprints", func(t *testing.T) {
+	// Debian hosts have RSA, ECDSA and Ed25519 keys; a pinned key or
+	// known_hosts line of any one type must be enough.
+	for name, key := range map[string]testhost.Key{"ed25519": s.HostKey, "ecdsa": s.ECDSAHostKey, "rsa": s.RSAHostKey} {
+		t.Run("pinned "+name+" key", func(t *testing.T) {
+			cfg := configFor(s)
+			cfg.HostKey = key.Public()
+			c, err := connect(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(c.HostKey().Marshal(), key.Signer.PublicKey().Marshal()) {
+				t.Fatalf("the host presented %s", c.HostKey().Type())
+			}
+		})
+		t.Run("known_hosts with only the "+name+" key", func(t *testing.T) {
+			cfg := configFor(s)
+			cfg.HostKey, cfg.KnownHosts = "", "# comment\n"+s.KnownHostsName()+" "+key.Public()+"\n"
+			if _, err := connect(cfg); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Run("ssh-keyscan output as it is", func(t *testing.T) {
+		out, err := exec.Command("ssh-keyscan", "-p", strconv.Itoa(s.Port), s.Host).Output()
+		if err != nil {
+			t.Fatalf("ssh-keyscan: %v", err)
+		}
+		cfg := configFor(s)
+		cfg.HostKey, cfg.KnownHosts = "", string(out)
+		if _, err := connect(cfg); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("mismatch is refused with both fingerprints and the recovery", func(t *testing.T) {
 		cfg := configFor(s)
 		cfg.HostKey = testhost.NewKey(t).Public()
-		_, err := NewPool().Get(ctx, cfg)
+		_, err := connect(cfg)
 		var keyErr *HostKeyError
-		if !errors.As(err, &keyErr) || !strings.Contains(err.Error(), ssh.FingerprintSHA256(s.HostKey.Signer.PublicKey())) {
+		if !errors.As(err, &keyErr) || !strings.Contains(err.Error(), ssh.FingerprintSHA256(s.HostKey.Signer.PublicKey())) ||
+			!strings.Contains(err.Error(), "set ssh.host_key") {
 			t.Fatalf("want a host key error naming the presented key, got %v", err)
 		}
 		if strings.Contains(err.Error(), "attempts") {
 			t.Fatalf("a host key mismatch must not be retried: %v", err)
 		}
 	})
+	t.Run("a pinned type the host lacks", func(t *testing.T) {
+		cfg := configFor(s)
+		ecdsa384, err := ssh.NewPublicKey(mustECDSA384(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.HostKey = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(ecdsa384)))
+		if _, err := connect(cfg); err == nil || !strings.Contains(err.Error(), "no host key of the types pinned") {
+			t.Fatalf("got %v", err)
+		}
+	})
 	t.Run("no host key is refused before dialing", func(t *testing.T) {
 		cfg := configFor(s)
 		cfg.HostKey = ""
-		pool := NewPool()
+		pool := NewPool(nil)
 		_, err := pool.Get(ctx, cfg)
 		if !errors.Is(err, ErrNoHostKey) || !strings.Contains(err.Error(), "ssh.host_key") || pool.Dials() != 0 {
 			t.Fatalf("want ErrNoHostKey before dialing, got %v (dials %d)", err, pool.Dials())
 		}
 	})
-	t.Run("known_hosts content", func(t *testing.T) {
+	t.Run("known_hosts without this address is refused before dialing", func(t *testing.T) {
 		cfg := configFor(s)
-		cfg.HostKey = ""
-		cfg.KnownHosts = fmt.Sprintf("# comment\n[%s]:%d %s\n", s.Host, s.Port, s.HostKey.Public())
-		if _, err := NewPool().Get(ctx, cfg); err != nil {
-			t.Fatal(err)
+		cfg.HostKey, cfg.KnownHosts = "", "10.9.9.9 "+s.HostKey.Public()+"\n"
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "no key and no @cert-authority line for "+s.Address()) {
+			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("trust on first use records the key and refuses a change", func(t *testing.T) {
 		cfg := configFor(s)
 		cfg.HostKey, cfg.InsecureTrustOnFirstUse = "", true
-		c, err := NewPool().Get(ctx, cfg)
+		c, err := connect(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if seen := c.HostKey(); seen == nil || !bytes.Equal(seen.Marshal(), s.HostKey.Signer.PublicKey().Marshal()) {
-			t.Fatalf("recorded %v", seen)
+		seen := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(c.HostKey())))
+		cfg.TrustedHostKey = seen
+		if _, err := connect(cfg); err != nil {
+			t.Fatalf("the recorded key %s must verify the same host: %v", seen, err)
 		}
 		cfg.TrustedHostKey = testhost.NewKey(t).Public()
 		var keyErr *HostKeyError
-		if _, err := NewPool().Get(ctx, cfg); !errors.As(err, &keyErr) {
+		if _, err := connect(cfg); !errors.As(err, &keyErr) {
 			t.Fatalf("a changed key after first use must be refused, got %v", err)
 		}
 	})
 }
 
-func TestHostCertificateSignedByCA(t *testing.T) {
-	ca := testhost.NewKey(t)
-	hostKey := testhost.NewKey(t)
-	cert := &ssh.Certificate{Key: hostKey.Signer.PublicKey(), CertType: ssh.HostCert, ValidPrincipals: []string{"127.0.0.1"},
-		ValidBefore: ssh.CertTimeInfinity, Serial: 1}
-	if err := cert.SignCert(rand.Reader, ca.Signer); err != nil {
+func mustECDSA384(t *testing.T) *ecdsa.PublicKey {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	os.Chmod(dir, 0o755)
-	keyPath := filepath.Join(dir, "host_ca_signed")
-	if err := os.WriteFile(keyPath, []byte(hostKey.PEM), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyPath+"-cert.pub", ssh.MarshalAuthorizedKey(cert), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := testhost.Start(t, testhost.Options{ExtraConfig: []string{"HostKey " + keyPath, "HostCertificate " + keyPath + "-cert.pub",
-		"HostKeyAlgorithms ssh-ed25519-cert-v01@openssh.com"}})
-	cfg := configFor(s)
-	cfg.HostKey = ca.Public()
-	if _, err := NewPool().Get(context.Background(), cfg); err != nil {
-		t.Fatalf("a host certificate signed by the pinned CA must verify: %v", err)
-	}
-	cfg.HostKey = testhost.NewKey(t).Public()
-	if _, err := NewPool().Get(context.Background(), cfg); err == nil {
-		t.Fatal("a host certificate signed by another CA must not verify")
-	}
+	return &priv.PublicKey
 }
 
-func TestAuthenticationAndReachability(t *testing.T) {
+// A host that presents a host certificate verifies against its CA, and
+// also, as with OpenSSH, against its plain key pinned or listed as such.
+func TestHostCertificates(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{HostCertificate: true})
+	ctx := context.Background()
+	for name, mutate := range map[string]func(*Config){
+		"CA pinned": func(c *Config) { c.HostKey = s.HostCA.Public() },
+		"@cert-authority in known_hosts": func(c *Config) {
+			c.HostKey, c.KnownHosts = "", "@cert-authority "+s.KnownHostsName()+" "+s.HostCA.Public()+"\n"
+		},
+		"plain key pinned":       func(c *Config) { c.HostKey = s.HostKey.Public() },
+		"plain known_hosts line": func(c *Config) { c.HostKey, c.KnownHosts = "", s.KnownHostsName()+" "+s.HostKey.Public()+"\n" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := configFor(s)
+			mutate(&cfg)
+			if _, err := NewPool(nil).Get(ctx, cfg); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Run("another CA is refused", func(t *testing.T) {
+		cfg := configFor(s)
+		cfg.HostKey = testhost.NewKey(t).Public()
+		if _, err := NewPool(nil).Get(ctx, cfg); err == nil {
+			t.Fatal("a host certificate signed by another CA verified")
+		}
+	})
+	t.Run("trust on first use records the certified key and accepts the unchanged host", func(t *testing.T) {
+		cfg := configFor(s)
+		cfg.HostKey, cfg.InsecureTrustOnFirstUse = "", true
+		c, err := NewPool(nil).Get(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, isCert := c.HostKey().(*ssh.Certificate); isCert {
+			t.Fatal("trust on first use recorded the certificate instead of the key it certifies")
+		}
+		cfg.TrustedHostKey = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(c.HostKey())))
+		if _, err := NewPool(nil).Get(ctx, cfg); err != nil {
+			t.Fatalf("the unchanged host was refused on the next run: %v", err)
+		}
+	})
+}
+
+func TestAuthenticationMethods(t *testing.T) {
+	ctx := context.Background()
+	t.Run("user certificate", func(t *testing.T) {
+		ca, key := testhost.NewKey(t), testhost.NewKey(t)
+		s := testhost.Start(t, testhost.Options{TrustedUserCA: ca.Public(), AuthorizedKeys: []string{testhost.NewKey(t).Public()}})
+		cfg := configFor(s)
+		cfg.PrivateKey = key.PEM
+		if _, err := NewPool(nil).Get(ctx, cfg); err == nil {
+			t.Fatal("the key alone, not in authorized_keys, was accepted")
+		}
+		cfg.Certificate = testhost.Certify(t, ca, key, ssh.UserCert, "root")
+		if _, err := NewPool(nil).Get(ctx, cfg); err != nil {
+			t.Fatalf("the certificate was refused: %v", err)
+		}
+		cfg.Certificate = testhost.Certify(t, ca, testhost.NewKey(t), ssh.UserCert, "root")
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "does not match ssh.private_key") {
+			t.Fatalf("a certificate for another key: %v", err)
+		}
+	})
+	t.Run("agent, with an identity chosen by comment", func(t *testing.T) {
+		s := testhost.Start(t, testhost.Options{})
+		keyring := agent.NewKeyring()
+		other := testhost.NewKey(t)
+		for comment, k := range map[string]testhost.Key{"other": other, "deploy": s.ClientKey} {
+			priv, err := ssh.ParseRawPrivateKey([]byte(k.PEM))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keyring.Add(agent.AddedKey{PrivateKey: priv, Comment: comment})
+		}
+		sock := filepath.Join(t.TempDir(), "agent.sock")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				go agent.ServeAgent(keyring, conn)
+			}
+		}()
+		t.Setenv("SSH_AUTH_SOCK", sock)
+		cfg := configFor(s)
+		cfg.PrivateKey, cfg.Agent = "", true
+		if _, err := NewPool(nil).Get(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		cfg.AgentIdentity = "other"
+		if _, err := NewPool(nil).Get(ctx, cfg); err == nil {
+			t.Fatal("the agent's other key was accepted")
+		}
+		cfg.AgentIdentity = ssh.FingerprintSHA256(s.ClientKey.Signer.PublicKey())
+		if _, err := NewPool(nil).Get(ctx, cfg); err != nil {
+			t.Fatalf("identity by fingerprint: %v", err)
+		}
+	})
+	t.Run("password", func(t *testing.T) {
+		pw := testhost.SetPassword(t)
+		s := testhost.Start(t, testhost.Options{Password: true})
+		cfg := configFor(s)
+		cfg.User, cfg.PrivateKey, cfg.Password = testhost.UnprivilegedUser, "", "wrong"
+		_, err := NewPool(nil).Get(ctx, cfg)
+		var authErr *AuthError
+		if !errors.As(err, &authErr) || !strings.Contains(err.Error(), "password") || strings.Contains(err.Error(), "wrong") {
+			t.Fatalf("a wrong password: %v", err)
+		}
+		cfg.Password = pw
+		c, err := NewPool(nil).Get(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, _, err := c.Run(ctx, "id -un", nil); err != nil || strings.TrimSpace(string(out)) != testhost.UnprivilegedUser {
+			t.Fatalf("logged in as %q (%v)", out, err)
+		}
+	})
+}
+
+func TestConnectionFailuresRetryOnlyWhatCanHeal(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	ctx := context.Background()
 
@@ -246,7 +629,7 @@ func TestAuthenticationAndReachability(t *testing.T) {
 		cfg := configFor(s)
 		wrong := testhost.NewKey(t)
 		cfg.PrivateKey = wrong.PEM
-		_, err := NewPool().Get(ctx, cfg)
+		_, err := NewPool(nil).Get(ctx, cfg)
 		var authErr *AuthError
 		if !errors.As(err, &authErr) || !strings.Contains(err.Error(), "publickey (ssh-ed25519 "+ssh.FingerprintSHA256(wrong.Signer.PublicKey())+")") {
 			t.Fatalf("want an auth error listing the key, got %v", err)
@@ -255,21 +638,45 @@ func TestAuthenticationAndReachability(t *testing.T) {
 			t.Fatalf("auth errors are final and never show the key: %v", err)
 		}
 	})
-	t.Run("unreachable host is retried until the timeout", func(t *testing.T) {
+	t.Run("a refused port is retried until the timeout, and the error says so", func(t *testing.T) {
 		cfg := configFor(s)
 		cfg.Port = closedPort(t)
 		cfg.Timeout = 1500 * time.Millisecond
-		_, err := NewPool().Get(ctx, cfg)
+		_, err := NewPool(nil).Get(ctx, cfg)
 		var stepErr *StepError
-		if !errors.As(err, &stepErr) || stepErr.Step != "connect" || !strings.Contains(err.Error(), "gave up after") ||
+		if !errors.As(err, &stepErr) || stepErr.Step != "connect" || !strings.Contains(err.Error(), "retrying connection refused") ||
 			strings.Contains(err.Error(), "after 1 attempts") {
 			t.Fatalf("want retries then a connect error, got %v", err)
 		}
 	})
-	t.Run("encrypted key gets a clear message", func(t *testing.T) {
+	t.Run("a name that does not resolve fails at once", func(t *testing.T) {
+		cfg := configFor(s)
+		cfg.Host, cfg.Timeout = "no-such-host.invalid", time.Minute
+		start := time.Now()
+		_, err := NewPool(nil).Get(ctx, cfg)
+		if err == nil || strings.Contains(err.Error(), "gave up") || time.Since(start) > 15*time.Second {
+			t.Fatalf("an unknown name was retried (%s): %v", time.Since(start), err)
+		}
+	})
+	t.Run("an encrypted private key gets a clear message", func(t *testing.T) {
+		priv, err := ssh.ParseRawPrivateKey([]byte(s.ClientKey.PEM))
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, err := ssh.MarshalPrivateKeyWithPassphrase(priv, "", []byte("passphrase"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := configFor(s)
+		cfg.PrivateKey = string(pem.EncodeToMemory(block))
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "encrypted with a passphrase") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("a bad private key gets a clear message and is never echoed", func(t *testing.T) {
 		cfg := configFor(s)
 		cfg.PrivateKey = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot a key\n-----END OPENSSH PRIVATE KEY-----\n"
-		_, err := NewPool().Get(ctx, cfg)
+		err := cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), "ssh.private_key is not a valid private key") || strings.Contains(err.Error(), "not a key") {
 			t.Fatalf("got %v", err)
 		}
@@ -286,12 +693,12 @@ func TestBastion(t *testing.T) {
 		bastionCfg := configFor(bastion)
 		bastionCfg.PrivateKey = target.ClientKey.PEM
 		cfg.Bastion = &bastionCfg
-		c, err := NewPool().Get(ctx, cfg)
+		c, err := NewPool(nil).Get(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		p := filepath.Join(t.TempDir(), "via-bastion")
-		if _, err := c.ApplyFile(ctx, File{Path: p, Content: []byte("hop\n")}); err != nil {
+		if err := c.Put(ctx, File{Path: p, Content: []byte("hop\n")}); err != nil {
 			return err
 		}
 		if !strings.Contains(bastion.Log(), fmt.Sprintf("target %s port %d", target.Host, target.Port)) {
@@ -317,13 +724,13 @@ func TestSudoAsUnprivilegedUser(t *testing.T) {
 	cfg := configFor(s)
 	cfg.User = testhost.UnprivilegedUser
 
-	pool := NewPool()
+	pool := NewPool(nil)
 	t.Cleanup(pool.Close)
 	c, err := pool.Get(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.ApplyFile(context.Background(), File{Path: target, Content: []byte("x\n"), CreateParentDirs: true})
+	err = c.Put(context.Background(), File{Path: target, Content: []byte("x\n"), CreateParentDirs: true})
 	var stepErr *StepError
 	if !errors.As(err, &stepErr) {
 		t.Fatalf("without sudo the unprivileged user must fail, got %v", err)
@@ -334,22 +741,22 @@ func TestSudoAsUnprivilegedUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rf, err := c.ApplyFile(context.Background(), File{Path: target, Content: []byte("events {}\n"), Mode: 0o600, Owner: "root", Group: "root", CreateParentDirs: true})
-	if err != nil {
+	f := File{Path: target, Content: []byte("events {}\n"), Mode: 0o600, Owner: "root", Group: "root", CreateParentDirs: true}
+	if err := c.Put(context.Background(), f); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Sys().(*syscall.Stat_t).Uid != 0 || rf.Owner != "root" || rf.Mode != 0o600 {
-		t.Fatalf("owner/mode: %+v uid %d", rf, st.Sys().(*syscall.Stat_t).Uid)
+	if o := observe(t, c, f); st.Sys().(*syscall.Stat_t).Uid != 0 || f.Drift(o) != "" {
+		t.Fatalf("owner/mode: %+v uid %d", o, st.Sys().(*syscall.Stat_t).Uid)
 	}
 }
 
 func TestConcurrentAppliesShareOneConnection(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
-	pool := NewPool()
+	pool := NewPool(nil)
 	t.Cleanup(pool.Close)
 	dir := t.TempDir()
 	var wg sync.WaitGroup
@@ -360,7 +767,7 @@ func TestConcurrentAppliesShareOneConnection(t *testing.T) {
 			defer wg.Done()
 			c, err := pool.Get(context.Background(), configFor(s))
 			if err == nil {
-				_, err = c.ApplyFile(context.Background(), File{Path: filepath.Join(dir, strconv.Itoa(i)), Content: []byte(strconv.Itoa(i))})
+				err = c.Put(context.Background(), File{Path: filepath.Join(dir, strconv.Itoa(i)), Content: []byte(strconv.Itoa(i))})
 			}
 			errs <- err
 		}(i)
@@ -372,8 +779,8 @@ func TestConcurrentAppliesShareOneConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 50 {
-		t.Fatalf("%d files, want 50", len(entries))
+	if names := entries(t, dir); len(names) != 50 {
+		t.Fatalf("%d files, want 50: %v", len(names), names)
 	}
 	if pool.Dials() != 1 {
 		t.Fatalf("%d connections, want 1", pool.Dials())
@@ -390,8 +797,8 @@ func TestReconnectAfterDrop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ReadFile(context.Background(), "/nonexistent-kha"); err != nil {
-		t.Fatal(err)
+	if o := observe(t, c, File{Path: "/nonexistent-kha"}); o.Exists {
+		t.Fatal("a missing file exists")
 	}
 	if pool.Dials() != 2 {
 		t.Fatalf("dials = %d, want a reconnect", pool.Dials())
@@ -399,7 +806,7 @@ func TestReconnectAfterDrop(t *testing.T) {
 }
 
 func TestCheckPath(t *testing.T) {
-	for _, p := range []string{"", "relative/x", "/etc/x\n", "/etc/\x00", "/etc/dir/"} {
+	for _, p := range []string{"", "relative/x", "/etc/x\n", "/etc/\x00", "/etc/dir/", "/etc/../x", "/etc//x"} {
 		if checkPath(p) == nil {
 			t.Errorf("%q accepted", p)
 		}
@@ -414,14 +821,15 @@ func FuzzShellQuote(f *testing.F) {
 	for _, s := range []string{"", "a b", "it's", `"$HOME" $(id) ; rm -rf / ` + "`x`", "\\'\\", "\t\n*?[]"} {
 		f.Add(s)
 	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		f.Skip("no sh")
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if strings.ContainsRune(s, 0) {
 			return
 		}
-		out, err := exec.Command("sh", "-c", "printf %s "+ShellQuote(s)).Output()
+		out, err := exec.Command(sh, "-c", "printf %s "+ShellQuote(s)).Output()
 		if err != nil || string(out) != s {
 			t.Fatalf("%q came back as %q (%v)", s, out, err)
 		}
@@ -430,15 +838,13 @@ func FuzzShellQuote(f *testing.F) {
 
 func closedPort(t *testing.T) int {
 	t.Helper()
-	s := testhost.Start(t, testhost.Options{})
-	port := s.Port
-	s.Stop()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
 	return port
-}
-
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
 }
 
 func TestBlocks(t *testing.T) {
@@ -450,42 +856,149 @@ func TestBlocks(t *testing.T) {
 	if err := os.WriteFile(hosts, []byte(original), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	digest, err := c.ApplyBlock(ctx, hosts, "lb", "10.0.0.100 api.example.com")
-	if err != nil {
+	lb := File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api.example.com")}
+	if err := c.Put(ctx, lb); err != nil {
 		t.Fatal(err)
 	}
 	if want := original + BlockLines("lb", "10.0.0.100 api.example.com\n"); string(mustRead(t, hosts)) != want {
 		t.Fatalf("after apply:\n%s\nwant:\n%s", mustRead(t, hosts), want)
 	}
-	if digest != BlockDigest("lb", "10.0.0.100 api.example.com") {
-		t.Fatalf("digest %s, want %s", digest, BlockDigest("lb", "10.0.0.100 api.example.com"))
+	if o := observe(t, c, lb); lb.Drift(o) != "" {
+		t.Fatalf("drift right after apply: %q", lb.Drift(o))
 	}
 	if st, _ := os.Stat(hosts); st.Mode().Perm() != 0o640 {
 		t.Fatalf("mode changed to %o", st.Mode().Perm())
 	}
-	// Re-applying replaces the block instead of adding one.
-	if _, err := c.ApplyBlock(ctx, hosts, "lb", "10.0.0.101 api.example.com\n10.0.0.101 api"); err != nil {
+	// Re-applying replaces the block where it stands.
+	lb.Content = []byte("10.0.0.101 api.example.com\n10.0.0.101 api")
+	os.WriteFile(hosts, append(mustRead(t, hosts), "# a line after the block\n"...), 0o640)
+	if err := c.Put(ctx, lb); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(mustRead(t, hosts)); strings.Count(got, "# BEGIN kha lb") != 1 || !strings.Contains(got, "10.0.0.101 api\n# END kha lb") {
+	if got := string(mustRead(t, hosts)); strings.Count(got, "# BEGIN kha lb") != 1 || !strings.HasSuffix(got, "10.0.0.101 api\n# END kha lb\n# a line after the block\n") {
 		t.Fatalf("after re-apply:\n%s", got)
 	}
-	// An edit inside the block shows in the digest.
-	edited := strings.Replace(string(mustRead(t, hosts)), "10.0.0.101 api\n", "10.6.6.6 api\n", 1)
-	os.WriteFile(hosts, []byte(edited), 0o640)
-	if d, _ := c.ReadBlock(ctx, hosts, "lb"); d == BlockDigest("lb", "10.0.0.101 api.example.com\n10.0.0.101 api") || d == "" {
-		t.Fatalf("drift inside the block not seen: %s", d)
+	// An edit inside the block shows as drift.
+	os.WriteFile(hosts, []byte(strings.Replace(string(mustRead(t, hosts)), "10.0.0.101 api\n", "10.6.6.6 api\n", 1)), 0o640)
+	if d := lb.Drift(observe(t, c, lb)); !strings.Contains(d, "content changed") {
+		t.Fatalf("drift inside the block not seen: %q", d)
 	}
-	if err := c.RemoveBlock(ctx, hosts, "lb"); err != nil {
+	if err := c.Remove(ctx, lb, ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(mustRead(t, hosts)); got != original {
-		t.Fatalf("after remove:\n%s\nwant:\n%s", got, original)
+	if got := string(mustRead(t, hosts)); got != original+"# a line after the block\n" {
+		t.Fatalf("after remove:\n%s", got)
 	}
-	if d, err := c.ReadBlock(ctx, hosts, "lb"); d != "" || err != nil {
-		t.Fatalf("removed block still read: %q %v", d, err)
+	if o := observe(t, c, lb); o.Exists {
+		t.Fatalf("removed block still read: %+v", o)
 	}
-	if _, err := c.ApplyBlock(ctx, hosts, "bad'marker", "x"); err == nil {
+	if err := c.Put(ctx, File{Path: hosts, Block: "bad'marker", Content: []byte("x")}); err == nil {
 		t.Fatal("a marker with a quote was accepted")
+	}
+}
+
+// A block whose END line was deleted by hand is refused with its lines;
+// nothing after BEGIN is ever deleted.
+func TestDamagedBlockIsRefused(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	ctx := context.Background()
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	damaged := "127.0.0.1 localhost\n# BEGIN kha lb\n10.0.0.100 api\n10.1.1.1 db.internal\n192.168.0.5 printer\n"
+	os.WriteFile(hosts, []byte(damaged), 0o644)
+	lb := File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")}
+	for name, op := range map[string]func() error{
+		"apply":   func() error { return c.Put(ctx, lb) },
+		"destroy": func() error { return c.Remove(ctx, lb, "") },
+		"read":    func() error { _, err := c.Observe(ctx, []File{lb}); return err },
+	} {
+		err := op()
+		if err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Fatalf("%s of a damaged block: %v", name, err)
+		}
+		if name != "read" && (!strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "line 5: 192.168.0.5 printer")) {
+			t.Errorf("%s: the error does not show the lines:\n%v", name, err)
+		}
+		if got := string(mustRead(t, hosts)); got != damaged {
+			t.Fatalf("%s changed the file:\n%s", name, got)
+		}
+	}
+	// An END without BEGIN, and a second BEGIN, are refused too.
+	for _, text := range []string{"a\n# END kha lb\n", "# BEGIN kha lb\nx\n# END kha lb\n# BEGIN kha lb\ny\n# END kha lb\n"} {
+		os.WriteFile(hosts, []byte(text), 0o644)
+		if err := c.Put(ctx, lb); err == nil || string(mustRead(t, hosts)) != text {
+			t.Fatalf("accepted %q: %v", text, err)
+		}
+	}
+}
+
+// A CRLF file keeps its line endings and never gets a second block.
+func TestBlockInCRLFFile(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	ctx := context.Background()
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	os.WriteFile(hosts, []byte("127.0.0.1 localhost\r\n"), 0o644)
+	lb := File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")}
+	for range 2 {
+		if err := c.Put(ctx, lb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "127.0.0.1 localhost\r\n# BEGIN kha lb\r\n10.0.0.100 api\r\n# END kha lb\r\n"
+	if got := string(mustRead(t, hosts)); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if d := lb.Drift(observe(t, c, lb)); d != "" {
+		t.Fatalf("a CRLF block reads as drift: %q", d)
+	}
+}
+
+// Parallel changes of blocks in one file, from one process and from
+// several (separate pools stand for separate Terraform runs), all land
+// even when the host is slow between reading and renaming.
+func TestConcurrentBlocksInOneFile(t *testing.T) {
+	slow := t.TempDir()
+	realAwk, err := exec.LookPath("awk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(slow, "awk"), []byte("#!/bin/sh\nsleep 0.3\nexec "+realAwk+" \"$@\"\n"), 0o755)
+	os.Chmod(slow, 0o755)
+	s := testhost.Start(t, testhost.Options{ExtraConfig: []string{"SetEnv PATH=" + slow + ":/usr/sbin:/usr/bin:/sbin:/bin"}})
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644)
+	shared := NewPool(nil)
+	t.Cleanup(shared.Close)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pool := shared
+			if i%2 == 1 {
+				pool = NewPool(nil)
+				defer pool.Close()
+			}
+			c, err := pool.Get(context.Background(), configFor(s))
+			if err == nil {
+				err = c.Put(context.Background(), File{Path: hosts, Block: fmt.Sprintf("b%d", i), Content: []byte(fmt.Sprintf("10.0.0.%d b%d", i, i))})
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := string(mustRead(t, hosts))
+	for i := range 8 {
+		if !strings.Contains(got, fmt.Sprintf("# BEGIN kha b%d\n10.0.0.%d b%d\n# END kha b%d\n", i, i, i, i)) {
+			t.Errorf("block b%d was lost:\n%s", i, got)
+		}
 	}
 }

@@ -1,12 +1,19 @@
 // Package testhost starts throwaway OpenSSH servers on loopback for tests:
-// real sshd processes with their own config, host key and authorized keys,
-// torn down with the test.
+// real sshd processes with their own config, host keys and authorized
+// keys, torn down with the test. Like a stock Debian server, each has RSA,
+// ECDSA and Ed25519 host keys; on request it also presents a host
+// certificate. Sessions run with an empty root home, so this machine's
+// shell start-up files do not slow every command down.
 package testhost
 
 import (
 	"bufio"
+	"crypto"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/pem"
 	"fmt"
 	"net"
@@ -16,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,6 +69,35 @@ func NewKey(t testing.TB) Key {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return keyOf(t, priv)
+}
+
+// NewECDSAKey generates a P-256 key pair.
+func NewECDSAKey(t testing.TB) Key {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keyOf(t, priv)
+}
+
+// rsaKey is one 3072-bit RSA key per test process: generating them takes
+// long, and tests that need a key of their own use the other types.
+var rsaKey = sync.OnceValues(func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 3072) })
+
+// RSAKey returns the process's RSA key pair.
+func RSAKey(t testing.TB) Key {
+	t.Helper()
+	priv, err := rsaKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keyOf(t, priv)
+}
+
+func keyOf(t testing.TB, priv crypto.Signer) Key {
+	t.Helper()
 	block, err := ssh.MarshalPrivateKey(priv, "")
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +107,22 @@ func NewKey(t testing.TB) Key {
 		t.Fatal(err)
 	}
 	return Key{Signer: signer, PEM: string(pem.EncodeToMemory(block))}
+}
+
+// Certify signs key with ca as a host certificate (principals: the
+// host names it is valid for) or, without principals given as hosts, a
+// user certificate for the given users.
+func Certify(t testing.TB, ca, key Key, certType uint32, principals ...string) string {
+	t.Helper()
+	cert := &ssh.Certificate{Key: key.Signer.PublicKey(), CertType: certType, KeyId: "kha-test",
+		ValidPrincipals: principals, ValidBefore: ssh.CertTimeInfinity, Serial: 1}
+	if certType == ssh.UserCert {
+		cert.Permissions.Extensions = map[string]string{"permit-pty": ""}
+	}
+	if err := cert.SignCert(rand.Reader, ca.Signer); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(cert)))
 }
 
 // Options change how a server is set up.
@@ -84,21 +137,67 @@ type Options struct {
 	// LogLevel defaults to VERBOSE. DEBUG1 logs forwarding requests, but
 	// also sends debug lines to the stderr of every session.
 	LogLevel string
+	// HostCertificate makes the server present a certificate for its
+	// Ed25519 host key, signed by Server.HostCA.
+	HostCertificate bool
+	// TrustedUserCA is the public key of a CA whose user certificates
+	// the server accepts.
+	TrustedUserCA string
+	// Password allows password authentication (UnprivilegedUser needs a
+	// password: see SetPassword).
+	Password bool
+	// Port, when set, is the port to listen on (an impostor taking over
+	// a host's address); 0 picks a free one.
+	Port int
+	// PrivateDir, when set, is a directory that only this server's
+	// sessions see (an empty tmpfs in its mount namespace), so two
+	// servers act as two hosts with the same path. Server.HostPath reads
+	// it from the test.
+	PrivateDir string
 }
 
 // Server is a running sshd.
 type Server struct {
-	Host      string
-	Port      int
-	HostKey   Key // the server's host key
+	Host string
+	Port int
+	// HostKey is the server's Ed25519 host key; it also has RSAHostKey
+	// and ECDSAHostKey, as Debian's sshd does.
+	HostKey, RSAHostKey, ECDSAHostKey Key
+	// HostCA signs the host certificate (Options.HostCertificate).
+	HostCA    Key
 	ClientKey Key // a key it accepts
 	Dir       string
 	cmd       *exec.Cmd
+	pid       int
 	exited    chan error
+}
+
+// KnownHosts is what `ssh-keyscan` prints for the server: a line per host
+// key, as known_hosts content.
+func (s *Server) KnownHosts() string {
+	var b strings.Builder
+	for _, k := range []Key{s.RSAHostKey, s.ECDSAHostKey, s.HostKey} {
+		fmt.Fprintf(&b, "%s %s\n", s.KnownHostsName(), k.Public())
+	}
+	return b.String()
+}
+
+// KnownHostsName is the server's address as known_hosts writes it.
+func (s *Server) KnownHostsName() string {
+	if s.Port == 22 {
+		return s.Host
+	}
+	return fmt.Sprintf("[%s]:%d", s.Host, s.Port)
 }
 
 // Address is host:port.
 func (s *Server) Address() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
+
+// HostPath is where the test sees path as this server's sessions see it
+// (through the server's mount namespace).
+func (s *Server) HostPath(path string) string {
+	return fmt.Sprintf("/proc/%d/root%s", s.pid, path)
+}
 
 // Log returns what sshd logged so far.
 func (s *Server) Log() string {
@@ -106,12 +205,29 @@ func (s *Server) Log() string {
 	return string(b)
 }
 
-// Stop terminates sshd and its per-connection children.
+// Stop terminates sshd and every process of its mount namespace: the
+// per-connection children too (sshd gives each its own session, so they
+// are not in its process group), as if the host went away.
 func (s *Server) Stop() {
-	if s.cmd != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.exited
-		s.cmd = nil
+	if s.cmd == nil {
+		return
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", s.pid))
+	_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+	<-s.exited
+	s.cmd = nil
+	if err != nil {
+		return
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		if other, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && other == ns {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 
@@ -151,9 +267,30 @@ func Start(t testing.TB, opts Options) *Server {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Host: addr, HostKey: NewKey(t), ClientKey: NewKey(t), Dir: dir}
-	if err := os.WriteFile(filepath.Join(dir, "host_ed25519"), []byte(s.HostKey.PEM), 0o600); err != nil {
-		t.Fatal(err)
+	s := &Server{Host: addr, HostKey: NewKey(t), RSAHostKey: RSAKey(t), ECDSAHostKey: NewECDSAKey(t), ClientKey: NewKey(t), Dir: dir}
+	for name, k := range map[string]Key{"host_rsa": s.RSAHostKey, "host_ecdsa": s.ECDSAHostKey, "host_ed25519": s.HostKey} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(k.PEM), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if opts.HostCertificate {
+		s.HostCA = NewKey(t)
+		cert := Certify(t, s.HostCA, s.HostKey, ssh.HostCert, addr)
+		if err := os.WriteFile(filepath.Join(dir, "host_ed25519-cert.pub"), []byte(cert+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts.ExtraConfig = append(opts.ExtraConfig, "HostCertificate "+filepath.Join(dir, "host_ed25519-cert.pub"))
+	}
+	if opts.TrustedUserCA != "" {
+		if err := os.WriteFile(filepath.Join(dir, "user_ca.pub"), []byte(opts.TrustedUserCA+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts.ExtraConfig = append(opts.ExtraConfig, "TrustedUserCAKeys "+filepath.Join(dir, "user_ca.pub"))
+	}
+	if opts.Password {
+		opts.ExtraConfig = append(opts.ExtraConfig, "PasswordAuthentication yes")
+	} else {
+		opts.ExtraConfig = append(opts.ExtraConfig, "PasswordAuthentication no")
 	}
 	keys := opts.AuthorizedKeys
 	if len(keys) == 0 {
@@ -164,7 +301,10 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		s.Port = freePort(t, addr)
+		s.Port = opts.Port
+		if s.Port == 0 {
+			s.Port = freePort(t, addr)
+		}
 		if lastErr = s.start(opts); lastErr == nil {
 			t.Cleanup(s.Stop)
 			return s
@@ -179,13 +319,15 @@ func (s *Server) start(opts Options) error {
 	if logLevel == "" {
 		logLevel = "VERBOSE"
 	}
+	// Debian's order of host keys.
 	config := fmt.Sprintf(`Port %d
 ListenAddress %s
+HostKey %[3]s/host_rsa
+HostKey %[3]s/host_ecdsa
 HostKey %[3]s/host_ed25519
 PidFile %[3]s/sshd.pid
 AuthorizedKeysFile %[3]s/authorized_keys
 PubkeyAuthentication yes
-PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 PermitRootLogin prohibit-password
@@ -209,7 +351,18 @@ Subsystem sftp internal-sftp
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(SSHDPath, "-D", "-e", "-f", cfgPath)
+	// A mount namespace of its own gives sessions an empty root home: the
+	// machine's dotfiles (a pyenv init in .bashrc, say) stay out of every
+	// command, as on a real host.
+	setup := `mount -t tmpfs -o mode=0700 kha-home /root`
+	if opts.PrivateDir != "" {
+		if err := os.MkdirAll(opts.PrivateDir, 0o755); err != nil {
+			return err
+		}
+		setup += ` && mount -t tmpfs -o mode=0755 kha-private "$2"`
+	}
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c",
+		setup+` && exec "$0" -D -e -f "$1"`, SSHDPath, cfgPath, opts.PrivateDir)
 	cmd.Stdout, cmd.Stderr = log, log
 	// sshd dies with the test binary, even on a panic or a timeout kill.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -230,7 +383,7 @@ Subsystem sftp internal-sftp
 			line, _ := bufio.NewReader(c).ReadString('\n')
 			c.Close()
 			if strings.HasPrefix(line, "SSH-2.0-") {
-				s.cmd, s.exited = cmd, exited
+				s.cmd, s.pid, s.exited = cmd, cmd.Process.Pid, exited
 				return nil
 			}
 		}
@@ -250,4 +403,23 @@ func freePort(t testing.TB, host string) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// SetPassword gives UnprivilegedUser a random password until the test
+// ends, for password authentication tests.
+func SetPassword(t testing.TB) string {
+	t.Helper()
+	RequireUnprivilegedUser(t)
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	pw := fmt.Sprintf("kha-%x", b)
+	cmd := exec.Command("chpasswd")
+	cmd.Stdin = strings.NewReader(UnprivilegedUser + ":" + pw + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chpasswd: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("usermod", "-p", "*", UnprivilegedUser).Run() })
+	return pw
 }

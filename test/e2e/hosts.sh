@@ -60,7 +60,7 @@ up() {
     sshd_files "$d" "$addr" 22 "$T/client_ed25519.pub" || return 1
     ip netns exec "$ns" unshare --mount --uts --propagation private sh -c \
       "hostname h$i; mount --bind $d/etc-kha /etc/kha; mount -t tmpfs -o mode=0700 tmpfs /root; exec /usr/sbin/sshd -D -e -f $d/sshd_config" > "$d/sshd.log" 2>&1 &
-    echo "$addr $(cut -d' ' -f1,2 "$d/host_ed25519.pub")" >> "$T/hosts/known_hosts"
+    known_hosts_lines "$d" "$addr" >> "$T/hosts/known_hosts"
   done
   for i in $(seq 1 "$n"); do
     addr=$SUBNET.$((10 + i))

@@ -16,3 +16,19 @@ resource "kha_file" "haproxy" {
     private_key_wo = file(pathexpand("~/.ssh/id_ed25519"))
   }
 }
+
+# A secret file: content_wo is never stored in plan or state, only its digest
+# (Terraform 1.11+). An ephemeral variable or resource can feed it.
+variable "bootstrap_token" {
+  type      = string
+  sensitive = true
+  ephemeral = true
+}
+
+resource "kha_file" "token" {
+  path       = "/etc/kubernetes/bootstrap-token"
+  content_wo = var.bootstrap_token
+  mode       = "0600"
+  owner      = "root"
+  ssh        = { host = "10.0.0.21" }
+}

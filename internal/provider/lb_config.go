@@ -4,66 +4,37 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	fwpath "github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/kha/terraform-provider-kha/internal/endpoints"
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// lbConfigResource is kha_haproxy_config and kha_nginx_config: one
-// implementation, parameterised by the load balancer kind.
-type lbConfigResource struct {
-	renderedFilesResource
-	kind lbConfigKind
-}
+// This file holds what kha_haproxy_config and kha_nginx_config share: the
+// attributes, the model and the rendering into a config file and, with
+// delivery static_pod, a kubelet manifest.
 
-func newLBConfigResource(kind lbConfigKind) *lbConfigResource {
-	r := &lbConfigResource{kind: kind}
-	r.renderer = r
-	return r
-}
-
-// lbConfigKind holds what differs between HAProxy and nginx.
-type lbConfigKind struct {
-	lb          lbconfig.Kind
-	typeSuffix  string
-	description string
-	// defaults per delivery
-	configPath                     string
-	manifestPath                   string
+// lbKind is what differs between the two load balancers, as data.
+type lbKind struct {
+	lb                             lbconfig.Kind
+	name                           string // in descriptions
+	configPath, manifestPath       string
 	validateCommand, reloadCommand string
 	destroyCommand                 string
-	streamModule                   string // nginx on systemd hosts
-	kindAttributes                 map[string]schema.Attribute
-	newModel                       func() lbModel
-	render                         func(lbconfig.Spec) (string, error)
+	// streamModule is nginx's load_module path on systemd hosts.
+	streamModule string
 }
-
-// lbModel is a kind's model: the shared attributes plus its own, which
-// it writes into the renderer's spec.
-type lbModel interface {
-	renderedModel
-	common() *lbConfigModel
-	applyKindAttributes(spec *lbconfig.Spec)
-}
-
-var (
-	_ resource.ResourceWithConfigure      = (*lbConfigResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*lbConfigResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*lbConfigResource)(nil)
-)
 
 // Delivery modes.
 const (
@@ -73,7 +44,8 @@ const (
 
 // lbConfigModel holds the attributes both kinds share.
 type lbConfigModel struct {
-	renderedFields
+	hostFields
+	DestroyCommand  types.String     `tfsdk:"destroy_command"`
 	Role            types.String     `tfsdk:"role"`
 	Listen          *lbListenModel   `tfsdk:"listen"`
 	Backends        []lbBackendModel `tfsdk:"backends"`
@@ -109,16 +81,11 @@ type lbBackendModel struct {
 	Port    types.Int64  `tfsdk:"port"`
 }
 
-func (r *lbConfigResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + r.kind.typeSuffix
-}
+func (m *lbConfigModel) fields() *hostFields { return &m.hostFields }
 
-func durationValidator() validator.String {
-	return stringvalidator.RegexMatches(durationPattern, "must be a duration such as \"500ms\", \"10s\" or \"10m\"")
-}
-
-func (r *lbConfigResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	k := r.kind
+// lbAttributes are the schema of lbConfigModel, with the kind's own
+// attributes and the host attributes.
+func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute) map[string]schema.Attribute {
 	attrs := map[string]schema.Attribute{
 		"role": schema.StringAttribute{
 			Optional: true, Computed: true, Default: stringdefault.StaticString(string(lbconfig.NodeLocal)),
@@ -169,46 +136,73 @@ func (r *lbConfigResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			MarkdownDescription: "How long an idle proxied connection stays open; watches hold connections for minutes. Default `10m`."},
 		"max_connections": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
 			MarkdownDescription: "Connection limit. Default `4000`."},
-		"pid_file": schema.StringAttribute{Optional: true, MarkdownDescription: "PID file path written into the config; unset leaves it to the service."},
+		"pid_file": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
+			MarkdownDescription: "PID file path written into the config; unset leaves it to the service."},
 		"delivery": schema.StringAttribute{
 			Optional: true, Computed: true, Default: stringdefault.StaticString(deliverySystemd),
 			Validators: []validator.String{stringvalidator.OneOf(deliverySystemd, deliveryStaticPod)},
 			MarkdownDescription: "`systemd` (default): the config file for the host's own service, validated with the host's " +
 				"binary and reloaded. `static_pod`: the config file plus a kubelet static pod manifest (kubespray's " +
-				"`" + string(k.lb) + "` pod) whose config checksum annotation makes the kubelet restart the pod on changes.",
+				"`" + string(k.lb) + "` pod) whose config checksum annotation makes the kubelet restart the pod on changes. " +
+				"Switching from `static_pod` to `systemd` removes the manifest after the service is reloaded, so the kubelet " +
+				"stops the pod.",
 		},
 		"config_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(k.configPath),
-			MarkdownDescription: fmt.Sprintf("Where the config goes. Default `%s`.", k.configPath)},
+			Validators: []validator.String{filePathValidator()},
+			MarkdownDescription: fmt.Sprintf("Where the config goes. Default `%s`. Changing it removes the old file after the "+
+				"new one is in place.", k.configPath)},
 		"manifest_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(k.manifestPath),
+			Validators:          []validator.String{filePathValidator()},
 			MarkdownDescription: fmt.Sprintf("Static pod manifest path (delivery `static_pod`). Default `%s`.", k.manifestPath)},
-		"image":          schema.StringAttribute{Optional: true, MarkdownDescription: "Static pod image. Default: kubespray's."},
-		"pod_name":       schema.StringAttribute{Optional: true, MarkdownDescription: "Static pod name. Default: kubespray's."},
-		"cpu_request":    schema.StringAttribute{Optional: true, MarkdownDescription: "Static pod CPU request. Default `25m`."},
-		"memory_request": schema.StringAttribute{Optional: true, MarkdownDescription: "Static pod memory request. Default `32M`."},
+		"image": schema.StringAttribute{Optional: true, Validators: []validator.String{imageValidator()},
+			MarkdownDescription: "Static pod image. Default: kubespray's."},
+		"pod_name": schema.StringAttribute{Optional: true, Validators: []validator.String{podNameValidator()},
+			MarkdownDescription: "Static pod name. Default: kubespray's."},
+		"cpu_request": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityValidator()},
+			MarkdownDescription: "Static pod CPU request. Default `25m`."},
+		"memory_request": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityValidator()},
+			MarkdownDescription: "Static pod memory request. Default `32M`."},
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true,
 			MarkdownDescription: fmt.Sprintf("Checks the new config before it replaces the old one (`%%s` is its path). "+
 				"Default with `systemd`: `%s`; with `static_pod`: none (the host may not have the binary).", k.validateCommand)},
 		"reload_command": schema.StringAttribute{Optional: true, Computed: true,
-			MarkdownDescription: fmt.Sprintf("Run after the config is in place; if it fails the previous config is restored. "+
+			MarkdownDescription: fmt.Sprintf("Run after the config is in place; if it fails, or outlasts the timeout, the previous config is restored. "+
 				"Default with `systemd`: `%s`; with `static_pod`: none (the kubelet restarts the pod).", k.reloadCommand)},
+		"destroy_command": schema.StringAttribute{Optional: true, Computed: true,
+			MarkdownDescription: fmt.Sprintf("Run after the files are removed on destroy. Default with `systemd`: `%s`; "+
+				"with `static_pod`: none (removing the manifest stops the pod).", k.destroyCommand)},
 		"rendered": schema.StringAttribute{Computed: true,
-			MarkdownDescription: "The rendered config, known at plan time: usable without `ssh` for cloud-init or other tooling."},
+			MarkdownDescription: "The rendered config, known at plan time even when `ssh.host` is not: usable without `ssh` for cloud-init or other tooling."},
 		"manifest": schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest (delivery `static_pod`), known at plan time."},
 	}
-	for name, a := range k.kindAttributes {
+	for name, a := range own {
 		attrs[name] = a
 	}
-	for name, a := range renderedAttributes(fmt.Sprintf("Run after the files are removed on destroy. Default with `systemd`: `%s`; "+
-		"with `static_pod`: none (removing the manifest stops the pod).", k.destroyCommand)) {
-		attrs[name] = a
-	}
-	resp.Schema = schema.Schema{MarkdownDescription: k.description, Attributes: attrs}
+	return withHostAttributes(ctx, attrs, "`host:port:path` of the config file when delivered over SSH, else the rendered digest.",
+		"Digest of the files to deliver (the config, and the manifest with `static_pod`), known at plan time.")
 }
 
-// spec builds the renderer's input; problems come back with the schema's
-// attribute paths.
-func (r *lbConfigResource) spec(model lbModel) lbconfig.Spec {
-	m := model.common()
+// lbSchema is the schema of a load balancer resource: the shared
+// attributes and description, with the kind's own.
+func lbSchema(ctx context.Context, k lbKind, description string, own map[string]schema.Attribute) schema.Schema {
+	return schema.Schema{Version: 1, MarkdownDescription: lbDescription(k, description), Attributes: lbAttributes(ctx, k, own)}
+}
+
+// lbDescription is the shared part of both resources' descriptions.
+func lbDescription(k lbKind, extra string) string {
+	return "Renders a " + k.name + " apiserver load balancer and, with `ssh`, keeps it on a host: a node-local proxy on " +
+		"loopback in front of every apiserver (kubespray's localhost load balancer), or an external load balancer on a " +
+		"VIP. The usual case takes its inputs from `kha_cluster_endpoints`:\n\n" +
+		"```terraform\nlisten   = kha_cluster_endpoints.cluster.local_lb_listen\nbackends = kha_cluster_endpoints.cluster.local_lb_backends\n```\n\n" +
+		"`rendered`, `manifest` and `sha256` are known at plan time, also when the host's address is not (hosts created " +
+		"in the same run), so without `ssh` the resource only renders. With `ssh`, the files go through the same engine as " +
+		"`kha_file`: validated before they replace the previous ones, reloaded, restored on failure, and checked for drift " +
+		"on every refresh. A changed `ssh.host` or `ssh.port` replaces the resource: the old host is cleaned up.\n\n" + extra +
+		"\n\n-> Import is not supported; adopt an existing file with `kha_file` or let the first apply replace it."
+}
+
+// spec builds the renderer's input from the shared attributes.
+func (m *lbConfigModel) spec(k lbKind) lbconfig.Spec {
 	s := lbconfig.Spec{
 		Role:            lbconfig.Role(m.Role.ValueString()),
 		Balance:         m.Balance.ValueString(),
@@ -229,16 +223,15 @@ func (r *lbConfigResource) spec(model lbModel) lbconfig.Spec {
 	// The schema's validators admit only durations Go parses.
 	s.Timeouts.Connect, _ = time.ParseDuration(m.ConnectTimeout.ValueString())
 	s.Timeouts.Idle, _ = time.ParseDuration(m.IdleTimeout.ValueString())
-	if m.Delivery.ValueString() == deliverySystemd {
-		s.Runtime.NginxStreamModule = r.kind.streamModule
+	if m.Delivery.ValueString() != deliveryStaticPod {
+		s.Runtime.NginxStreamModule = k.streamModule
 	}
-	model.applyKindAttributes(&s)
 	return s
 }
 
-// lbAttributePath maps the renderer's paths onto the schema: its listen
+// lbProblemPath maps the renderer's paths onto the schema: its listen
 // list is this schema's listen object.
-func lbAttributePath(p endpoints.Path) endpoints.Path {
+func lbProblemPath(p problem.Path) problem.Path {
 	if len(p) >= 2 && p[0] == "listen" {
 		if i, ok := p[1].(int); ok {
 			attr := "address"
@@ -247,75 +240,32 @@ func lbAttributePath(p endpoints.Path) endpoints.Path {
 			} else if i == 1 {
 				attr = "ipv6_address"
 			}
-			return endpoints.Path{"listen", attr}
+			return problem.Path{"listen", attr}
 		}
 	}
 	return p
 }
 
-func (r *lbConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	if !req.Config.Raw.IsFullyKnown() {
+// validateLB reports a configuration's problems at validate time.
+func validateLB[M any](ctx context.Context, config tfsdk.Config, spec func(*M) lbconfig.Spec, diags *diag.Diagnostics) {
+	if !config.Raw.IsFullyKnown() {
 		return
 	}
-	m := r.kind.newModel()
-	resp.Diagnostics.Append(req.Config.Get(ctx, m)...)
-	if resp.Diagnostics.HasError() {
-		return
+	var m M
+	diags.Append(config.Get(ctx, &m)...)
+	if !diags.HasError() {
+		appendProblems(diags, spec(&m).Validate().Rebase(lbProblemPath), true)
 	}
-	problems := r.spec(m).Validate()
-	for i := range problems {
-		problems[i].Path = lbAttributePath(problems[i].Path)
-	}
-	appendProblems(&resp.Diagnostics, problems, true)
 }
 
-func (r *lbConfigResource) newModel() renderedModel { return r.kind.newModel() }
-
-// files fills rendered and manifest and returns the files to deliver:
-// the config, then the manifest.
-func (r *lbConfigResource) files(planModel, configModel renderedModel) ([]remote.File, diag.Diagnostics) {
+// render fills rendered and manifest and returns the files to deliver:
+// the config, then the manifest. render is the kind's renderer.
+func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	model := planModel.(lbModel)
-	m, config := model.common(), configModel.(lbModel).common()
-	m.ValidateCommand, m.ReloadCommand = config.ValidateCommand, config.ReloadCommand
-	r.commandDefaults(m)
-	s := r.spec(model)
-	if ps := s.Validate(); ps.HasErrors() {
-		for i := range ps {
-			ps[i].Path = lbAttributePath(ps[i].Path)
-		}
-		appendProblems(&diags, ps, true)
-		return nil, diags
-	}
-	text, err := r.kind.render(s)
-	if err != nil {
-		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
-		return nil, diags
-	}
-	configPath := m.ConfigPath.ValueString()
-	files := []remote.File{{Path: configPath, Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
-		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}}
-	m.Rendered = types.StringValue(text)
-	m.Manifest = types.StringNull()
-	if m.Delivery.ValueString() == deliveryStaticPod {
-		manifest, err := lbconfig.RenderStaticPod(lbconfig.Pod{Kind: r.kind.lb, Name: m.PodName.ValueString(), Image: m.Image.ValueString(),
-			ConfigDir: path.Dir(configPath), ConfigSHA256: lbconfig.SHA256(text), HealthcheckPort: s.HealthcheckPort,
-			CAFile: s.HealthCheck.CAFile, CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString()})
-		if err != nil {
-			diags.AddAttributeError(fwpath.Root("config_path"), "Invalid Static Pod", err.Error())
-			return nil, diags
-		}
-		m.Manifest = types.StringValue(manifest)
-		files = append(files, remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(manifest), Mode: 0o640, CreateParentDirs: true})
-	}
-	return files, diags
-}
-
-// commandDefaults fills the delivery-dependent command defaults.
-func (r *lbConfigResource) commandDefaults(m *lbConfigModel) {
-	systemd := m.Delivery.ValueString() == deliverySystemd
-	pick := func(v types.String, systemdDefault string) types.String {
-		if !v.IsNull() && !v.IsUnknown() {
+	systemd := m.Delivery.ValueString() != deliveryStaticPod
+	// Optional and computed: unknown in the plan exactly when not set.
+	orDefault := func(v types.String, systemdDefault string) types.String {
+		if known(v) {
 			return v
 		}
 		if systemd {
@@ -323,22 +273,33 @@ func (r *lbConfigResource) commandDefaults(m *lbConfigModel) {
 		}
 		return types.StringValue("")
 	}
-	m.ValidateCommand = pick(m.ValidateCommand, r.kind.validateCommand)
-	m.ReloadCommand = pick(m.ReloadCommand, r.kind.reloadCommand)
-	m.DestroyCommand = pick(m.DestroyCommand, r.kind.destroyCommand)
-}
-
-// durationPattern accepts what both HAProxy and Go parse.
-var durationPattern = regexp.MustCompile(`^[0-9]+(ms|s|m|h)$`)
-
-// lbDescription is the shared part of both resources' descriptions.
-func lbDescription(name, extra string) string {
-	return "Renders a " + name + " apiserver load balancer and, with `ssh`, keeps it on a host: a node-local proxy on " +
-		"loopback in front of every apiserver (kubespray's localhost load balancer), or an external load balancer on a " +
-		"VIP. The usual case takes its inputs from `kha_cluster_endpoints`:\n\n" +
-		"```terraform\nlisten   = kha_cluster_endpoints.cluster.local_lb_listen\nbackends = kha_cluster_endpoints.cluster.local_lb_backends\n```\n\n" +
-		"`rendered`, `manifest` and `sha256` are known at plan time, so without `ssh` the resource only renders. With " +
-		"`ssh`, the files go through the same engine as `kha_file`: validated before they replace the previous ones, " +
-		"reloaded, restored on failure, and checked for drift on every refresh.\n\n" + extra +
-		"\n\n-> Import is not supported; adopt an existing file with `kha_file` or let the first apply replace it."
+	m.ValidateCommand = orDefault(m.ValidateCommand, k.validateCommand)
+	m.ReloadCommand = orDefault(m.ReloadCommand, k.reloadCommand)
+	m.DestroyCommand = orDefault(m.DestroyCommand, k.destroyCommand)
+	if ps := s.Validate(); ps.HasErrors() {
+		appendProblems(&diags, ps.Rebase(lbProblemPath), true)
+		return rendered{}, diags
+	}
+	text, err := render(s)
+	if err != nil {
+		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
+		return rendered{}, diags
+	}
+	configPath := m.ConfigPath.ValueString()
+	files := []remote.File{{Path: configPath, Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
+		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}}
+	m.Rendered = types.StringValue(text)
+	m.Manifest = types.StringNull()
+	if !systemd {
+		manifest, err := lbconfig.RenderStaticPod(lbconfig.Pod{Kind: k.lb, Name: m.PodName.ValueString(), Image: m.Image.ValueString(),
+			ConfigDir: path.Dir(configPath), ConfigSHA256: remote.SHA256([]byte(text)), HealthcheckPort: s.HealthcheckPort,
+			CAFile: s.HealthCheck.CAFile, CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString()})
+		if err != nil {
+			diags.AddAttributeError(fwpath.Root("config_path"), "Invalid Static Pod", err.Error())
+			return rendered{}, diags
+		}
+		m.Manifest = types.StringValue(manifest)
+		files = append(files, remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(manifest), Mode: 0o640, CreateParentDirs: true})
+	}
+	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
 }

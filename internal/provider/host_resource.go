@@ -1,0 +1,572 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+// hostResource is the one lifecycle of every resource that keeps files
+// (or marked blocks) on a host: render at plan time from the rendering
+// inputs alone (the connection may still be unknown), deliver over SSH,
+// observe drift by digest, remove what the configuration no longer has,
+// and clean the host on destroy. A resource embeds it with its model type
+// and declares only its schema and how the model renders to files.
+type hostResource[M any, P hostModel[M]] struct {
+	data *providerData
+}
+
+// hostModel is what a resource's model gives the lifecycle.
+type hostModel[M any] interface {
+	*M
+	// fields are the attributes every host resource has.
+	fields() *hostFields
+	// render returns the files to keep, filling the attributes rendering
+	// computes. It reads the plan (or the state); config carries the
+	// write-only values and is nil when rendering a state. Attributes
+	// that are optional and computed without a default read as unset
+	// when unknown: the plan leaves them unknown exactly when the
+	// configuration does not set them.
+	render(config *M) (rendered, diag.Diagnostics)
+}
+
+// rendered is what a resource keeps on its host.
+type rendered struct {
+	files []remote.File
+	// removeCommand runs after the files are removed on destroy.
+	removeCommand string
+	// alwaysDelivered resources go to a host without an `ssh` attribute
+	// (all from default_ssh); the others only render without one.
+	alwaysDelivered bool
+}
+
+// hostFields are the attributes every host resource has.
+type hostFields struct {
+	ID             types.String   `tfsdk:"id"`
+	SSH            types.Object   `tfsdk:"ssh"`
+	KeepOnDestroy  types.Bool     `tfsdk:"keep_on_destroy"`
+	SHA256         types.String   `tfsdk:"sha256"`
+	RemoteSHA256   types.String   `tfsdk:"remote_sha256"`
+	TrustedHostKey types.String   `tfsdk:"trusted_host_key"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+}
+
+// Default timeouts of the operations that wait on a host.
+const (
+	defaultApplyTimeout = 10 * time.Minute
+	defaultReadTimeout  = 5 * time.Minute
+)
+
+// Private state keys.
+const (
+	// privateUnobserved marks a state whose refresh could not reach the
+	// host because its only credentials are write-only; the plan looks.
+	privateUnobserved = "unobserved"
+	// privateDrift holds what the last refresh found changed on the host.
+	privateDrift = "drift"
+)
+
+// hostAttributes are the schema of hostFields; what the digests cover is
+// the resource's to say.
+func hostAttributes(ctx context.Context, idDescription, sha256Description string) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id":  schema.StringAttribute{Computed: true, MarkdownDescription: idDescription},
+		"ssh": resourceConnectionAttribute(),
+		"keep_on_destroy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Leave the files on the host when the resource is destroyed. Default `false`."},
+		"sha256": schema.StringAttribute{Computed: true, MarkdownDescription: sha256Description},
+		"remote_sha256": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "Digest of what the host had at the last refresh: equal to `sha256` while the host has what the " +
+				"configuration wants (content, and for whole files their mode and named owner and group). It differs after a " +
+				"change made outside Terraform, which the next apply puts right; the plan's warning says what changed. Null " +
+				"without `ssh`, and when a single file is missing."},
+		"trusted_host_key": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "With `ssh.insecure_trust_on_first_use` and no `host_key` or `known_hosts`, the host key seen at the " +
+				"first connection, which every later connection must present. To accept a legitimate new key, set `ssh.host_key` " +
+				"to it: a pinned key replaces the recorded one."},
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true,
+			CreateDescription: "How long creating may take, connecting, validating and reloading included. Default `10m`.",
+			ReadDescription:   "How long a refresh may take. Default `5m`.",
+			UpdateDescription: "How long an update may take. Default `10m`.",
+			DeleteDescription: "How long removing the files and running the destroy command may take. Default `10m`."}),
+	}
+}
+
+// withHostAttributes adds hostAttributes to a resource's own.
+func withHostAttributes(ctx context.Context, own map[string]schema.Attribute, idDescription, sha256Description string) map[string]schema.Attribute {
+	for name, a := range hostAttributes(ctx, idDescription, sha256Description) {
+		own[name] = a
+	}
+	return own
+}
+
+func (r *hostResource[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	data, ok := req.ProviderData.(*providerData)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected Provider Data", fmt.Sprintf("got %T. This is always a bug in the provider.", req.ProviderData))
+		return
+	}
+	r.data = data
+}
+
+func (r *hostResource[M, P]) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return []resource.ConfigValidator{connectionValidator{}}
+}
+
+func (r *hostResource[M, P]) defaults() *connectionSettings {
+	if r.data == nil {
+		return nil
+	}
+	return r.data.defaults
+}
+
+// connection merges a resource's `ssh` with the provider's defaults.
+func (r *hostResource[M, P]) connection(ctx context.Context, h *hostFields, trusted types.String) (merged, diag.Diagnostics) {
+	conn, diags := connectionFrom(ctx, h.SSH)
+	if diags.HasError() {
+		return merged{}, diags
+	}
+	m, err := mergeConnection(conn, r.defaults(), trusted.ValueString())
+	if err != nil {
+		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
+	}
+	return m, diags
+}
+
+// connect opens (or reuses) the pooled connection.
+func (r *hostResource[M, P]) connect(ctx context.Context, m merged) (*remote.Client, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if len(m.unknown) > 0 {
+		diags.AddAttributeError(path.Root("ssh"), "Connection Not Known", "ssh."+strings.Join(m.unknown, ", ssh.")+
+			" is still unknown. This is always a bug in the provider.")
+		return nil, diags
+	}
+	if r.data == nil {
+		diags.AddError("Provider Not Configured", "The provider was not configured. This is always a bug in the provider.")
+		return nil, diags
+	}
+	client, err := r.data.pool.Get(ctx, m.cfg)
+	if err != nil {
+		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
+	}
+	return client, diags
+}
+
+// delivered says whether a model goes to a host.
+func delivered(out rendered, h *hostFields) bool {
+	return out.alwaysDelivered || !h.SSH.IsNull()
+}
+
+// filesDigest is the digest of a set of files as the drift check compares
+// it: a single file's own digest, or for several the SHA-256 of their
+// paths and digests.
+func filesDigest(files []remote.File, digests []string) string {
+	if len(files) == 1 {
+		return digests[0]
+	}
+	var b strings.Builder
+	for i, f := range files {
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\n", f.Path, f.Block, digests[i])
+	}
+	return remote.SHA256([]byte(b.String()))
+}
+
+// desiredDigest is the digest of the files the configuration wants.
+func desiredDigest(files []remote.File) string {
+	digests := make([]string, len(files))
+	for i, f := range files {
+		digests[i] = f.Digest()
+	}
+	return filesDigest(files, digests)
+}
+
+// hostID is the ID of a delivered resource: host:port:path of its first
+// file.
+func hostID(cfg remote.Config, files []remote.File) string {
+	return cfg.Address() + ":" + files[0].Path
+}
+
+// addressOfID returns the host:port part of a hostID, or "".
+func addressOfID(id string) string {
+	i := strings.Index(id, ":/")
+	if i <= 0 {
+		return ""
+	}
+	if _, _, err := net.SplitHostPort(id[:i]); err != nil {
+		return ""
+	}
+	return id[:i]
+}
+
+// renderInputsKnown says whether every attribute but the connection and
+// the timeouts is known, which is all rendering needs.
+func renderInputsKnown(raw tftypes.Value) bool {
+	var attrs map[string]tftypes.Value
+	if err := raw.As(&attrs); err != nil {
+		return false
+	}
+	for name, v := range attrs {
+		if name != "ssh" && name != "timeouts" && !v.IsFullyKnown() {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || !renderInputsKnown(req.Config.Raw) {
+		return // destroy, or inputs still unknown: computed values stay unknown
+	}
+	var plan, config M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	out, diags := P(&plan).render(&config)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	h := P(&plan).fields()
+	desired := desiredDigest(out.files)
+	h.SHA256 = types.StringValue(desired)
+	var state M
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	prior := P(&state).fields()
+	wasDelivered := !req.State.Raw.IsNull() && addressOfID(prior.ID.ValueString()) != ""
+	if !delivered(out, h) {
+		h.ID, h.RemoteSHA256, h.TrustedHostKey = types.StringValue(desired), types.StringNull(), types.StringNull()
+		if wasDelivered {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("ssh")) // destroy cleans the old host
+		}
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+
+	m, diags := r.connection(ctx, P(&config).fields(), prior.TrustedHostKey)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	h.RemoteSHA256 = types.StringValue(desired)
+	h.ID = types.StringUnknown()
+	if m.addressKnown() {
+		if m.cfg.Host == "" {
+			resp.Diagnostics.AddAttributeError(path.Root("ssh").AtName("host"), "Missing Host",
+				"ssh.host is not set here or on the provider's default_ssh: set the host's address.")
+			return
+		}
+		h.ID = types.StringValue(hostID(m.cfg, out.files))
+	}
+	if len(m.unknown) == 0 {
+		if err := m.cfg.Validate(); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
+			return
+		}
+	}
+	moved := wasDelivered && (!m.addressKnown() || addressOfID(prior.ID.ValueString()) != m.cfg.Address())
+	if moved {
+		// Another host: destroy cleans the old one, create fills the new.
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("ssh"))
+	}
+
+	h.TrustedHostKey = types.StringNull()
+	verificationUnknown := slices.Contains(m.unknown, "host_key") || slices.Contains(m.unknown, "known_hosts") ||
+		slices.Contains(m.unknown, "insecure_trust_on_first_use")
+	if m.cfg.TrustsOnFirstUse() || verificationUnknown {
+		h.TrustedHostKey = types.StringUnknown() // recorded by the first connection
+		if wasDelivered && !moved && known(prior.TrustedHostKey) && m.cfg.TrustsOnFirstUse() {
+			h.TrustedHostKey = prior.TrustedHostKey
+		}
+	}
+	if wasDelivered && !moved {
+		var d diag.Diagnostics
+		h.RemoteSHA256, d = r.planRemote(ctx, req.Private, m, out.files, desired, h.TrustedHostKey)
+		resp.Diagnostics.Append(d...)
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planRemote plans `remote_sha256` for an update: back to the desired
+// digest, so drift shows as "<observed>" -> "<desired>", with a warning
+// that says what changed. When refresh could not look (write-only
+// credentials), the plan looks with the configuration's credentials and
+// leaves the value unknown if the host differs.
+func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateState, m merged, files []remote.File, desired string, trusted types.String) (types.String, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	raw, d := private.GetKey(ctx, privateDrift)
+	diags.Append(d...)
+	var drift []string
+	if len(raw) > 0 && json.Unmarshal(raw, &drift) == nil && len(drift) > 0 {
+		diags.AddWarning("Changed Outside Terraform", "The host no longer has what this resource put there; apply puts it back:\n  "+
+			strings.Join(drift, "\n  "))
+	}
+	unobserved, d := private.GetKey(ctx, privateUnobserved)
+	diags.Append(d...)
+	if string(unobserved) != "true" || len(m.unknown) > 0 {
+		return types.StringValue(desired), diags
+	}
+	m.cfg.TrustedHostKey = trusted.ValueString()
+	observed, _, d := r.observe(ctx, m, files)
+	diags.Append(d...)
+	if observed.ValueString() != desired {
+		return types.StringUnknown(), diags
+	}
+	return types.StringValue(desired), diags
+}
+
+// privateState is the part of a request's private state the lifecycle
+// reads, and privateSetter the part of a response's it writes.
+type privateState interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+}
+
+type privateSetter interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// observe reads the files' digests and says how the host differs.
+func (r *hostResource[M, P]) observe(ctx context.Context, m merged, files []remote.File) (observed types.String, drift []string, diags diag.Diagnostics) {
+	client, diags := r.connect(ctx, m)
+	if diags.HasError() {
+		return types.StringNull(), nil, diags
+	}
+	seen, err := client.Observe(ctx, files)
+	if err != nil {
+		diags.AddError("Reading Remote Files Failed", err.Error())
+		return types.StringNull(), nil, diags
+	}
+	digests := make([]string, len(files))
+	for i, f := range files {
+		digests[i] = seen[i].SHA256
+		if d := f.Drift(seen[i]); d != "" {
+			drift = append(drift, d)
+			if seen[i].Exists && seen[i].SHA256 == f.Digest() { // the content is right, its metadata is not
+				digests[i] = remote.SHA256([]byte(d))
+			}
+		}
+	}
+	if len(files) == 1 && !seen[0].Exists {
+		return types.StringNull(), drift, diags
+	}
+	return types.StringValue(filesDigest(files, digests)), drift, diags
+}
+
+func (r *hostResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.apply(ctx, req.Plan, req.Config, nil, &resp.State, resp.Private, &resp.Diagnostics)
+}
+
+func (r *hostResource[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.apply(ctx, req.Plan, req.Config, &req.State, &resp.State, resp.Private, &resp.Diagnostics)
+}
+
+// apply puts the planned files on the host, then removes from it every
+// file or block the prior state had and the plan no longer has.
+func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, priorState *tfsdk.State, state *tfsdk.State, private privateSetter, diags *diag.Diagnostics) {
+	var plan, config M
+	diags.Append(planned.Get(ctx, &plan)...)
+	diags.Append(cfg.Get(ctx, &config)...)
+	if diags.HasError() {
+		return
+	}
+	h := P(&plan).fields()
+	timeout, d := h.Timeouts.Create(ctx, defaultApplyTimeout)
+	if priorState != nil {
+		timeout, d = h.Timeouts.Update(ctx, defaultApplyTimeout)
+	}
+	diags.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, d := P(&plan).render(&config)
+	diags.Append(d...)
+	if diags.HasError() {
+		return
+	}
+	if !delivered(out, h) {
+		diags.Append(state.Set(ctx, &plan)...)
+		return
+	}
+	m, d := r.connection(ctx, P(&config).fields(), h.TrustedHostKey)
+	diags.Append(d...)
+	if diags.HasError() {
+		return
+	}
+	client, d := r.connect(ctx, m)
+	diags.Append(d...)
+	if diags.HasError() {
+		return
+	}
+	if h.TrustedHostKey.IsUnknown() {
+		h.TrustedHostKey = types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(client.HostKey()))))
+	}
+	for i, f := range out.files {
+		if err := client.Put(ctx, f); err != nil {
+			diags.AddError("Applying File Failed", err.Error())
+			if priorState == nil && i > 0 {
+				// Earlier files are on the host: keep a (tainted) state so
+				// that the next apply replaces the resource and cleans up.
+				h.RemoteSHA256 = types.StringNull()
+				diags.Append(state.Set(ctx, &plan)...)
+			}
+			return
+		}
+	}
+	if priorState != nil {
+		var prior M
+		diags.Append(priorState.Get(ctx, &prior)...)
+		if old, d := P(&prior).render(nil); !d.HasError() && delivered(old, P(&prior).fields()) {
+			r.removeLeftovers(ctx, client, old.files, out.files, diags)
+		}
+		if diags.HasError() {
+			return
+		}
+	}
+	h.RemoteSHA256 = types.StringValue(h.SHA256.ValueString())
+	h.ID = types.StringValue(hostID(m.cfg, out.files))
+	diags.Append(state.Set(ctx, &plan)...)
+	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
+	diags.Append(setDrift(ctx, private, nil)...)
+}
+
+// setDrift records what a refresh found changed, as private state (JSON).
+func setDrift(ctx context.Context, private privateSetter, drift []string) diag.Diagnostics {
+	if len(drift) == 0 {
+		return private.SetKey(ctx, privateDrift, nil)
+	}
+	raw, err := json.Marshal(drift)
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Internal Error", "encoding drift: "+err.Error())
+		return diags
+	}
+	return private.SetKey(ctx, privateDrift, raw)
+}
+
+// removeLeftovers removes the files of the prior state that the new set
+// does not have (a changed path, a static pod given up for systemd),
+// after the new ones are in place and reloaded.
+func (r *hostResource[M, P]) removeLeftovers(ctx context.Context, client *remote.Client, old, current []remote.File, diags *diag.Diagnostics) {
+	keep := map[string]bool{}
+	for _, f := range current {
+		keep[f.Path+"\x00"+f.Block] = true
+	}
+	for i := len(old) - 1; i >= 0; i-- {
+		if f := old[i]; !keep[f.Path+"\x00"+f.Block] {
+			if err := client.Remove(ctx, f, ""); err != nil {
+				diags.AddError("Removing Old File Failed", err.Error())
+				return
+			}
+		}
+	}
+}
+
+// onHost reads a state for Read and Delete: what it delivered, and the
+// connection it was delivered over. ok is false when the state delivered
+// nothing (or on error).
+func (r *hostResource[M, P]) onHost(ctx context.Context, st tfsdk.State, state *M, diags *diag.Diagnostics) (out rendered, m merged, ok bool) {
+	diags.Append(st.Get(ctx, state)...)
+	if diags.HasError() {
+		return out, m, false
+	}
+	h := P(state).fields()
+	out, d := P(state).render(nil)
+	diags.Append(d...)
+	if diags.HasError() || !delivered(out, h) {
+		return out, m, false
+	}
+	m, d = r.connection(ctx, h, h.TrustedHostKey)
+	diags.Append(d...)
+	return out, m, !diags.HasError()
+}
+
+func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state M
+	out, m, ok := r.onHost(ctx, req.State, &state, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	h := P(&state).fields()
+	timeout, d := h.Timeouts.Read(ctx, defaultReadTimeout)
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := m.cfg.Validate(); err != nil || len(m.unknown) > 0 {
+		// Write-only credentials are not stored: the plan looks instead.
+		tflog.Info(ctx, "refresh cannot reach the host without the configuration's credentials; the plan will look", nil)
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("true"))...)
+		return
+	}
+	observed, drift, d := r.observe(ctx, m, out.files)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if m.cfg.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
+		// Trust on first use turned on for an existing resource, or an
+		// import: this first connection records the key.
+		client, _ := r.connect(ctx, m)
+		h.TrustedHostKey = types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(client.HostKey()))))
+	}
+	h.RemoteSHA256 = observed
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
+	resp.Diagnostics.Append(setDrift(ctx, resp.Private, drift)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state M
+	out, m, ok := r.onHost(ctx, req.State, &state, &resp.Diagnostics)
+	h := P(&state).fields()
+	if !ok || h.KeepOnDestroy.ValueBool() {
+		return
+	}
+	timeout, d := h.Timeouts.Delete(ctx, defaultApplyTimeout)
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := m.cfg.Validate(); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("ssh"), "No Credentials to Remove Files",
+			err.Error()+". Destroy runs without the resource's configuration, so write-only secrets are not available: "+
+				"set them on the provider's default_ssh or use the SSH agent, or set keep_on_destroy = true.")
+		return
+	}
+	client, d := r.connect(ctx, m)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	for i := len(out.files) - 1; i >= 0; i-- {
+		command := ""
+		if i == 0 {
+			command = out.removeCommand
+		}
+		if err := client.Remove(ctx, out.files[i], command); err != nil {
+			resp.Diagnostics.AddError("Removing File Failed", err.Error())
+			return
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package provider
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// A kha_file state written before schemas had versions (no timeouts, no
+// content_wo) upgrades to the current schema with its values kept.
+func TestUpgradeUnversionedState(t *testing.T) {
+	ctx := context.Background()
+	server := providerserver.NewProtocol6(New("test", "test")())()
+	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := schemas.ResourceSchemas["kha_file"].Version; v != 1 {
+		t.Fatalf("kha_file schema version %d, want 1", v)
+	}
+	v0 := `{"id":"10.0.0.1:22:/etc/x","path":"/etc/x","content":"hello\n","mode":"0644","owner":null,"group":null,
+"validate_command":null,"reload_command":"true","create_parent_dirs":true,"keep_on_destroy":false,
+"ssh":{"host":"10.0.0.1"},"sha256":"abc","remote_sha256":"abc","trusted_host_key":null,"a_removed_attribute":"x"}`
+	resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: "kha_file", Version: 0, RawState: &tfprotov6.RawState{JSON: []byte(v0)}})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("upgrade: %v %+v", err, resp.Diagnostics)
+	}
+	typ := schemas.ResourceSchemas["kha_file"].ValueType()
+	value, err := resp.UpgradedState.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attrs map[string]tftypes.Value
+	if err := value.As(&attrs); err != nil {
+		t.Fatal(err)
+	}
+	var content, reload string
+	_ = attrs["content"].As(&content)
+	_ = attrs["reload_command"].As(&reload)
+	if content != "hello\n" || reload != "true" || !attrs["timeouts"].IsNull() || !attrs["content_wo"].IsNull() {
+		t.Fatalf("upgraded state: %v", value)
+	}
+}

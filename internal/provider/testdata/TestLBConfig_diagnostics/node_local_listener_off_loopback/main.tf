@@ -1,0 +1,4 @@
+resource "kha_nginx_config" "x" {
+  listen   = { address = "10.0.0.100", port = 6443 }
+  backends = [{ name = "cp1", address = "10.0.0.11", port = 6443 }]
+}

@@ -1,0 +1,72 @@
+# A kha_file whose credentials and host keys come from the provider's
+# default_ssh, as refresh, import and destroy need.
+variable "host" { type = string }
+variable "port" { type = number }
+variable "private_key" {
+  type      = string
+  sensitive = true
+}
+variable "known_hosts" {
+  type    = string
+  default = null
+}
+variable "trust_on_first_use" {
+  type    = bool
+  default = null
+}
+variable "path" { type = string }
+variable "content" {
+  type    = string
+  default = null
+}
+variable "content_wo" {
+  type      = string
+  default   = null
+  sensitive = true
+  ephemeral = true
+}
+variable "mode" {
+  type    = string
+  default = null
+}
+variable "owner" {
+  type    = string
+  default = null
+}
+variable "validate_command" {
+  type    = string
+  default = null
+}
+variable "reload_command" {
+  type    = string
+  default = null
+}
+variable "update_timeout" {
+  type    = string
+  default = null
+}
+
+provider "kha" {
+  default_ssh = {
+    private_key                 = var.private_key
+    known_hosts                 = var.known_hosts
+    insecure_trust_on_first_use = var.trust_on_first_use
+  }
+}
+
+resource "kha_file" "test" {
+  path             = var.path
+  content          = var.content
+  content_wo       = var.content_wo
+  mode             = var.mode
+  owner            = var.owner
+  validate_command = var.validate_command
+  reload_command   = var.reload_command
+  ssh = {
+    host = var.host
+    port = var.port
+  }
+  timeouts = {
+    update = var.update_timeout
+  }
+}

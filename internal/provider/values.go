@@ -1,0 +1,66 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/endpoints"
+)
+
+// Object types of computed attributes that several resources and
+// functions share.
+var (
+	sansType    = map[string]attr.Type{"dns_names": types.ListType{ElemType: types.StringType}, "ip_addresses": types.ListType{ElemType: types.StringType}}
+	listenType  = map[string]attr.Type{"address": types.StringType, "ipv6_address": types.StringType, "port": types.Int64Type}
+	backendType = map[string]attr.Type{"name": types.StringType, "address": types.StringType, "port": types.Int64Type}
+)
+
+// stringValues returns the Go strings of a list of known values.
+func stringValues(vs []types.String) []string {
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, v.ValueString())
+	}
+	return out
+}
+
+// stringList is a list value of strings.
+func stringList(values []string) types.List {
+	elems := make([]attr.Value, 0, len(values))
+	for _, v := range values {
+		elems = append(elems, types.StringValue(v))
+	}
+	return types.ListValueMust(types.StringType, elems)
+}
+
+// optionalString is null for "".
+func optionalString(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+// sansObject is the value of a { dns_names, ip_addresses } attribute.
+func sansObject(s endpoints.SANs) types.Object {
+	return types.ObjectValueMust(sansType, map[string]attr.Value{
+		"dns_names": stringList(s.DNSNames), "ip_addresses": stringList(s.IPAddresses)})
+}
+
+// nodeURLMap is a map of node (or member) name to URL.
+func nodeURLMap(values []endpoints.NodeEndpoint) types.Map {
+	m := make(map[string]attr.Value, len(values))
+	for _, v := range values {
+		m[v.Name] = types.StringValue(v.URL)
+	}
+	return types.MapValueMust(types.StringType, m)
+}
+
+// known reports whether a value is neither null nor unknown.
+func known(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
+
+// attributeTypes are the attribute types of a nested attribute's object.
+func attributeTypes(a schema.Attribute) map[string]attr.Type {
+	return a.GetType().(interface{ AttributeTypes() map[string]attr.Type }).AttributeTypes()
+}

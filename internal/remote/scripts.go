@@ -1,0 +1,217 @@
+package remote
+
+// The host-side scripts. Each runs under `sh -c` with its arguments after
+// the script name, in one SSH session, and starts as few processes as the
+// shell allows: the shell's builtins do the bookkeeping.
+//
+// Temporary files live in a private directory that the script creates
+// next to the target (mode 0700, so nobody else can plant or swap
+// anything in it) and works in by relative names. Nothing follows a
+// symlink that a user who can write to the target's directory could
+// plant: the backup of the old file is a hard link, the new file is
+// renamed over the target, and the script checks that the directory it
+// entered is the one it made.
+
+// scriptPrelude defines the helpers every script shares:
+//   - sweep removes private directories of the same target that earlier
+//     runs left behind (a dropped connection, a killed shell) once they
+//     are ten minutes old;
+//   - enter makes and enters the private directory $work and cleans it
+//     up on every exit path, signals included;
+//   - run runs a user's command in the login directory (as a plain SSH
+//     command runs; a daemon it starts must not sit in the private
+//     directory, which goes away), with its output in a file that is
+//     printed after it exits (the daemon inherits nothing of the session),
+//     bounded by $limit seconds when `timeout` exists.
+const scriptPrelude = `set -u
+sweep() {
+  for old in "$dir/.$base".kha-*; do
+    [ -d "$old" ] && [ ! -L "$old" ] || continue
+    find "$old" -maxdepth 0 -mmin +10 -exec rm -rf -- {} + 2>/dev/null
+  done
+}
+enter() {
+  work=$dir/.$base.kha-$rand
+  mkdir -m 0700 -- "$work" || exit 11
+  trap 'cd / && rm -rf -- "$work"' EXIT
+  trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 141' PIPE; trap 'exit 143' TERM
+  if cd -- "$work" && [ -O . ] && [ ! -L "$work" ]; then
+    set -- .[!.]* ..?* *
+    for f; do [ -e "$f" ] || [ -L "$f" ] || continue; replaced; done
+  else
+    replaced
+  fi
+}
+replaced() {
+  trap - EXIT
+  echo "the temporary directory $work was replaced while in use; nothing was changed" >&2
+  exit 18
+}
+run() {
+  if [ "$limit" != 0 ] && command -v timeout >/dev/null; then
+    (cd 2>/dev/null || cd /; exec timeout -k 5 "$limit" sh -c "$1") </dev/null >log 2>&1
+  else
+    (cd 2>/dev/null || cd /; exec sh -c "$1") </dev/null >log 2>&1
+  fi
+  status=$?
+  while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <log >&2
+  return $status
+}
+`
+
+// Exit codes of the scripts; each names the step that failed.
+const (
+	exitDirectory   = 10
+	exitUpload      = 11
+	exitOwnerMode   = 12
+	exitValidate    = 13
+	exitRename      = 14
+	exitReload      = 15
+	exitNoCommit    = 16
+	exitReloadTime  = 17
+	exitReplaced    = 18
+	exitLocked      = 19
+	exitDamaged     = 20
+	exitRollback    = 21
+	exitValidateEnd = 23
+	exitTimeout     = 124 // timeout(1)
+)
+
+// applyScript puts one file in place. It reads the content from stdin,
+// validates it, prints "ready" and waits for the client's "commit" line:
+// a client that is gone (a dropped connection, Ctrl-C) sends none, and
+// the target is never touched. Arguments: target, mode, umask (empty when
+// the mode needs chmod), owner[:group], create parent dirs (1/0), validate
+// command, reload command, content size, time limit per command in
+// seconds (0: none), random suffix.
+const applyScript = scriptPrelude + `target=$1 mode=$2 mask=$3 owner=$4 mkdirs=$5 validate=$6 reload=$7 size=$8 limit=$9 rand=${10}
+dir=${target%/*} base=${target##*/}
+[ -n "$dir" ] || dir=/
+if [ ! -d "$dir" ]; then
+  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit 10; }
+  mkdir -p -m 0755 -- "$dir" || exit 10
+fi
+sweep
+enter
+if [ -n "$mask" ]; then umask "$mask"; else umask 077; fi
+set -C
+head -c "$size" >new || exit 11
+set +C
+[ -n "$mask" ] || chmod "$mode" new || exit 12
+[ -z "$owner" ] || chown -- "$owner" new || exit 12
+KHA_NEW=$work/new; export KHA_NEW
+if [ -n "$validate" ]; then
+  run "$validate"; rc=$?
+  [ $rc = 0 ] || { [ $rc = 124 ] && exit 23; exit 13; }
+fi
+echo ready
+IFS= read -r answer && [ "$answer" = commit ] || exit 16
+if [ -e "$target" ] || [ -L "$target" ]; then
+  ln -- "$target" previous 2>/dev/null || cp -p -- "$target" previous || exit 14
+fi
+mv -f -- new "$target" || exit 14
+[ -n "$reload" ] || exit 0
+run "$reload" && exit 0
+rc=$?
+if [ -e previous ] || [ -L previous ]; then mv -f -- previous "$target"; else rm -f -- "$target"; fi || exit 21
+echo "--- the previous state was restored; running the reload command again:" >&2
+run "$reload" || exit 21
+[ $rc = 124 ] && exit 17
+exit 15
+`
+
+// statScript prints a line "present" or "missing" for each path
+// argument, then sha256sum's and stat's lines for the present ones: one
+// sha256sum and one stat however many files there are.
+const statScript = `set -u
+n=$#
+for f; do
+  if [ -f "$f" ]; then echo present; set -- "$@" "$f"
+  elif [ -e "$f" ] || [ -L "$f" ]; then echo "$f exists but is not a regular file" >&2; exit 2
+  else echo missing
+  fi
+done
+shift "$n"
+[ $# = 0 ] && exit 0
+sha256sum -- "$@" || exit 1
+stat -c '%a %U %G %u %g' -- "$@" || exit 1
+`
+
+// removeScript deletes $1 and then runs $2, if the file existed.
+const removeScript = `set -u
+target=$1 command=$2 limit=$3 rand=$4
+dir=${target%/*} base=${target##*/}
+[ -n "$dir" ] || dir=/
+[ -e "$target" ] || [ -L "$target" ] || exit 0
+rm -f -- "$target" || exit 1
+[ -n "$command" ] || exit 0
+` + scriptPrelude + `enter
+run "$command" || exit 15
+`
+
+// blockScript rewrites the marked block in $1: the block on stdin takes
+// the old one's place (or goes at the end), or the block is removed when
+// $3 is "remove". Every other line stays byte for byte, a CRLF file gets
+// CRLF block lines, and mode and owner are kept. A block whose markers do
+// not pair up is refused, with its lines, rather than guessed at. Changes
+// of one directory are serialised with flock (a lock on the directory, so
+// concurrent runs of any kind wait for each other); where the file is a
+// mount point (a container's /etc/hosts) it is written in place.
+const blockScript = scriptPrelude + `target=$1 marker=$2 action=$3 limit=$4 rand=$5
+dir=${target%/*} base=${target##*/}
+[ -n "$dir" ] || dir=/
+if [ ! -e "$target" ]; then
+  [ "$action" = apply ] || exit 0
+  [ -d "$dir" ] || { echo "directory $dir does not exist" >&2; exit 10; }
+fi
+exec 9<"$dir" || exit 11
+if command -v flock >/dev/null; then
+  if [ "$limit" = 0 ]; then flock 9; else flock -w "$limit" 9; fi ||
+    { echo "another process held the lock on $dir for $limit s" >&2; exit 19; }
+fi
+sweep
+enter
+umask 022
+cat >block || exit 11
+if [ -e "$target" ]; then cp -p -- "$target" new || exit 11; src=$target; else : >new; src=/dev/null; fi
+awk -v b="# BEGIN kha $marker" -v e="# END kha $marker" -v action="$action" -v blockfile=block -v name="$target" '
+function emit(  l) { while ((getline l < blockfile) > 0) print l (crlf ? "\r" : ""); close(blockfile); done = 1 }
+NR == 1 && /\r$/ { crlf = 1 }
+{ line = $0; sub(/\r$/, "", line) }
+line == b {
+  if (seen) bad = bad "\n  line " NR ": a second \"" b "\" line"
+  seen = 1; inside = 1; start = NR; shown = 0
+  if (action == "apply") emit()
+  next
+}
+line == e {
+  if (!inside) bad = bad "\n  line " NR ": \"" e "\" without a \"" b "\" line before it"
+  inside = 0; next
+}
+inside { if (shown++ < 20) lines = lines "\n  line " NR ": " line; next }
+{ print }
+END {
+  if (inside) bad = bad "\n  line " start ": \"" b "\" has no \"" e "\" line after it; the lines that follow it:" lines
+  if (bad != "") {
+    print "refusing to change " name ": its kha block is damaged (someone edited its marker lines). Put the marker " \
+      "lines back, or delete the block with both markers, and apply again:" bad > "/dev/stderr"
+    exit 3
+  }
+  if (action == "apply" && !done) emit()
+}' "$src" >new; rc=$?
+[ $rc = 0 ] || { [ $rc = 3 ] && exit 20; exit 11; }
+mv -f -- new "$target" 2>/dev/null || cat new >"$target" || exit 14
+`
+
+// blockReadScript prints the marked block of $1 (markers included, CRs
+// dropped), nothing when there is none, and refuses a damaged block.
+const blockReadScript = `set -u
+[ -f "$1" ] || exit 0
+awk -v b="# BEGIN kha $2" -v e="# END kha $2" '
+{ line = $0; sub(/\r$/, "", line) }
+line == b { if (seen) bad = 1; seen = 1; inside = 1 }
+inside { print line }
+line == e { if (!inside) bad = 1; inside = 0 }
+END { if (inside || bad) { print "the kha block \"" b "\" in " FILENAME " is damaged: its marker lines do not pair up" > "/dev/stderr"; exit 3 } }
+' "$1" || exit 20
+`
