@@ -70,7 +70,8 @@ resource "kha_haproxy_config" "vip" {
   backends         = kha_cluster_endpoints.cluster.local_lb_backends
   healthcheck_port = var.lb_healthcheck_port
   health_check     = { ca_file = var.ca_file }
-  idle_timeout     = "1h"
+  client_timeout   = "1h"
+  server_timeout   = "1h"
   config_path      = "${var.config_dir}/haproxy-vip.cfg"
   pid_file         = "${var.config_dir}/haproxy-vip.pid"
   reload_command   = var.commands.haproxy_vip_reload

@@ -18,6 +18,9 @@ func parseIP(s string) (netip.Addr, bool) {
 	return a.Unmap(), true
 }
 
+// IsDNSName reports whether s is a DNS name (no wildcard).
+func IsDNSName(s string) bool { return isDNSName(s, false) }
+
 // isDNSName reports whether s is a valid DNS name of RFC 1123 labels; with
 // allowWildcard, a leading "*." label is accepted as in certificate SANs.
 func isDNSName(s string, allowWildcard bool) bool {

@@ -1,9 +1,10 @@
 package endpoints
 
 import (
-	"github.com/kha/terraform-provider-kha/internal/problem"
 	"net"
 	"strings"
+
+	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
 // Compute validates the input and computes the access matrix. When the
@@ -14,7 +15,12 @@ func Compute(in Input) (Result, problem.Problems) {
 		return Result{}, problems
 	}
 	r := c.result()
+	r.KubeadmClusterConfiguration = c.kubeadmConfiguration(r, in.Kubeadm)
+	if c.external != nil && c.external.MetalLB != nil {
+		r.MetalLBManifests = c.metalLBManifests()
+	}
 	problems = append(problems, c.checkCoverage(r)...)
+	problems = append(problems, c.checkKubeProxy()...)
 	return r, problems
 }
 
@@ -45,6 +51,14 @@ func (c *cluster) result() Result {
 	case ModeLocalLB:
 		r.LBDomainName = localhostName
 		r.Endpoints = Endpoints{Worker: viaLocalLB, Global: viaLocalLB, External: direct}
+	case ModeLocalLBEveryNode:
+		r.LBDomainName = localhostName
+		r.Endpoints = Endpoints{Worker: viaLocalLB, Global: viaLocalLB, External: direct}
+		r.KubeadmControlPlaneEndpoint = HostPort(localhostName, c.localLB.Port)
+		if c.external != nil {
+			r.Endpoints.External = URL(c.lbHost(), c.external.Port)
+			r.KubeconfigServer = URL(c.external.Address, c.external.Port)
+		}
 	case ModeDirect:
 		r.Endpoints = Endpoints{Worker: direct, Global: direct, External: direct}
 	}
@@ -61,21 +75,76 @@ func (c *cluster) result() Result {
 	for _, n := range c.controlPlanes {
 		r.LocalLBBackends = append(r.LocalLBBackends, Backend{Name: n.Name, Address: n.accessIP.String(), Port: c.port})
 	}
-	if c.localLBInUse() {
+	for i := range c.nodes {
+		if n := &c.nodes[i]; c.runsLocalLB(n) {
+			r.LocalLBNodes = append(r.LocalLBNodes, n.Name)
+		}
+	}
+	if len(r.LocalLBNodes) > 0 {
 		r.LocalLBType = c.localLB.Type
 		r.LocalLBListen = &Listen{Address: loopbackIPv4, Port: c.localLB.Port}
 		if c.family != IPv4 {
 			r.LocalLBListen.IPv6Address = loopbackIPv6
 		}
-		for i := range c.nodes {
-			if n := &c.nodes[i]; c.runsLocalLB(n) {
-				r.LocalLBNodes = append(r.LocalLBNodes, n.Name)
-			}
+		if c.external != nil {
+			r.LocalLBFallback = &Backend{Name: "external_lb", Address: c.lbHost(), Port: c.external.Port}
 		}
 	}
+	r.KubeadmDiscoveryAddress = c.discoveryAddress(r)
+	r.KubeProxyServer = c.kubeProxyServer(r)
 	r.CertSANs = c.certSANs(r)
 	r.HostsEntries = c.hostsEntries()
 	return r
+}
+
+// discoveryAddress is where `kubeadm join` finds the cluster: the external
+// load balancer when every node uses it, else the first control-plane
+// node, which runs before anything joins. kubespray derives it from the
+// joining node's own endpoint, which sends a control-plane node with a
+// specific bind address to its own apiserver, not running yet; kha does not.
+func (c *cluster) discoveryAddress(r Result) string {
+	if c.mode == ModeExternalLB {
+		return HostPort(c.lbHost(), c.external.Port)
+	}
+	return HostPort(c.controlPlanes[0].accessIP.String(), c.port)
+}
+
+// kubeProxyServer is kube-proxy's apiserver. Its kubeconfig lives in one
+// ConfigMap for every node, so it must work on all of them: with node-local
+// load balancers, 127.0.0.1 on the load balancer's port, where every node
+// answers (its load balancer, or a control-plane node's own apiserver when
+// the ports are equal). kubespray writes the apiserver port there, which
+// nothing listens on on workers when the load balancer's port differs.
+func (c *cluster) kubeProxyServer(r Result) string {
+	switch c.mode {
+	case ModeExternalLB:
+		return r.Endpoints.Global
+	case ModeDirect:
+		// kubeadm's own value: the first control-plane node's ip.
+		return URL(c.controlPlanes[0].ip.String(), c.port)
+	}
+	return URL(loopbackIPv4, c.localLB.Port)
+}
+
+// checkKubeProxy warns when no kube-proxy server works on every node: the
+// load balancer's port differs from the apiserver's and control-plane
+// nodes do not run the load balancer.
+func (c *cluster) checkKubeProxy() problem.Problems {
+	var ps problem.Problems
+	if !c.localLBInUse() || c.localLB.Port == c.port {
+		return ps
+	}
+	for i := range c.controlPlanes {
+		if n := &c.controlPlanes[i]; !c.runsLocalLB(n) {
+			ps.Warnf(problem.Root("local_lb").At("port"), "No kube-proxy server for every node",
+				"kube-proxy's kubeconfig (one ConfigMap) gets kube_proxy_server https://127.0.0.1:%d, the node-local load "+
+					"balancer's port, but control-plane node %q runs no load balancer and its apiserver listens on %d. Set "+
+					"local_lb.port = apiserver_port, or local_lb.every_node = true so every node runs the load balancer.",
+				c.localLB.Port, n.Name, c.port)
+			break
+		}
+	}
+	return ps
 }
 
 // controlPlaneEndpoint is how a control-plane node reaches kube-apiserver:
@@ -85,8 +154,11 @@ func (c *cluster) result() Result {
 // as the endpoint; kha maps both wildcards to 127.0.0.1 and keeps any
 // other address as it is.
 func (c *cluster) controlPlaneEndpoint(n *node) string {
-	if c.mode == ModeExternalLB {
+	switch c.mode {
+	case ModeExternalLB:
 		return URL(c.lbHost(), c.external.Port)
+	case ModeLocalLBEveryNode:
+		return URL(localhostName, c.localLB.Port)
 	}
 	if isWildcardIP(n.bind) {
 		return URL(loopbackIPv4, c.port)
@@ -125,16 +197,24 @@ func (c *cluster) certSANs(r Result) SANs {
 		}
 	}
 	for _, n := range c.controlPlanes {
+		b.add(n.Hostname)
+	}
+	for _, n := range c.controlPlanes {
+		b.add(n.FQDN)
+	}
+	for _, n := range c.controlPlanes {
 		b.add(n.Name)
 	}
 	return b.sans
 }
 
-// hostsEntries are the /etc/hosts lines nodes need to resolve the LB name
-// they use. Current kubespray writes none; up to v2.28 it wrote this same
-// line. Only a DNS name in front of an IP address needs one.
+// hostsEntries are the /etc/hosts lines that resolve the external load
+// balancer's name, for nodes that use it and for tools on the nodes that
+// talk to the cluster by that name. Current kubespray writes none; up to
+// v2.28 it wrote this same line. Only a DNS name in front of an IP
+// address needs one.
 func (c *cluster) hostsEntries() []string {
-	if c.mode != ModeExternalLB || c.external.DomainName == "" {
+	if c.external == nil || c.external.DomainName == "" {
 		return nil
 	}
 	addr, ok := parseIP(c.external.Address)
@@ -172,6 +252,12 @@ func (c *cluster) endpointUses(r Result) []endpointUse {
 	for _, b := range r.LocalLBBackends {
 		uses = append(uses, endpointUse{"local_lb_backends " + b.Name + " " + HostPort(b.Address, b.Port), b.Address})
 	}
+	if fb := r.LocalLBFallback; fb != nil {
+		uses = append(uses, endpointUse{"local_lb_fallback " + HostPort(fb.Address, fb.Port), fb.Address})
+	}
+	uses = append(uses,
+		endpointUse{"kubeadm_discovery_address " + r.KubeadmDiscoveryAddress, hostOfURL("https://" + r.KubeadmDiscoveryAddress)},
+		endpointUse{"kube_proxy_server " + r.KubeProxyServer, hostOfURL(r.KubeProxyServer)})
 	for _, s := range c.supplementary {
 		uses = append(uses, endpointUse{"supplementary address " + s, s})
 	}

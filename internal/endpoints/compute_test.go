@@ -1,10 +1,11 @@
 package endpoints
 
 import (
-	"github.com/kha/terraform-provider-kha/internal/problem"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -77,6 +78,29 @@ func TestMatrix(t *testing.T) {
 				ExternalLB: &ExternalLB{Address: "198.51.100.10", Port: 443, DomainName: "k8s.example.com"}},
 			mode: ModeLocalLBWithUnmanagedLB, cp: "https://127.0.0.1:6443", worker: "https://localhost:6443", global: "https://localhost:6443",
 			external: "https://k8s.example.com:443", kubeconfig: "https://198.51.100.10:443", kubeadm: "10.0.0.11:6443",
+			lbDomain: "localhost", lbNodes: []string{"w1", "w2"}, hosts: []string{"198.51.100.10 k8s.example.com"},
+		},
+		{
+			name: "local LB on every node (Epiphany, KubePrism), external LB for outside clients",
+			in: Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{EveryNode: true, Port: 3446, Type: LBTypeHAProxy},
+				ExternalLB: &ExternalLB{Address: "10.0.0.100", Port: 443, DomainName: "k8s.example.com"}},
+			mode: ModeLocalLBEveryNode, cp: "https://localhost:3446", worker: "https://localhost:3446", global: "https://localhost:3446",
+			external: "https://k8s.example.com:443", kubeconfig: "https://10.0.0.100:443", kubeadm: "localhost:3446",
+			lbDomain: "localhost", lbNodes: []string{"cp1", "cp2", "cp3", "w1", "w2"}, hosts: []string{"10.0.0.100 k8s.example.com"},
+		},
+		{
+			name: "local LB on every node, no external LB: outside clients get the first node",
+			in:   Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{EveryNode: true, Port: 3446}},
+			mode: ModeLocalLBEveryNode, cp: "https://localhost:3446", worker: "https://localhost:3446", global: "https://localhost:3446",
+			external: "https://10.0.0.11:6443", kubeconfig: "https://10.0.0.11:6443", kubeadm: "localhost:3446",
+			lbDomain: "localhost", lbNodes: []string{"cp1", "cp2", "cp3", "w1", "w2"},
+		},
+		{
+			name: "MetalLB VIP for outside clients: nodes keep their local LB",
+			in: Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers,
+				ExternalLB: &ExternalLB{Address: "192.168.56.42", Port: 443, MetalLB: &MetalLB{}}},
+			mode: ModeLocalLBWithUnmanagedLB, cp: "https://127.0.0.1:6443", worker: "https://localhost:6443", global: "https://localhost:6443",
+			external: "https://192.168.56.42:443", kubeconfig: "https://192.168.56.42:443", kubeadm: "10.0.0.11:6443",
 			lbDomain: "localhost", lbNodes: []string{"w1", "w2"},
 		},
 		{
@@ -136,7 +160,7 @@ func TestMatrix(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r, ps := Compute(tc.in)
-			if len(ps) != 0 {
+			if ps.HasErrors() {
 				t.Fatalf("unexpected problems: %v", ps)
 			}
 			got := []string{string(r.Mode), r.Endpoints.ControlPlane, r.Endpoints.Worker, r.Endpoints.Global, r.Endpoints.External, r.KubeconfigServer, r.KubeadmControlPlaneEndpoint, r.LBDomainName}
@@ -173,7 +197,7 @@ func TestMatrix(t *testing.T) {
 // apiserver on loopback (wildcard bind) or on its bind address.
 func wantControlPlaneEndpoint(t *testing.T, r Result, in Input, i int) string {
 	t.Helper()
-	if r.Mode == ModeExternalLB {
+	if r.Mode == ModeExternalLB || r.Mode == ModeLocalLBEveryNode {
 		return r.Endpoints.Global
 	}
 	bind := orDefault(in.ControlPlaneNodes[i].BindAddress, orDefault(in.APIServerBindAddress, "::"))
@@ -228,6 +252,14 @@ func TestCertSANs(t *testing.T) {
 			ips: []string{"10.233.0.1", "127.0.0.1", "::1", "fd00::11", "10.0.0.11"},
 		},
 		{
+			name: "host names and FQDNs of control-plane nodes, before the node names (kubespray's ansible_hostname, ansible_fqdn)",
+			in: Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", Hostname: "m0", FQDN: "m0.dc1.example.com"},
+				{Name: "cp2", IP: "10.0.0.12", Hostname: "m1", FQDN: "m1.dc1.example.com"}}},
+			dns: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost",
+				"m0", "m1", "m0.dc1.example.com", "m1.dc1.example.com", "cp1", "cp2"},
+			ips: []string{"10.233.0.1", "127.0.0.1", "::1", "10.0.0.11", "10.0.0.12"},
+		},
+		{
 			name: "IPv6-only: service IP from the IPv6 range",
 			in:   Input{IPFamily: IPv6, ControlPlaneNodes: []Node{{Name: "cp1", IP: "fd00:10::11", AccessIP: "2001:db8::11"}}},
 			dns:  []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost", "cp1"},
@@ -237,7 +269,7 @@ func TestCertSANs(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r, ps := Compute(tc.in)
-			if len(ps) != 0 {
+			if ps.HasErrors() {
 				t.Fatalf("unexpected problems: %v", ps)
 			}
 			if !reflect.DeepEqual(r.CertSANs.DNSNames, tc.dns) {
@@ -254,7 +286,7 @@ func TestLocalLBListenAndBackends(t *testing.T) {
 	r, ps := Compute(Input{IPFamily: DualStack, ControlPlaneNodes: []Node{
 		{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"},
 		{Name: "cp2", IP: "10.0.0.12", AccessIP: "192.0.2.12"},
-	}, LocalLB: LocalLB{Port: 16443, HealthcheckPort: 8081}, APIServerPort: 6443})
+	}, LocalLB: LocalLB{Port: 16443, HealthcheckPort: 8081, EveryNode: true}, APIServerPort: 6443})
 	if len(ps) != 0 {
 		t.Fatal(ps)
 	}
@@ -272,8 +304,44 @@ func TestLocalLBListenAndBackends(t *testing.T) {
 	if r.LocalLBListen != nil || r.LocalLBType != "" || len(r.LocalLBNodes) != 0 {
 		t.Errorf("external LB mode must not run a local LB: %+v %q %q", r.LocalLBListen, r.LocalLBType, r.LocalLBNodes)
 	}
+	// local_lb mode, but no node runs it (every node is a control-plane node
+	// answering on loopback): listen and type are null, as documented.
+	r, _ = Compute(Input{ControlPlaneNodes: threeCPs})
+	if r.Mode != ModeLocalLB || r.LocalLBListen != nil || r.LocalLBType != "" || len(r.LocalLBNodes) != 0 {
+		t.Errorf("no node runs the local LB: %q %+v %q %q", r.Mode, r.LocalLBListen, r.LocalLBType, r.LocalLBNodes)
+	}
 	if len(r.LocalLBBackends) != 3 {
 		t.Errorf("backends are computed in every mode: %+v", r.LocalLBBackends)
+	}
+}
+
+// TestLocalLBFallback: the external load balancer is the node-local load
+// balancers' last resort wherever both exist, named as clients name it.
+func TestLocalLBFallback(t *testing.T) {
+	workers := []Node{{Name: "w1", IP: "10.0.0.21"}}
+	lb := &ExternalLB{Address: "10.0.0.100", Port: 8443, DomainName: "api.example.com"}
+	for name, tc := range map[string]struct {
+		in   Input
+		want *Backend
+	}{
+		"local LB beside an unmanaged LB": {Input{ControlPlaneNodes: threeCPs, WorkerNodes: workers, LocalLB: LocalLB{Enabled: ptr(true)}, ExternalLB: lb},
+			&Backend{Name: "external_lb", Address: "api.example.com", Port: 8443}},
+		"every node with an external LB": {Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{EveryNode: true, Port: 7445}, ExternalLB: &ExternalLB{Address: "10.0.0.100", Nodes: []string{}}},
+			&Backend{Name: "external_lb", Address: "10.0.0.100", Port: 6443}},
+		"local LB alone":       {Input{ControlPlaneNodes: threeCPs, WorkerNodes: workers}, nil},
+		"external LB alone":    {Input{ControlPlaneNodes: threeCPs, WorkerNodes: workers, ExternalLB: lb}, nil},
+		"no node runs a local": {Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{Enabled: ptr(true)}, ExternalLB: lb}, nil},
+	} {
+		r, ps := Compute(tc.in)
+		if ps.HasErrors() {
+			t.Fatalf("%s: %v", name, ps)
+		}
+		if !reflect.DeepEqual(r.LocalLBFallback, tc.want) {
+			t.Errorf("%s: fallback = %+v, want %+v", name, r.LocalLBFallback, tc.want)
+		}
+		if tc.want != nil && !newSANSet(r.CertSANs).covers(tc.want.Address) {
+			t.Errorf("%s: the SANs %v miss the fallback %s", name, r.CertSANs, tc.want.Address)
+		}
 	}
 }
 
@@ -288,13 +356,27 @@ func TestProblems(t *testing.T) {
 	}{
 		{"no control plane", Input{}, "control_plane_nodes", "at least one", false},
 		{"bad node name", Input{ControlPlaneNodes: []Node{{Name: "CP_1", IP: "10.0.0.1"}}}, "control_plane_nodes[0].name", "node name", false},
-		{"duplicate name across lists", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "cp2", IP: "10.0.0.50"}}}, "worker_nodes[0].name", "control_plane_nodes[1].name", false},
+		{"node in both lists with other addresses", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "cp2", IP: "10.0.0.50"}}}, "worker_nodes[0]", "list the node in control_plane_nodes only", false},
+		{"duplicate worker name", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.50"}, {Name: "w1", IP: "10.0.0.51"}}}, "worker_nodes[1].name", "worker_nodes[0].name", false},
+		{"host name as access_ip", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", AccessIP: "cp1.example.com"}}}, "control_plane_nodes[0].access_ip", "takes an IP address only", false},
+		{"IPv4 ip beside ip6 in an IPv6-only cluster", Input{IPFamily: IPv6, ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"}}}, "control_plane_nodes[0].ip", "without ipv4_stack", true},
+		{"different ip and ip6 in an IPv6-only cluster", Input{IPFamily: IPv6, ControlPlaneNodes: []Node{{Name: "cp1", IP: "fd00::12", IP6: "fd00::11"}}}, "control_plane_nodes[0].ip", "give the address once", false},
+		{"bad fqdn", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", FQDN: "m0..example"}}}, "control_plane_nodes[0].fqdn", "not a DNS name", false},
+		{"localhost as external LB", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "localhost", Port: 3446}}, "external_lb.address", "every_node = true", false},
+		{"every node on the apiserver port with wildcard bind", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{EveryNode: true}}, "local_lb.port", "same socket", false},
+		{"every node but disabled", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{EveryNode: true, Enabled: ptr(false), Port: 3446}}, "local_lb.every_node", "remove one", false},
+		{"MetalLB without local LB", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{Enabled: ptr(false)}, ExternalLB: &ExternalLB{Address: "10.0.0.100", MetalLB: &MetalLB{}}}, "external_lb.metallb", "before the cluster runs", false},
+		{"MetalLB VIP by name", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "api.example.com", MetalLB: &MetalLB{}}}, "external_lb.address", "VIP MetalLB announces", false},
+		{"VIP on a named control-plane node collides", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", Nodes: []string{"cp2"}}}, "external_lb.port", "on node \"cp2\"", false},
+		{"VIP port trap, kha cannot tell", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100"}}, "external_lb.port", "kubespray's VIP port trap", true},
+		{"external LB on an unknown node", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", Port: 8443, Nodes: []string{"lb9"}}}, "external_lb.nodes[0]", "not in control_plane_nodes", false},
+		{"kube-proxy has no server for every node", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Port: 16443}}, "local_lb.port", "kube_proxy_server", true},
 		{"duplicate address", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.12"}}}, "worker_nodes[0].ip", "already used", false},
 		{"duplicate access address", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.31", AccessIP: "192.0.2.12"}}}, "worker_nodes[0].access_ip", "already used", false},
 		{"invalid ip", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.300"}}}, "control_plane_nodes[0].ip", "not an IP", false},
 		{"missing ip", Input{ControlPlaneNodes: []Node{{Name: "cp1"}}}, "control_plane_nodes[0].ip", "must be set", false},
 		{"IPv6 in an IPv4 cluster", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "fd00::1"}}}, "control_plane_nodes[0].ip", "ip_family = \"dual\"", false},
-		{"ip6 without dual-stack", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.1", IP6: "fd00::1"}}}, "control_plane_nodes[0].ip6", "dual", false},
+		{"ip6 without dual-stack is ignored", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.1", IP6: "fd00::1"}}}, "control_plane_nodes[0].ip6", "dual", true},
 		{"IPv4 ip6", Input{IPFamily: DualStack, ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.1", IP6: "10.0.0.2"}}}, "control_plane_nodes[0].ip6", "IPv6", false},
 		{"bad family", Input{IPFamily: "ipx", ControlPlaneNodes: threeCPs}, "ip_family", "dual", false},
 		{"port out of range", Input{ControlPlaneNodes: threeCPs, APIServerPort: 70000}, "apiserver_port", "65535", false},
@@ -308,7 +390,7 @@ func TestProblems(t *testing.T) {
 		{"healthcheck port collides with apiserver on a CP running the LB", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", BindAddress: "10.0.0.11"}}, LocalLB: LocalLB{HealthcheckPort: 6443}}, "local_lb.healthcheck_port", "kube-apiserver", false},
 		{"invalid supplementary address", Input{ControlPlaneNodes: threeCPs, SupplementaryAddresses: []string{"ok.example.com", "not a name"}}, "supplementary_addresses[1]", "neither", false},
 		{"invalid external address", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "-lb-"}}, "external_lb.address", "neither", false},
-		{"loopback external address", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "127.0.0.1"}}, "external_lb.address", "cannot be reached", false},
+		{"loopback external address", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "127.0.0.1"}}, "external_lb.address", "loopback", false},
 		{"external LB family differs", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "fd00::100"}}, "external_lb.address", "translate", true},
 		{"bad service CIDR", Input{ControlPlaneNodes: threeCPs, ServiceCIDR: "10.0.0.0/33"}, "service_cidr", "IPv4 CIDR", false},
 		{"service CIDR too small", Input{ControlPlaneNodes: threeCPs, ServiceCIDR: "10.0.0.7/32"}, "service_cidr", "no room", false},
@@ -337,7 +419,7 @@ func TestProblems(t *testing.T) {
 }
 
 func TestExistingSANsWildcardCovers(t *testing.T) {
-	_, ps := Compute(Input{ControlPlaneNodes: threeCPs[:1], ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "api.prod.example.com"},
+	_, ps := Compute(Input{ControlPlaneNodes: threeCPs[:1], ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "api.prod.example.com", Nodes: []string{}},
 		SupplementaryAddresses: []string{"ops.example.com"},
 		ExistingCertSANs:       &SANs{DNSNames: []string{"*.prod.example.com", "*.example.com"}, IPAddresses: []string{"10.0.0.100", "10.0.0.11"}}})
 	if len(ps) != 0 {

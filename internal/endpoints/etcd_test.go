@@ -53,12 +53,12 @@ func TestComputeEtcd(t *testing.T) {
 		},
 		{
 			name:           "IPv6 members are bracketed",
-			in:             EtcdInput{Members: []EtcdMember{{Name: "e1", IP: "fd00::11", ClientPort: 3379, PeerPort: 3380}}},
+			in:             EtcdInput{IPFamily: IPv6, Members: []EtcdMember{{Name: "e1", IP6: "fd00::11", ClientPort: 3379, PeerPort: 3380}}},
 			servers:        []string{"https://[fd00::11]:3379"},
 			single:         "https://[fd00::11]:3379",
 			dns:            []string{"localhost", "e1", "etcd.kube-system.svc.cluster.local", "etcd.kube-system.svc", "etcd.kube-system", "etcd"},
 			ips:            []string{"fd00::11", "127.0.0.1", "::1"},
-			initialCluster: "e1=https://[fd00::11]:3380",
+			initialCluster: "etcd1=https://[fd00::11]:3380",
 		},
 	}
 	for _, tc := range cases {
@@ -92,8 +92,12 @@ func TestComputeEtcd(t *testing.T) {
 }
 
 func TestComputeEtcdListenURLs(t *testing.T) {
-	r, _ := ComputeEtcd(EtcdInput{Members: []EtcdMember{{Name: "e1", IP: "10.0.0.11", AccessIP: "192.0.2.11"}, {Name: "e2", IP: "fd00::12"}}})
-	want := []NodeEndpoint{{"e1", "https://10.0.0.11:2379,https://127.0.0.1:2379"}, {"e2", "https://[fd00::12]:2379,https://[::1]:2379"}}
+	r, ps := ComputeEtcd(EtcdInput{IPFamily: IPv6, Members: []EtcdMember{{Name: "e1", IP6: "fd00::11", AccessIP6: "2001:db8::11"}, {Name: "e2", IP6: "fd00::12"}}})
+	if len(ps) != 0 {
+		t.Fatal(ps)
+	}
+	// kubespray listens on 127.0.0.1 in IPv6-only clusters too.
+	want := []NodeEndpoint{{"e1", "https://[fd00::11]:2379,https://127.0.0.1:2379"}, {"e2", "https://[fd00::12]:2379,https://127.0.0.1:2379"}}
 	if !reflect.DeepEqual(r.ListenClientURLs, want) {
 		t.Errorf("listen = %+v", r.ListenClientURLs)
 	}
@@ -107,7 +111,11 @@ func TestComputeEtcdProblems(t *testing.T) {
 		{"no members", "members", "at least one", EtcdInput{}},
 		{"duplicate name", "members[1].name", "already used", EtcdInput{Members: []EtcdMember{{Name: "e1", IP: "10.0.0.1"}, {Name: "e1", IP: "10.0.0.2"}}}},
 		{"duplicate client URL", "members[1].access_ip", "already used", EtcdInput{Members: []EtcdMember{{Name: "e1", IP: "10.0.0.1"}, {Name: "e2", IP: "10.0.0.2", AccessIP: "10.0.0.1"}}}},
-		{"bad ip", "members[0].ip", "not a member address", EtcdInput{Members: []EtcdMember{{Name: "e1", IP: "x"}}}},
+		{"bad ip", "members[0].ip", "not an IP address", EtcdInput{Members: []EtcdMember{{Name: "e1", IP: "x"}}}},
+		{"garbage access address", "members[0].etcd_access_address", "neither an IP address nor a DNS name", EtcdInput{Members: []EtcdMember{{Name: "e1", IP: "10.0.0.1", AccessAddress: "etcd 1!"}}}},
+		{"duplicate member name", "members[1].member_name", "already used", EtcdInput{Members: []EtcdMember{{Name: "e1", IP: "10.0.0.1", MemberName: "a"}, {Name: "e2", IP: "10.0.0.2", MemberName: "a"}}}},
+		{"IPv4 ip6", "members[0].ip6", "not an IPv6 address", EtcdInput{IPFamily: DualStack, Members: []EtcdMember{{Name: "e1", IP: "10.0.0.1", IP6: "10.0.0.2"}}}},
+		{"IPv6-only without an address", "members[0].ip", "must be set", EtcdInput{IPFamily: IPv6, Members: []EtcdMember{{Name: "e1"}}}},
 		{"same ports", "members[0].peer_port", "two ports", EtcdInput{Members: []EtcdMember{{Name: "e1", IP: "10.0.0.1", ClientPort: 2379, PeerPort: 2379}}}},
 		{"lb mode without lb", "lb", "needs lb", EtcdInput{Members: etcdMembers, Mode: EtcdLB}},
 		{"lb without lb mode", "lb", "set mode", EtcdInput{Members: etcdMembers, LB: &EtcdLBSpec{Address: "10.0.0.100"}}},

@@ -1,9 +1,10 @@
 package endpoints
 
 import (
-	"github.com/kha/terraform-provider-kha/internal/problem"
 	"net/netip"
 	"strings"
+
+	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
 // sanBuilder collects SANs in order, splitting IPs from DNS names and

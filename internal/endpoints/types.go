@@ -17,6 +17,12 @@ const (
 	// ModeDirect: no load balancer; nodes and clients use the first
 	// control-plane node. Not highly available.
 	ModeDirect Mode = "direct"
+	// ModeLocalLBEveryNode: every node, control plane included, reaches
+	// the apiservers through its own node-local load balancer, and
+	// kubeadm's controlPlaneEndpoint is localhost (Epiphany's design,
+	// Talos KubePrism). Outside clients use an external load balancer or
+	// a node's address.
+	ModeLocalLBEveryNode Mode = "local_lb_every_node"
 )
 
 // IPFamily selects the cluster's address families.
@@ -64,6 +70,10 @@ type Node struct {
 	// BindAddress overrides Input.APIServerBindAddress on a control-plane
 	// node; empty means the cluster-wide value.
 	BindAddress string
+	// Hostname and FQDN are the host's own names (kubespray's
+	// ansible_hostname and ansible_fqdn), apiserver SANs of control-plane
+	// nodes.
+	Hostname, FQDN string
 }
 
 // LocalLB describes the node-local apiserver load balancer.
@@ -76,6 +86,9 @@ type LocalLB struct {
 	Port int
 	// HealthcheckPort, when not 0, is where the LB reports its own health.
 	HealthcheckPort int
+	// EveryNode runs the load balancer on control-plane nodes too, and
+	// makes every node use it (ModeLocalLBEveryNode).
+	EveryNode bool
 }
 
 // ExternalLB is a load balancer in front of all apiservers.
@@ -90,6 +103,23 @@ type ExternalLB struct {
 	// control-plane nodes themselves (e.g. HAProxy + keepalived there), so
 	// its port must not collide with kube-apiserver's.
 	RunsOnControlPlane bool
+	// Nodes, when not nil, names the cluster nodes that run the LB or hold
+	// its VIP; empty means none (it runs elsewhere). nil means unknown.
+	Nodes []string
+	// MetalLB makes the LB a MetalLB Service of type LoadBalancer for
+	// outside clients; nodes keep their node-local load balancer.
+	MetalLB *MetalLB
+}
+
+// MetalLB is an apiserver VIP announced by MetalLB.
+type MetalLB struct {
+	// AddressPool is the MetalLB pool to take the address from; empty
+	// leaves it to MetalLB.
+	AddressPool string
+	// SelectStaticPods selects kubeadm's kube-apiserver static pods
+	// instead of listing the control-plane nodes in an EndpointSlice, so
+	// kube-proxy follows the apiservers' readiness.
+	SelectStaticPods bool
 }
 
 // SANs are subject alternative names of a certificate.
@@ -121,6 +151,20 @@ type Input struct {
 	// ExistingCertSANs, when set, are the SANs of an apiserver certificate
 	// that already exists: every endpoint must verify against them.
 	ExistingCertSANs *SANs
+	// Kubeadm holds what the kubeadm ClusterConfiguration needs besides
+	// the endpoints.
+	Kubeadm KubeadmInput
+	// AnonymousAuthOff says the apiservers run with --anonymous-auth=false
+	// (kubespray's kube_api_anonymous_auth: false).
+	AnonymousAuthOff bool
+}
+
+// KubeadmInput is the external etcd of a kubeadm ClusterConfiguration.
+type KubeadmInput struct {
+	// EtcdEndpoints, when set, makes etcd external (kha_etcd_access'
+	// servers); the files are where the apiservers find its certificates.
+	EtcdEndpoints                         []string
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 }
 
 // Endpoints are the apiserver URLs per role.
@@ -174,4 +218,19 @@ type Result struct {
 	LocalLBType     string
 	LocalLBBackends []Backend
 	LocalLBNodes    []string
+	// LocalLBFallback is the external load balancer, the node-local load
+	// balancers' last resort while every apiserver is unreachable; nil
+	// without an external load balancer beside them.
+	LocalLBFallback *Backend
+	// KubeadmDiscoveryAddress is the apiServerEndpoint of `kubeadm join`.
+	KubeadmDiscoveryAddress string
+	// KubeProxyServer is `server:` of the kube-proxy kubeconfig, which
+	// lives in a ConfigMap and so is the same on every node.
+	KubeProxyServer string
+	// KubeadmClusterConfiguration is the kubeadm ClusterConfiguration
+	// fragment these endpoints need, as YAML.
+	KubeadmClusterConfiguration string
+	// MetalLBManifests are the Service and EndpointSlice of a MetalLB
+	// VIP, as YAML documents; empty without one.
+	MetalLBManifests string
 }

@@ -2,8 +2,11 @@ package endpoints
 
 import (
 	"fmt"
-	"github.com/kha/terraform-provider-kha/internal/problem"
 	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
 // node is a Node with its addresses parsed; invalid Addrs stand for
@@ -35,11 +38,16 @@ type cluster struct {
 	supplementary []string
 	dnsDomain     string
 	serviceIP     netip.Addr
-	existingSANs  *SANs
+	// serviceCIDRs are the service ranges, primary family first
+	// (kubespray's kube_service_subnets).
+	serviceCIDRs []string
+	existingSANs *SANs
+	// anonymousAuthOff is --anonymous-auth=false on every apiserver.
+	anonymousAuthOff bool
 }
 
 func (c *cluster) localLBInUse() bool {
-	return c.mode == ModeLocalLB || c.mode == ModeLocalLBWithUnmanagedLB
+	return c.mode == ModeLocalLB || c.mode == ModeLocalLBWithUnmanagedLB || c.mode == ModeLocalLBEveryNode
 }
 
 // lbHost is the name clients of the external LB use.
@@ -62,10 +70,11 @@ func orDefault[T comparable](v, def T) T {
 func normalize(in Input) (*cluster, problem.Problems) {
 	var ps problem.Problems
 	c := &cluster{
-		family:       orDefault(in.IPFamily, IPv4),
-		port:         orDefault(in.APIServerPort, DefaultAPIServerPort),
-		dnsDomain:    canonicalHost(orDefault(in.DNSDomain, DefaultDNSDomain)),
-		existingSANs: in.ExistingCertSANs,
+		family:           orDefault(in.IPFamily, IPv4),
+		port:             orDefault(in.APIServerPort, DefaultAPIServerPort),
+		dnsDomain:        canonicalHost(orDefault(in.DNSDomain, DefaultDNSDomain)),
+		existingSANs:     in.ExistingCertSANs,
+		anonymousAuthOff: in.AnonymousAuthOff,
 	}
 	switch c.family {
 	case IPv4, IPv6, DualStack:
@@ -80,6 +89,15 @@ func normalize(in Input) (*cluster, problem.Problems) {
 		ps.Errorf(problem.Root("dns_domain"), "Invalid DNS domain", "dns_domain %q is not a DNS name; the default is %q.", in.DNSDomain, DefaultDNSDomain)
 	}
 	c.serviceIP = serviceIP(&ps, c.family, in)
+	v4, v6 := orDefault(in.ServiceCIDR, DefaultServiceCIDR), orDefault(in.ServiceCIDRIPv6, DefaultServiceCIDRIPv6)
+	switch c.family {
+	case IPv4:
+		c.serviceCIDRs = []string{v4}
+	case IPv6:
+		c.serviceCIDRs = []string{v6}
+	case DualStack:
+		c.serviceCIDRs = []string{v4, v6}
+	}
 
 	bind := orDefault(in.APIServerBindAddress, DefaultBindAddress)
 	defaultBind, ok := parseIP(bind)
@@ -97,7 +115,19 @@ func normalize(in Input) (*cluster, problem.Problems) {
 		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, problem.Root("control_plane_nodes").Index(i), true, defaultBind))
 	}
 	for i, n := range in.WorkerNodes {
-		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, problem.Root("worker_nodes").Index(i), false, defaultBind))
+		at := problem.Root("worker_nodes").Index(i)
+		if cp, both := allInOne(in.ControlPlaneNodes, n); both {
+			// kubespray lists such a host in kube_control_plane and in
+			// kube_node; it is a control-plane node for every rule here.
+			if !sameNode(cp, n) {
+				ps.Errorf(at, "Node listed twice with different addresses",
+					"%q is in control_plane_nodes and in worker_nodes (a control-plane node that runs workloads, as kubespray "+
+						"inventories list it in kube_control_plane and kube_node); both entries must give the same ip, access_ip, "+
+						"ip6 and access_ip6, or list the node in control_plane_nodes only.", n.Name)
+			}
+			continue
+		}
+		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, at, false, defaultBind))
 	}
 	c.controlPlanes, c.workers = c.nodes[:len(in.ControlPlaneNodes)], c.nodes[len(in.ControlPlaneNodes):]
 
@@ -147,6 +177,27 @@ func serviceIP(ps *problem.Problems, family IPFamily, in Input) netip.Addr {
 	return ip
 }
 
+// allInOne finds the control-plane node a worker entry names, if any.
+func allInOne(cps []Node, w Node) (Node, bool) {
+	for _, cp := range cps {
+		if cp.Name == w.Name && w.Name != "" {
+			return cp, true
+		}
+	}
+	return Node{}, false
+}
+
+// sameNode says whether a worker entry repeats a control-plane entry: the
+// addresses it gives are the control-plane entry's (unset ones inherit).
+func sameNode(cp, w Node) bool {
+	for _, pair := range [][2]string{{cp.IP, w.IP}, {cp.AccessIP, w.AccessIP}, {cp.IP6, w.IP6}, {cp.AccessIP6, w.AccessIP6}} {
+		if pair[1] != "" && canonicalHost(pair[0]) != canonicalHost(pair[1]) {
+			return false
+		}
+	}
+	return true
+}
+
 // duplicateIndex remembers where each node name and address was first
 // used.
 type duplicateIndex map[string]problem.Path
@@ -179,12 +230,16 @@ func (c *cluster) parseNode(ps *problem.Problems, seen duplicateIndex, n Node, a
 		}
 		a, ok := parseIP(value)
 		switch {
+		case !ok && isDNSName(value, false):
+			ps.Errorf(at.At(attr), "Host name instead of an IP address",
+				"%s is %q, a host name: %s takes an IP address only, as kubespray's does. Give the node's address here; names "+
+					"clients use for the apiservers go to supplementary_addresses, the host's own names to hostname and fqdn.", attr, value, attr)
 		case !ok:
-			ps.Errorf(at.At(attr), "Invalid IP address", "%q is not an IP address.", value)
+			ps.Errorf(at.At(attr), "Invalid IP address", "%s %q is not an IP address.", attr, value)
 		case a.Is6() != want6 && !isIPv6Attr(attr):
 			hint := "set ip_family = \"dual\" and put IPv6 addresses in ip6/access_ip6"
 			if primaryIs6 {
-				hint = "an IPv6-only cluster (ip_family = \"ipv6\") uses IPv6 addresses here; use ip_family = \"dual\" for IPv4 plus IPv6"
+				hint = "an IPv6-only cluster (ip_family = \"ipv6\") takes IPv6 addresses, in ip6/access_ip6 as kubespray inventories give them, or in ip/access_ip"
 			}
 			ps.Errorf(at.At(attr), "Address family mismatch", "%s %s is not an %s address, but ip_family is %q: %s.", attr, value, familyWord, c.family, hint)
 		case a.Is6() != want6:
@@ -196,18 +251,53 @@ func (c *cluster) parseNode(ps *problem.Problems, seen duplicateIndex, n Node, a
 		}
 		return netip.Addr{}
 	}
-	p.ip = parseAddr(n.IP, "ip", primaryIs6, true)
-	p.accessIP = parseAddr(n.AccessIP, "access_ip", primaryIs6, false)
-	if c.family == DualStack {
-		p.ip6 = parseAddr(n.IP6, "ip6", true, false)
-		p.accessIP6 = parseAddr(n.AccessIP6, "access_ip6", true, false)
-	} else {
+	// ipAttr names the attribute the primary address came from.
+	ipAttr := "ip"
+	switch c.family {
+	case IPv4:
+		p.ip = parseAddr(n.IP, "ip", false, true)
+		p.accessIP = parseAddr(n.AccessIP, "access_ip", false, false)
 		for attr, v := range map[string]string{"ip6": n.IP6, "access_ip6": n.AccessIP6} {
 			if v != "" {
-				ps.Errorf(at.At(attr), "IPv6 address without dual-stack",
-					"%s is set but ip_family is %q; set ip_family = \"dual\" to use it, or remove it.", attr, c.family)
+				ps.Warnf(at.At(attr), "IPv6 address ignored",
+					"%s is set but ip_family is \"ipv4\", so it is not used (kubespray ignores it too without ipv6_stack); set ip_family = \"dual\" to use it.", attr)
 			}
 		}
+	case DualStack:
+		p.ip = parseAddr(n.IP, "ip", false, true)
+		p.accessIP = parseAddr(n.AccessIP, "access_ip", false, false)
+		p.ip6 = parseAddr(n.IP6, "ip6", true, false)
+		p.accessIP6 = parseAddr(n.AccessIP6, "access_ip6", true, false)
+	case IPv6:
+		// kubespray's IPv6-only inventories give the address in ip6
+		// (main_ip is ip6 without ipv4_stack); ip works too.
+		if n.IP6 == "" {
+			p.ip = parseAddr(n.IP, "ip", true, true)
+			p.accessIP = parseAddr(n.AccessIP, "access_ip", true, false)
+			break
+		}
+		ipAttr = "ip6"
+		p.ip = parseAddr(n.IP6, "ip6", true, true)
+		p.accessIP = parseAddr(n.AccessIP6, "access_ip6", true, false)
+		for _, pair := range [][3]string{{"ip", n.IP, n.IP6}, {"access_ip", n.AccessIP, n.AccessIP6}} {
+			attr, v, v6 := pair[0], pair[1], pair[2]
+			a, ok := parseIP(v)
+			switch {
+			case v == "":
+			case ok && a.Is4():
+				ps.Warnf(at.At(attr), "IPv4 address ignored",
+					"%s is %s, but ip_family is \"ipv6\": the node's address is %s6, as kubespray uses it without ipv4_stack.", attr, v, attr)
+			case !ok || canonicalHost(v) != canonicalHost(v6):
+				ps.Errorf(at.At(attr), "Two different addresses",
+					"%s is %q and %s6 is %q; in an IPv6-only cluster give the address once, in %s6.", attr, v, attr, v6, attr)
+			}
+		}
+	}
+	if n.Hostname != "" && !isDNSName(n.Hostname, false) {
+		ps.Errorf(at.At("hostname"), "Invalid host name", "hostname %q is not a DNS name.", n.Hostname)
+	}
+	if n.FQDN != "" && !isDNSName(n.FQDN, false) {
+		ps.Errorf(at.At("fqdn"), "Invalid host name", "fqdn %q is not a DNS name.", n.FQDN)
 	}
 	if !p.accessIP.IsValid() {
 		p.accessIP = p.ip
@@ -216,13 +306,13 @@ func (c *cluster) parseNode(ps *problem.Problems, seen duplicateIndex, n Node, a
 		p.accessIP6 = p.ip6
 	}
 	if p.ip.IsValid() {
-		seen.claim(ps, "address", p.ip.String(), at.At("ip"))
+		seen.claim(ps, "address", p.ip.String(), at.At(ipAttr))
 	}
 	if p.ip6.IsValid() {
 		seen.claim(ps, "address", p.ip6.String(), at.At("ip6"))
 	}
-	if n.AccessIP != "" && p.accessIP.IsValid() && p.accessIP != p.ip {
-		seen.claim(ps, "address", p.accessIP.String(), at.At("access_ip"))
+	if p.accessIP.IsValid() && p.accessIP != p.ip {
+		seen.claim(ps, "address", p.accessIP.String(), at.At("access_"+ipAttr))
 	}
 
 	if !controlPlane {
@@ -272,16 +362,28 @@ func (c *cluster) parseLoadBalancers(ps *problem.Problems, in Input) {
 	}
 
 	enabled := in.LocalLB.Enabled
-	if in.ExternalLB == nil {
+	switch {
+	case in.LocalLB.EveryNode && enabled != nil && !*enabled:
+		ps.Errorf(problem.Root("local_lb").At("every_node"), "Every node, but disabled",
+			"local_lb.every_node = true runs the node-local load balancer on every node, but local_lb.enabled is false; remove one of them.")
+	case in.LocalLB.EveryNode:
+		c.mode = ModeLocalLBEveryNode
+	case in.ExternalLB == nil && enabled != nil && !*enabled:
+		c.mode = ModeDirect
+	case in.ExternalLB == nil:
 		c.mode = ModeLocalLB
-		if enabled != nil && !*enabled {
-			c.mode = ModeDirect
-		}
-		return
-	}
-	c.mode = ModeExternalLB
-	if enabled != nil && *enabled {
+	case in.ExternalLB.MetalLB != nil && enabled != nil && !*enabled:
+		ps.Errorf(problem.Root("external_lb").At("metallb"), "MetalLB VIP without node-local load balancers",
+			"a MetalLB VIP is a Service of the cluster itself: the nodes cannot reach the apiservers through it before the "+
+				"cluster runs (and lose it when the cluster has trouble). Keep the node-local load balancer (remove "+
+				"local_lb.enabled = false); the VIP then serves clients outside the cluster.")
+	case in.ExternalLB.MetalLB != nil, enabled != nil && *enabled:
 		c.mode = ModeLocalLBWithUnmanagedLB
+	default:
+		c.mode = ModeExternalLB
+	}
+	if in.ExternalLB == nil {
+		return
 	}
 	ext := *in.ExternalLB
 	at := problem.Root("external_lb")
@@ -289,8 +391,16 @@ func (c *cluster) parseLoadBalancers(ps *problem.Problems, in Input) {
 	if !problem.ValidPort(ext.Port) {
 		ps.SchemaErrorf(at.At("port"), "Invalid port", "external_lb.port is %d; a TCP port is between 1 and 65535.", ext.Port)
 	}
-	if a, ok := parseIP(ext.Address); ok {
-		if a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() {
+	a, isIP := parseIP(ext.Address)
+	if (isIP && a.IsLoopback()) || strings.EqualFold(strings.TrimSuffix(ext.Address, "."), localhostName) ||
+		strings.HasSuffix(strings.ToLower(strings.TrimSuffix(ext.Address, ".")), ".localhost") {
+		ps.Errorf(at.At("address"), "Loopback load balancer address",
+			"external_lb.address %q is this host's loopback: outside clients would be sent to themselves. For a load "+
+				"balancer on every node that the whole cluster reaches on localhost (Epiphany's design, Talos KubePrism), "+
+				"set local_lb = { every_node = true, port = ... } instead; external_lb is then optional and names the "+
+				"address outside clients use.", ext.Address)
+	} else if isIP {
+		if a.IsUnspecified() || a.IsMulticast() {
 			ps.Errorf(at.At("address"), "Invalid load balancer address", "%s cannot be reached from other hosts; give the VIP or the load balancer's address.", a)
 		}
 		if c.family != DualStack && a.Is6() != (c.family == IPv6) {
@@ -306,6 +416,24 @@ func (c *cluster) parseLoadBalancers(ps *problem.Problems, in Input) {
 			ps.Errorf(at.At("domain_name"), "Invalid domain name", "%q is not a DNS name.", ext.DomainName)
 		}
 		ext.DomainName = canonicalHost(ext.DomainName)
+	}
+	if ext.MetalLB != nil {
+		if !isIP {
+			ps.Errorf(at.At("address"), "MetalLB VIP is not an IP address",
+				"external_lb.address %q must be the VIP MetalLB announces (an IP address of one of its pools); give a DNS name in domain_name.", ext.Address)
+		}
+		if p := ext.MetalLB.AddressPool; p != "" && !isNodeName(p) {
+			ps.Errorf(at.At("metallb").At("address_pool"), "Invalid address pool", "%q is not a Kubernetes object name.", p)
+		}
+	}
+	known := map[string]bool{}
+	for _, n := range c.nodes {
+		known[n.Name] = true
+	}
+	for i, name := range ext.Nodes {
+		if !known[name] {
+			ps.Errorf(at.At("nodes").Index(i), "Unknown node", "external_lb.nodes names %q, which is not in control_plane_nodes or worker_nodes.", name)
+		}
 	}
 	c.external = &ext
 }
@@ -377,7 +505,7 @@ func (c *cluster) nodeBindings(n *node) []binding {
 			bs = append(bs, binding{addr: netip.IPv6Unspecified(), port: hp, owner: "the node-local load balancer's health check", path: lb.At("healthcheck_port")})
 		}
 	}
-	if n.controlPlane && c.external != nil && c.external.RunsOnControlPlane {
+	if c.external != nil && c.external.MetalLB == nil && (n.controlPlane && c.external.RunsOnControlPlane || slices.Contains(c.external.Nodes, n.Name)) {
 		b := binding{port: c.external.Port, owner: "the external load balancer", path: problem.Root("external_lb").At("port")}
 		if a, ok := parseIP(c.external.Address); ok {
 			b.addr = a
@@ -390,8 +518,21 @@ func (c *cluster) nodeBindings(n *node) []binding {
 }
 
 // checkPortConflicts finds sockets that two services on one node would
-// both bind (kubespray's documented VIP-port trap among them).
+// both bind (kubespray's documented VIP-port trap among them), and warns
+// when the trap may be there but kha cannot tell.
 func (c *cluster) checkPortConflicts(ps *problem.Problems) {
+	if e := c.external; e != nil && e.MetalLB == nil && e.Nodes == nil && !e.RunsOnControlPlane && e.Port == c.port {
+		for _, n := range c.controlPlanes {
+			if isWildcardIP(n.bind) {
+				ps.Warnf(problem.Root("external_lb").At("port"), "Possible port conflict on control-plane nodes",
+					"external_lb.port is the apiserver port %d and kube-apiserver binds every address on %q: a load balancer "+
+						"or VIP on a control-plane node could not bind %s (kubespray's VIP port trap). Set external_lb.nodes to "+
+						"the nodes that run the load balancer or hold the VIP ([] when none of them does) so the plan can check, "+
+						"or give the load balancer another port.", c.port, n.Name, HostPort(e.Address, e.Port))
+				break
+			}
+		}
+	}
 	reported := map[string]bool{}
 	for i := range c.nodes {
 		n := &c.nodes[i]
@@ -423,5 +564,5 @@ func (c *cluster) runsLocalLB(n *node) bool {
 	if !c.localLBInUse() {
 		return false
 	}
-	return !n.controlPlane || !isWildcardIP(n.bind)
+	return c.mode == ModeLocalLBEveryNode || !n.controlPlane || !isWildcardIP(n.bind)
 }

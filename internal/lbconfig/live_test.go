@@ -2,6 +2,7 @@ package lbconfig
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -180,6 +181,13 @@ type liveLB struct {
 
 func startHAProxy(t *testing.T, backends []Backend) *liveLB {
 	t.Helper()
+	return startHAProxyWith(t, backends, func(*Spec) {})
+}
+
+// startHAProxyWith runs a real haproxy in front of backends, with the
+// spec changed by tune.
+func startHAProxyWith(t *testing.T, backends []Backend, tune func(*Spec)) *liveLB {
+	t.Helper()
 	haproxy := requireBinary(t, "haproxy")
 	lb := &liveLB{dir: t.TempDir()}
 	port := freePort(t, "127.0.0.1")
@@ -189,6 +197,7 @@ func startHAProxy(t *testing.T, backends []Backend) *liveLB {
 	lb.spec = Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: port}}, Backends: backends,
 		HealthCheck: HealthCheck{CAFile: ca},
 		Runtime:     Runtime{PIDFile: filepath.Join(lb.dir, "haproxy.pid"), StatsSocket: filepath.Join(lb.dir, "admin.sock")}}
+	tune(&lb.spec)
 	lb.write(t)
 	lb.cmd = exec.Command(haproxy, "-W", "-db", "-f", lb.config)
 	lb.cmd.Stderr = os.Stderr
@@ -304,27 +313,34 @@ func TestLiveHAProxyReloadKeepsConnections(t *testing.T) {
 	t.Logf("reload with a changed backend list: in-flight response complete (%d lines), new requests %v", len(lines), seen)
 }
 
-func TestLiveNginxFailover(t *testing.T) {
+// startNginx runs a real nginx in front of backends until the test ends.
+func startNginx(t *testing.T, backends []Backend) *liveLB {
+	t.Helper()
 	nginx := requireBinary(t, "nginx")
-	procs := startBackends(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
-	dir := t.TempDir()
+	lb := &liveLB{dir: t.TempDir()}
 	port := freePort(t, "127.0.0.1")
-	spec := Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: port}}, Backends: backendsOf(procs),
+	lb.url = fmt.Sprintf("https://127.0.0.1:%d", port)
+	lb.spec = Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: port}}, Backends: backends,
 		HealthCheck: HealthCheck{InsecureSkipVerify: true},
-		Runtime:     Runtime{PIDFile: filepath.Join(dir, "nginx.pid"), NginxStreamModule: streamModule}}
-	text, err := RenderNginx(spec)
+		Runtime:     Runtime{PIDFile: filepath.Join(lb.dir, "nginx.pid"), NginxStreamModule: streamModule}}
+	text, err := RenderNginx(lb.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(dir, "nginx.conf")
-	os.WriteFile(cfg, []byte(text), 0o644)
-	cmd := exec.Command(nginx, "-p", dir, "-e", "stderr", "-c", cfg, "-g", "daemon off;")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	lb.config = filepath.Join(lb.dir, "nginx.conf")
+	os.WriteFile(lb.config, []byte(text), 0o644)
+	lb.cmd = exec.Command(nginx, "-p", lb.dir, "-e", "stderr", "-c", lb.config, "-g", "daemon off;")
+	lb.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := lb.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-	url := fmt.Sprintf("https://127.0.0.1:%d", port)
+	t.Cleanup(func() { syscall.Kill(-lb.cmd.Process.Pid, syscall.SIGKILL); lb.cmd.Wait() })
+	return lb
+}
+
+func TestLiveNginxFailover(t *testing.T) {
+	procs := startBackends(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
+	url := startNginx(t, backendsOf(procs)).url
 	client := lbClient(t, 3*time.Second)
 	waitFor(t, 10*time.Second, "nginx serving", func() bool { _, f := requests(client, url, 1); return f == 0 })
 	if seen, failed := requests(client, url, 30); failed != 0 || len(seen) != 3 {
@@ -337,5 +353,117 @@ func TestLiveNginxFailover(t *testing.T) {
 	t.Logf("nginx, killed apiserver: %d of 60 requests failed, answers %v", failed, seen)
 	if failed != 0 || seen["cp1"] != 0 {
 		t.Fatalf("nginx after a dead backend: %d failed, answers %v", failed, seen)
+	}
+}
+
+// TestLiveVerification: the check kha runs after a reload passes on a
+// HAProxy that serves, reports what HAProxy says when every backend is
+// down (here: certificates that do not verify against the configured CA),
+// and passes on nginx once it forwards TLS.
+func TestLiveVerification(t *testing.T) {
+	procs := startBackends(t, "127.0.0.2", "127.0.0.3")
+	dial := Dialer(func(ctx context.Context, address string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", address)
+	})
+	metrics := freePort(t, "127.0.0.1")
+	lb := startHAProxyWith(t, backendsOf(procs), func(s *Spec) {
+		s.HealthcheckPort, s.Observability.Metrics = metrics, true
+	})
+	text, _ := RenderHAProxy(lb.spec)
+	start := time.Now()
+	if err := VerificationFor(HAProxy, lb.spec, text, 15*time.Second).Run(context.Background(), dial); err != nil {
+		t.Fatalf("a serving HAProxy failed verification: %v", err)
+	}
+	t.Logf("HAProxy verified %s after it started", time.Since(start).Round(time.Millisecond))
+
+	// Another configuration than the running one is not verified by it.
+	other := lb.spec
+	other.Timeouts.Connect = 2 * time.Second
+	otherText, _ := RenderHAProxy(other)
+	err := VerificationFor(HAProxy, other, otherText, time.Second).Run(context.Background(), dial)
+	if err == nil || !strings.Contains(err.Error(), "does not run the new configuration") {
+		t.Fatalf("verification accepted a process running another configuration: %v", err)
+	}
+
+	// A CA that did not sign the apiservers: every check fails.
+	wrongCA := filepath.Join(t.TempDir(), "other-ca.crt")
+	os.WriteFile(wrongCA, []byte(testhost.OtherCAPEM(t)), 0o644)
+	bad := startHAProxyWith(t, backendsOf(procs), func(s *Spec) {
+		s.HealthcheckPort, s.Observability.Metrics, s.HealthCheck.CAFile = freePort(t, "127.0.0.1"), true, wrongCA
+	})
+	badText, _ := RenderHAProxy(bad.spec)
+	err = VerificationFor(HAProxy, bad.spec, badText, time.Minute).Run(context.Background(), dial)
+	if err == nil || !strings.Contains(err.Error(), "no apiserver is up") || !strings.Contains(err.Error(), "DOWN (check L6RSP") {
+		t.Fatalf("want HAProxy's own account of the down backends, got %v", err)
+	}
+	// Every server down after its checks is a verdict: no waiting out the
+	// timeout for a configuration that cannot recover by itself.
+	if strings.Contains(err.Error(), "did not serve within") {
+		t.Errorf("verification waited for its timeout although every server was down: %v", err)
+	}
+	t.Logf("verification of a HAProxy that serves nothing: %v", err)
+
+	ngx := startNginx(t, backendsOf(procs))
+	if err := VerificationFor(Nginx, ngx.spec, "", 15*time.Second).Run(context.Background(), dial); err != nil {
+		t.Fatalf("a serving nginx failed verification: %v", err)
+	}
+	for _, p := range procs {
+		p.kill()
+	}
+	if err := VerificationFor(Nginx, ngx.spec, "", time.Second).Run(context.Background(), dial); err == nil ||
+		!strings.Contains(err.Error(), "TLS handshake through") {
+		t.Fatalf("nginx with no apiserver passed verification: %v", err)
+	}
+}
+
+// TestLivePreflight runs the throwaway instances kha starts before a
+// configuration replaces the live one, with the real binaries: they serve
+// on loopback whatever the role (here an external load balancer on a VIP
+// this machine does not have), and a configuration that passes the
+// binaries' own checks but reaches no apiserver fails verification.
+func TestLivePreflight(t *testing.T) {
+	procs := startBackends(t, "127.0.0.2", "127.0.0.3")
+	dial := Dialer(func(ctx context.Context, address string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", address)
+	})
+	dir := t.TempDir()
+	ca, wrongCA := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "other-ca.crt")
+	os.WriteFile(ca, []byte(testhost.TestPKI(t).CAPEM), 0o644)
+	os.WriteFile(wrongCA, []byte(testhost.OtherCAPEM(t)), 0o644)
+	live := Spec{Role: External, Listen: []ListenAddr{{Address: "192.0.2.100", Port: 8443}}, Backends: backendsOf(procs),
+		HealthcheckPort: 8081, HealthCheck: HealthCheck{CAFile: ca},
+		Runtime: Runtime{PIDFile: "/run/live.pid", StatsSocket: "/run/live.sock", NginxStreamModule: streamModule}}
+	run := func(t *testing.T, kind Kind, spec Spec) error {
+		p, err := PreflightFor(kind, spec, freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1"), filepath.Join(t.TempDir(), "nginx.pid"), 20*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, live := range []string{"192.0.2.100", "/run/live.pid", "/run/live.sock", "0.0.0.0:"} {
+			if strings.Contains(p.Config, live) {
+				t.Fatalf("the throwaway %s configuration uses the live instance's %s:\n%s", kind, live, p.Config)
+			}
+		}
+		config := filepath.Join(t.TempDir(), string(kind)+".conf")
+		os.WriteFile(config, []byte(p.Config), 0o644)
+		cmd := exec.Command(requireBinary(t, "haproxy"), "-db", "-f", config)
+		if kind == Nginx {
+			cmd = exec.Command(requireBinary(t, "nginx"), "-p", filepath.Dir(config), "-e", "stderr", "-c", config, "-g", "daemon off;")
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }()
+		return p.Verification.Run(context.Background(), dial)
+	}
+	for _, kind := range []Kind{HAProxy, Nginx} {
+		if err := run(t, kind, live); err != nil {
+			t.Errorf("the throwaway %s of a working configuration failed verification: %v", kind, err)
+		}
+	}
+	wrong := live
+	wrong.HealthCheck.CAFile = wrongCA
+	if err := run(t, HAProxy, wrong); err == nil || !strings.Contains(err.Error(), "DOWN (check L6RSP") {
+		t.Errorf("the throwaway HAProxy with a CA that signed no apiserver: want its account of the down backends, got %v", err)
 	}
 }

@@ -41,7 +41,7 @@ func (s Spec) hasIPv6() bool {
 	return false
 }
 
-// RenderHAProxy renders haproxy.cfg: a TCP pass-through with active HTTPS
+// RenderHAProxy renders haproxy.cfg: a TCP pass-through with active
 // health checks of every apiserver, marking a dead one down after about
 // Fall × Interval (one second by default) and closing its sessions so
 // clients reconnect to a live one.
@@ -52,10 +52,22 @@ func RenderHAProxy(spec Spec) (string, error) {
 	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	hc, logs := s.HealthCheck, s.Observability.Logs
 	w("# Rendered by kha (role %s). Changes made here are reverted by the next apply.", s.Role)
 	w("global")
 	w("    maxconn %d", s.MaxConn)
 	w("    hard-stop-after 30s")
+	if logs {
+		if s.Observability.LogTarget == LogStdout {
+			w("    log stdout format raw local0")
+		} else {
+			w("    log /dev/log local0")
+		}
+	}
+	if hc.Type == CheckHTTPSClientCert {
+		// crt foo.crt then also loads the key from foo.key (kubeadm's layout).
+		w("    ssl-load-extra-del-ext")
+	}
 	if s.Runtime.PIDFile != "" {
 		w("    pidfile %s", s.Runtime.PIDFile)
 	}
@@ -65,24 +77,40 @@ func RenderHAProxy(spec Spec) (string, error) {
 	w("")
 	w("defaults")
 	w("    mode tcp")
+	if logs {
+		w("    log global")
+		w("    option tcplog")
+		w("    option log-health-checks")
+	}
 	w("    timeout connect %s", duration(s.Timeouts.Connect))
-	w("    timeout client %s", duration(s.Timeouts.Idle))
-	w("    timeout server %s", duration(s.Timeouts.Idle))
-	w("    timeout check %s", duration(max(s.HealthCheck.Interval, s.Timeouts.Connect)))
+	w("    timeout client %s", duration(s.Timeouts.Client))
+	w("    timeout server %s", duration(s.Timeouts.Server))
+	w("    timeout check %s", duration(max(hc.Interval, s.Timeouts.Connect)))
 	w("    retries 3")
 	w("    option redispatch")
 	if s.HealthcheckPort != 0 {
 		w("")
 		w("frontend %s", healthzFrontend)
 		w("    mode http")
-		w("    bind 0.0.0.0:%d", s.HealthcheckPort)
-		if s.hasIPv6() {
-			w("    bind [::]:%d v6only", s.HealthcheckPort)
+		w("    no log")
+		if s.Runtime.HealthOnLoopback {
+			w("    bind 127.0.0.1:%d", s.HealthcheckPort)
+		} else {
+			w("    bind 0.0.0.0:%d", s.HealthcheckPort)
+			if s.hasIPv6() {
+				w("    bind [::]:%d v6only", s.HealthcheckPort)
+			}
 		}
 		w("    monitor-uri /healthz")
 		if s.Role == External {
 			// A VIP holder that reaches no apiserver should hand the VIP over.
 			w("    monitor fail if { nbsrv(%s) lt 1 }", s.Name)
+		}
+		if s.Observability.Metrics {
+			w("    http-request use-service prometheus-exporter if { path /metrics }")
+			// Tells the process that runs this configuration from one still
+			// draining after a reload; the value is filled in below.
+			w(`    http-after-response set-header X-Kha-Config ""`)
 		}
 	}
 	w("")
@@ -95,20 +123,32 @@ func RenderHAProxy(spec Spec) (string, error) {
 	w("backend %s", s.Name)
 	w("    balance %s", s.Balance)
 	check := "check"
-	if !s.HealthCheck.TCP {
-		w("    option httpchk GET %s", s.HealthCheck.Path)
+	switch hc.Type {
+	case CheckTCP:
+		w("    option tcp-check")
+	default:
+		w("    option httpchk GET %s", hc.Path)
 		w("    http-check expect status 200")
-		check = "check check-ssl verify required ca-file " + s.HealthCheck.CAFile
-		if s.HealthCheck.CAFile == "" {
+		check = "check check-ssl verify required ca-file " + hc.CAFile
+		if hc.CAFile == "" {
 			check = "check check-ssl verify none"
 		}
-		if s.HealthCheck.ClientCert != "" {
-			check += " crt " + s.HealthCheck.ClientCert
+		if hc.Type == CheckHTTPSClientCert {
+			check += " crt " + hc.ClientCert
 		}
 	}
-	w("    default-server %s inter %s fastinter %s downinter %s fall %d rise %d on-marked-down shutdown-sessions",
-		check, duration(s.HealthCheck.Interval), duration(s.HealthCheck.Interval), duration(s.HealthCheck.Interval),
-		s.HealthCheck.Fall, s.HealthCheck.Rise)
+	server := fmt.Sprintf("%s inter %s fastinter %s downinter %s fall %d rise %d on-marked-down shutdown-sessions",
+		check, duration(hc.Interval), duration(hc.Interval), duration(hc.Interval), hc.Fall, hc.Rise)
+	if d := s.Servers.SlowStart; d > 0 {
+		server += " slowstart " + duration(d)
+	}
+	if n := s.Servers.MaxConn; n > 0 {
+		server += fmt.Sprintf(" maxconn %d", n)
+	}
+	if n := s.Servers.MaxQueue; n > 0 {
+		server += fmt.Sprintf(" maxqueue %d", n)
+	}
+	w("    default-server %s", server)
 	for _, be := range s.Backends {
 		backup := ""
 		if s.LocalFirst != "" && be.Name != s.LocalFirst {
@@ -116,8 +156,19 @@ func RenderHAProxy(spec Spec) (string, error) {
 		}
 		w("    server %s %s%s", be.Name, endpoints.HostPort(be.Address, be.Port), backup)
 	}
-	return b.String(), nil
+	if fb := s.Fallback; fb != nil {
+		// Last in the list: HAProxy uses the first backup that is up, so
+		// this one only when every apiserver is down. A name that does not
+		// resolve when HAProxy starts leaves it without an address, not
+		// HAProxy without a configuration.
+		w("    server %s %s backup init-addr libc,none", fallbackName, endpoints.HostPort(fb.Address, fb.Port))
+	}
+	text := b.String()
+	return strings.Replace(text, `X-Kha-Config ""`, `X-Kha-Config "`+ConfigID(text)+`"`, 1), nil
 }
+
+// fallbackName is the server name of the last-resort server.
+const fallbackName = "kha_fallback"
 
 // NginxNote is the caveat every nginx configuration carries.
 const NginxNote = "Open-source nginx has no active health checks: it learns that an apiserver is dead only when " +
@@ -150,7 +201,7 @@ func RenderNginx(spec Spec) (string, error) {
 	w("events {")
 	w("    multi_accept on;")
 	w("    use epoll;")
-	w("    worker_connections %d;", max(s.MaxConn, 1024))
+	w("    worker_connections %d;", orDefaultInt(s.Runtime.NginxWorkerConnections, max(s.MaxConn, 1024)))
 	w("}")
 	w("")
 	w("stream {")
@@ -159,13 +210,18 @@ func RenderNginx(spec Spec) (string, error) {
 		w("        least_conn;")
 	}
 	// nginx takes whole seconds here.
-	failTimeout := fmt.Sprintf("%ds", (max(10*s.HealthCheck.Interval, s.Timeouts.Connect)+time.Second-1)/time.Second)
+	failTimeout := fmt.Sprintf("%ds", (s.Servers.FailTimeout+time.Second-1)/time.Second)
 	for _, be := range s.Backends {
 		backup := ""
 		if s.LocalFirst != "" && be.Name != s.LocalFirst {
 			backup = " backup"
 		}
 		w("        server %s max_fails=1 fail_timeout=%s%s; # %s", endpoints.HostPort(be.Address, be.Port), failTimeout, backup, be.Name)
+	}
+	tries := len(s.Backends)
+	if fb := s.Fallback; fb != nil {
+		w("        server %s max_fails=1 fail_timeout=%s backup; # %s", endpoints.HostPort(fb.Address, fb.Port), failTimeout, fallbackName)
+		tries++
 	}
 	w("    }")
 	w("")
@@ -174,11 +230,11 @@ func RenderNginx(spec Spec) (string, error) {
 		w("        listen %s;", endpoints.HostPort(l.Address, l.Port))
 	}
 	w("        proxy_pass %s;", s.Name)
-	w("        proxy_timeout %s;", duration(s.Timeouts.Idle))
+	w("        proxy_timeout %s;", duration(max(s.Timeouts.Client, s.Timeouts.Server)))
 	w("        proxy_connect_timeout %s;", duration(s.Timeouts.Connect))
 	w("        proxy_next_upstream on;")
-	w("        proxy_next_upstream_tries %d;", len(s.Backends))
-	w("        proxy_next_upstream_timeout %s;", duration(s.Timeouts.Connect*time.Duration(len(s.Backends)+1)))
+	w("        proxy_next_upstream_tries %d;", tries)
+	w("        proxy_next_upstream_timeout %s;", duration(s.Timeouts.Connect*time.Duration(tries+1)))
 	w("    }")
 	w("}")
 	if s.HealthcheckPort != 0 {
@@ -187,15 +243,31 @@ func RenderNginx(spec Spec) (string, error) {
 		w("    access_log off;")
 		w("    server_tokens off;")
 		w("    server {")
-		w("        listen %d;", s.HealthcheckPort)
-		if s.hasIPv6() {
-			w("        listen [::]:%d ipv6only=on;", s.HealthcheckPort)
+		if s.Runtime.HealthOnLoopback {
+			w("        listen 127.0.0.1:%d;", s.HealthcheckPort)
+		} else {
+			w("        listen %d;", s.HealthcheckPort)
+			if s.hasIPv6() {
+				w("        listen [::]:%d ipv6only=on;", s.HealthcheckPort)
+			}
 		}
 		w("        location = /healthz {")
 		w("            return 200;")
 		w("        }")
+		if s.Observability.Metrics {
+			w("        location = /stub_status {")
+			w("            stub_status;")
+			w("        }")
+		}
 		w("    }")
 		w("}")
 	}
 	return b.String(), nil
+}
+
+func orDefaultInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
 }

@@ -3,6 +3,7 @@ package lbconfig
 import (
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,9 +45,21 @@ func specMatrix() map[string]Spec {
 			LocalFirst: "cp2", HealthCheck: HealthCheck{CAFile: goldenCA}},
 		"etcd-local-proxy-tcp-check": {Name: "etcd", Listen: []ListenAddr{{Address: "127.0.0.1", Port: 2379}},
 			Backends:    []Backend{{Name: "etcd1", Address: "10.0.0.11", Port: 2379}, {Name: "etcd2", Address: "10.0.0.12", Port: 2379}},
-			HealthCheck: HealthCheck{TCP: true}},
+			HealthCheck: HealthCheck{Type: CheckTCP}},
 		"external-vip": {Role: External, Listen: []ListenAddr{{Address: "10.0.0.100", Port: 8443}}, Backends: threeBackends,
-			HealthcheckPort: 8081, HealthCheck: HealthCheck{CAFile: goldenCA}, Timeouts: Timeouts{Idle: 3 * time.Hour}, MaxConn: 20000},
+			HealthcheckPort: 8081, HealthCheck: HealthCheck{CAFile: goldenCA}, Timeouts: Timeouts{Client: 3 * time.Hour, Server: 3 * time.Hour}, MaxConn: 20000,
+			Observability: Observability{Logs: true, Metrics: true}},
+		"node-local-hardened-client-cert-fallback-static-pod": {Listen: loop4, Backends: threeBackends, HealthcheckPort: 8081,
+			HealthCheck:      HealthCheck{Type: CheckHTTPSClientCert, CAFile: goldenCA, ClientCert: "/etc/kubernetes/pki/apiserver-kubelet-client.crt"},
+			AnonymousAuthOff: true, Fallback: &Backend{Name: "fallback", Address: "api.k8s.example.com", Port: 8443},
+			Observability: Observability{Logs: true, LogTarget: LogStdout, Metrics: true}},
+		"node-local-tcp-check-fallback-vip": {Listen: loop4, Backends: threeBackends, HealthCheck: HealthCheck{Type: CheckTCP},
+			AnonymousAuthOff: true, Fallback: &Backend{Name: "fallback", Address: "10.0.0.100", Port: 8443}},
+		"kubespray-values": {Listen: loop4, Backends: threeBackends, HealthcheckPort: 8081,
+			HealthCheck: HealthCheck{Path: "/healthz", Interval: 15 * time.Second, InsecureSkipVerify: true},
+			Timeouts:    Timeouts{Connect: 30 * time.Second, Client: 5 * time.Minute, Server: 15 * time.Minute},
+			Servers:     Servers{SlowStart: time.Minute, MaxConn: 1000, MaxQueue: 256, FailTimeout: 10 * time.Second},
+			Runtime:     Runtime{NginxWorkerConnections: 16384}, Observability: Observability{Metrics: true}},
 	}
 }
 
@@ -81,7 +94,19 @@ func forHost(t *testing.T, s Spec) Spec {
 			t.Fatal(err)
 		}
 	}
-	s.Runtime = Runtime{PIDFile: filepath.Join(dir, "lb.pid"), StatsSocket: filepath.Join(dir, "admin.sock"), NginxStreamModule: streamModule}
+	if s.HealthCheck.ClientCert != "" {
+		// A certificate and, beside it, its key: kubeadm's layout.
+		s.HealthCheck.ClientCert, _ = testhost.TestPKI(t).WriteServerFiles(t, dir)
+		if err := os.Rename(filepath.Join(dir, "tls.key"), filepath.Join(dir, "tls.crt")[:len(filepath.Join(dir, "tls.crt"))-4]+".key"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fb := s.Fallback; fb != nil && fb.Address != "" {
+		if _, err := netip.ParseAddr(fb.Address); err != nil {
+			s.Fallback = &Backend{Name: fb.Name, Address: "localhost", Port: fb.Port} // nginx resolves names when it starts
+		}
+	}
+	s.Runtime.PIDFile, s.Runtime.StatsSocket, s.Runtime.NginxStreamModule = filepath.Join(dir, "lb.pid"), filepath.Join(dir, "admin.sock"), streamModule
 	if s.Role == External {
 		// nginx -t binds its listeners, and a VIP is not on this machine
 		// (on a standby it needs net.ipv4.ip_nonlocal_bind=1).
@@ -190,6 +215,8 @@ func TestStaticPods(t *testing.T) {
 		pod  Pod
 	}{
 		{"haproxy-pod.yaml", Pod{Kind: HAProxy, ConfigDir: "/etc/haproxy", ConfigSHA256: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881", HealthcheckPort: 8081, CAFile: goldenCA}},
+		{"haproxy-client-cert-pod.yaml", Pod{Kind: HAProxy, ConfigDir: "/etc/haproxy", ConfigSHA256: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881", CAFile: goldenCA,
+			ClientCert: "/etc/kubernetes/pki/apiserver-kubelet-client.crt"}},
 		{"nginx-proxy-pod.yaml", Pod{Kind: Nginx, ConfigDir: "/etc/nginx", ConfigSHA256: "a1fce4363854ff888cff4b8e7875d600c2682390412a8cf79b37d0b11148b0fa", Image: "registry.example/nginx:1.30", CPURequest: "50m"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,6 +246,11 @@ func TestStaticPods(t *testing.T) {
 			}
 			if mounts["config"] != tc.pod.Kind.configMount() || mounts["ca"] != tc.pod.CAFile {
 				t.Errorf("mounts %v", mounts)
+			}
+			// HAProxy finds the key of a certificate without one beside it.
+			if tc.pod.ClientCert != "" && (mounts["client-cert"] != tc.pod.ClientCert ||
+				mounts["client-key"] != "/etc/kubernetes/pki/apiserver-kubelet-client.key") {
+				t.Errorf("client certificate mounts %v", mounts)
 			}
 		})
 	}
@@ -256,6 +288,16 @@ func TestValidate(t *testing.T) {
 		{"bad balance", "balance", "roundrobin", func(s *Spec) { s.Balance = "random" }},
 		{"path injection", "pid_file", "absolute path", func(s *Spec) { s.Runtime.PIDFile = "/run/x;\nuser root" }},
 		{"interval", "health_check.interval", "between", func(s *Spec) { s.HealthCheck.Interval = time.Millisecond }},
+		{"anonymous check on a hardened cluster", "health_check.type", "https_client_cert", func(s *Spec) { s.AnonymousAuthOff = true }},
+		{"client cert check without a certificate", "health_check.client_cert", "needs health_check.client_cert", func(s *Spec) { s.HealthCheck.Type = CheckHTTPSClientCert }},
+		{"client cert with the anonymous check", "health_check.client_cert", "set type", func(s *Spec) { s.HealthCheck.ClientCert = "/etc/x.pem" }},
+		{"bad check type", "health_check.type", "tcp", func(s *Spec) { s.HealthCheck.Type = "grpc" }},
+		{"fallback on loopback", "fallback.address", "cannot be the external", func(s *Spec) { s.Fallback = &Backend{Address: "127.0.0.1", Port: 443} }},
+		{"fallback garbage", "fallback.address", "neither", func(s *Spec) { s.Fallback = &Backend{Address: "lb;reload", Port: 443} }},
+		{"client timeout", "client_timeout", "between", func(s *Spec) { s.Timeouts.Client = time.Millisecond }},
+		{"slowstart", "slowstart", "between", func(s *Spec) { s.Servers.SlowStart = 2 * time.Hour }},
+		{"fail timeout", "fail_timeout", "whole seconds", func(s *Spec) { s.Servers.FailTimeout = 10 * time.Millisecond }},
+		{"negative maxqueue", "server_maxqueue", "no limit", func(s *Spec) { s.Servers.MaxQueue = -1 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,13 +320,15 @@ func TestValidate(t *testing.T) {
 // FuzzRenderAgainstRealBinaries: any spec either fails Validate, or renders
 // configurations the real haproxy and nginx accept.
 func FuzzRenderAgainstRealBinaries(f *testing.F) {
-	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp2", "fd00::12", 6443, 0, "/readyz", true, "", uint8(0), int64(500))
-	f.Add("::1", 1, "a_b", "192.0.2.1", 65535, "c.d", "192.0.2.2", 1, 8081, "/healthz?x=1", false, "c.d", uint8(1), int64(100))
-	f.Add("10.0.0.100", 8443, "x", "10.0.0.1", 443, "y", "10.0.0.2", 443, 65535, "/", true, "x", uint8(2), int64(3600000))
-	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp1", "10.0.0.11", 6443, 6443, "/{}", true, "zz", uint8(3), int64(0))
-	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp2", "10.0.0.12", 6443, 8081, "/\x00", true, "", uint8(0), int64(500))
+	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp2", "fd00::12", 6443, 0, "/readyz", true, "", uint8(0), int64(500), "", int64(0), 0)
+	f.Add("::1", 1, "a_b", "192.0.2.1", 65535, "c.d", "192.0.2.2", 1, 8081, "/healthz?x=1", false, "c.d", uint8(1), int64(100), "10.0.0.100", int64(60000), 1000)
+	f.Add("10.0.0.100", 8443, "x", "10.0.0.1", 443, "y", "10.0.0.2", 443, 65535, "/", true, "x", uint8(2), int64(3600000), "api.example.com", int64(1), 1)
+	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp1", "10.0.0.11", 6443, 6443, "/{}", true, "zz", uint8(3), int64(0), "-x-", int64(-5), -1)
+	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp2", "10.0.0.12", 6443, 8081, "/\x00", true, "", uint8(0), int64(500), "fd00::100", int64(0), 0)
+	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp2", "10.0.0.12", 6443, 8081, "/readyz", false, "", uint8(8), int64(500), "", int64(0), 0)
+	f.Add("127.0.0.1", 6443, "cp1", "10.0.0.11", 6443, "cp2", "10.0.0.12", 6443, 8081, "/readyz", false, "", uint8(17), int64(500), "10.0.0.100", int64(0), 0)
 	f.Fuzz(func(t *testing.T, listen string, listenPort int, n1, a1 string, p1 int, n2, a2 string, p2, hc int, path string,
-		insecure bool, localFirst string, flags uint8, intervalMS int64) {
+		insecure bool, localFirst string, flags uint8, intervalMS int64, fallback string, slowstartMS int64, maxconn int) {
 		s := Spec{
 			Role:            []Role{NodeLocal, External}[flags%2],
 			Listen:          []ListenAddr{{Address: listen, Port: listenPort}},
@@ -292,7 +336,17 @@ func FuzzRenderAgainstRealBinaries(f *testing.F) {
 			HealthcheckPort: hc,
 			LocalFirst:      localFirst,
 			Balance:         []string{"", BalanceLeastConn, BalanceRoundRobin, "x"}[flags/2%4],
-			HealthCheck:     HealthCheck{Path: path, InsecureSkipVerify: insecure, Interval: time.Duration(intervalMS) * time.Millisecond},
+			HealthCheck: HealthCheck{Path: path, InsecureSkipVerify: insecure, Interval: time.Duration(intervalMS) * time.Millisecond,
+				Type: []string{"", CheckHTTPS, CheckHTTPSClientCert, CheckTCP}[flags/8%4]},
+			AnonymousAuthOff: flags&32 != 0,
+			Servers:          Servers{SlowStart: time.Duration(slowstartMS) * time.Millisecond, MaxConn: maxconn, MaxQueue: maxconn / 2},
+			Observability:    Observability{Logs: flags&64 != 0, Metrics: flags&128 != 0, LogTarget: []string{LogSyslog, LogStdout}[flags/16%2]},
+		}
+		if s.HealthCheck.Type == CheckHTTPSClientCert {
+			s.HealthCheck.ClientCert = "/etc/kubernetes/pki/apiserver-kubelet-client.crt"
+		}
+		if fallback != "" {
+			s.Fallback = &Backend{Name: "fallback", Address: fallback, Port: 8443}
 		}
 		if !insecure {
 			s.HealthCheck.CAFile = goldenCA

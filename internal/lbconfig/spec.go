@@ -34,8 +34,24 @@ type ListenAddr struct {
 // Backend is one kube-apiserver.
 type Backend = endpoints.Backend
 
-// HealthCheck configures HAProxy's active checks of the apiservers.
+// Health check types.
+const (
+	// CheckHTTPS requests Path over HTTPS without credentials, verifying
+	// the server against CAFile: kube-apiserver answers /readyz
+	// anonymously unless --anonymous-auth=false.
+	CheckHTTPS = "https"
+	// CheckHTTPSClientCert presents ClientCert in the same request, for
+	// apiservers that refuse anonymous requests.
+	CheckHTTPSClientCert = "https_client_cert"
+	// CheckTCP only opens a connection (Epiphany's option tcp-check): no
+	// credentials, but a hung apiserver passes.
+	CheckTCP = "tcp"
+)
+
+// HealthCheck configures HAProxy's active checks of the backends.
 type HealthCheck struct {
+	// Type is CheckHTTPS (default), CheckHTTPSClientCert or CheckTCP.
+	Type string
 	// Path is requested over HTTPS; empty means /readyz.
 	Path string
 	// CAFile is the cluster CA on the load balancer's host, to verify the
@@ -46,20 +62,54 @@ type HealthCheck struct {
 	// up again after Rise successes. Defaults: 500ms, 2, 2.
 	Interval   time.Duration
 	Fall, Rise int
-	// TCP checks only that a connection opens, for services whose health
-	// endpoint needs a client certificate; ClientCert (certificate and key
-	// in one PEM file) makes the HTTPS check present one instead.
-	TCP        bool
+	// ClientCert is a PEM file with the client certificate and its key,
+	// or the certificate whose key is the file of the same name ending in
+	// .key (kubeadm's apiserver-kubelet-client.crt and .key).
 	ClientCert string
 }
 
 // Timeouts of proxied connections.
 type Timeouts struct {
 	Connect time.Duration // default 1s
-	// Idle is how long a silent connection stays open; kubectl watches
-	// and kubelets hold connections for minutes. Default 10m.
-	Idle time.Duration
+	// Client and Server are how long a silent connection stays open on
+	// either side; kubectl watches and kubelets hold connections for
+	// minutes. Default 10m each.
+	Client, Server time.Duration
 }
+
+// Servers tunes each backend server.
+type Servers struct {
+	// SlowStart ramps a server's weight up over this time after it comes
+	// back (HAProxy only); 0 means none.
+	SlowStart time.Duration
+	// MaxConn and MaxQueue bound one server's connections and queue
+	// (HAProxy only); 0 means no limit.
+	MaxConn, MaxQueue int
+	// FailTimeout is how long nginx keeps a server that failed out of
+	// rotation; 0 means 10 intervals of the health check, at least the
+	// connect timeout.
+	FailTimeout time.Duration
+}
+
+// Observability switches the load balancer's own reporting.
+type Observability struct {
+	// Logs makes HAProxy log connections and health check changes
+	// (option log-health-checks); on by default (the zero value is off,
+	// WithDefaults does not change it: callers set it).
+	Logs bool
+	// LogTarget is where HAProxy logs: "stdout" (a static pod) or
+	// "syslog" (/dev/log, journald on systemd hosts).
+	LogTarget string
+	// Metrics serves HAProxy's Prometheus exporter (/metrics) or nginx's
+	// stub_status (/stub_status) on the health port.
+	Metrics bool
+}
+
+// Log targets.
+const (
+	LogStdout = "stdout"
+	LogSyslog = "syslog"
+)
 
 // Runtime holds the paths a running instance uses; empty fields are left
 // to the binary's defaults.
@@ -70,6 +120,12 @@ type Runtime struct {
 	// NginxStreamModule is the load_module path; empty for builds with the
 	// stream module compiled in (the official nginx image).
 	NginxStreamModule string
+	// NginxWorkerConnections is nginx's worker_connections; 0 means
+	// max(MaxConn, 1024).
+	NginxWorkerConnections int
+	// HealthOnLoopback binds the health port on 127.0.0.1 only, not on
+	// every address (a throwaway instance; see Preflight).
+	HealthOnLoopback bool
 }
 
 // Spec is everything a load balancer configuration depends on.
@@ -79,6 +135,13 @@ type Spec struct {
 	Role     Role
 	Listen   []ListenAddr
 	Backends []Backend
+	// Fallback, when set, is a last-resort server used only while every
+	// backend is down (KubePrism's and the k3s agent's behaviour): the
+	// external load balancer or VIP. Its Address may be a DNS name.
+	Fallback *Backend
+	// AnonymousAuthOff says the backends refuse anonymous requests
+	// (kube-apiserver --anonymous-auth=false).
+	AnonymousAuthOff bool
 	// Balance is "leastconn" (default) or "roundrobin".
 	Balance string
 	// LocalFirst names the backend to prefer: the others become backups,
@@ -89,6 +152,8 @@ type Spec struct {
 	HealthcheckPort int
 	HealthCheck     HealthCheck
 	Timeouts        Timeouts
+	Servers         Servers
+	Observability   Observability
 	MaxConn         int // default 4000
 	Runtime         Runtime
 }
@@ -110,8 +175,14 @@ func (s Spec) WithDefaults() Spec {
 	if s.Balance == "" {
 		s.Balance = BalanceLeastConn
 	}
+	if s.HealthCheck.Type == "" {
+		s.HealthCheck.Type = CheckHTTPS
+	}
 	if s.HealthCheck.Path == "" {
 		s.HealthCheck.Path = "/readyz"
+	}
+	if s.Observability.LogTarget == "" {
+		s.Observability.LogTarget = LogSyslog
 	}
 	if s.HealthCheck.Interval == 0 {
 		s.HealthCheck.Interval = 500 * time.Millisecond
@@ -125,8 +196,14 @@ func (s Spec) WithDefaults() Spec {
 	if s.Timeouts.Connect == 0 {
 		s.Timeouts.Connect = time.Second
 	}
-	if s.Timeouts.Idle == 0 {
-		s.Timeouts.Idle = 10 * time.Minute
+	if s.Timeouts.Client == 0 {
+		s.Timeouts.Client = 10 * time.Minute
+	}
+	if s.Timeouts.Server == 0 {
+		s.Timeouts.Server = 10 * time.Minute
+	}
+	if s.Servers.FailTimeout == 0 {
+		s.Servers.FailTimeout = max(10*s.HealthCheck.Interval, s.Timeouts.Connect)
 	}
 	if s.MaxConn == 0 {
 		s.MaxConn = 4000
@@ -185,6 +262,19 @@ func (s Spec) Validate() problem.Problems {
 			ps.SchemaErrorf(at.At("port"), "Invalid port", "port is %d; a TCP port is between 1 and 65535.", b.Port)
 		}
 	}
+	if fb := s.Fallback; fb != nil {
+		at := problem.Root("fallback")
+		a, err := netip.ParseAddr(fb.Address)
+		switch {
+		case err == nil && (a.Zone() != "" || a.IsUnspecified() || a.IsMulticast() || a.IsLoopback()):
+			ps.Errorf(at.At("address"), "Invalid fallback address", "%s cannot be the external load balancer.", a)
+		case err != nil && !endpoints.IsDNSName(fb.Address):
+			ps.Errorf(at.At("address"), "Invalid fallback address", "%q is neither an IP address nor a DNS name.", fb.Address)
+		}
+		if !problem.ValidPort(fb.Port) {
+			ps.SchemaErrorf(at.At("port"), "Invalid port", "port is %d; a TCP port is between 1 and 65535.", fb.Port)
+		}
+	}
 	if s.LocalFirst != "" && !names[s.LocalFirst] {
 		ps.Errorf(problem.Root("local_first"), "Unknown backend", "local_first is %q, which is not a backend name.", s.LocalFirst)
 	}
@@ -211,10 +301,36 @@ func (s Spec) Validate() problem.Problems {
 	} else if s.Name == healthzFrontend {
 		ps.Errorf(problem.Root("name"), "Reserved name", "%q is the load balancer's own health endpoint; choose another name.", s.Name)
 	}
+	switch hc.Type {
+	case CheckHTTPS:
+		if s.AnonymousAuthOff {
+			ps.Errorf(hcAt.At("type"), "Anonymous health checks on apiservers that refuse them",
+				"health_check.type = %q requests %s without credentials, but the backends refuse anonymous requests "+
+					"(kha_cluster_endpoints' apiserver_anonymous_auth = false, kube-apiserver --anonymous-auth=false): every "+
+					"check would get 401, every backend would be marked down, and the load balancer would refuse every "+
+					"connection. Use health_check.type = %q with health_check.client_cert (e.g. kubeadm's "+
+					"/etc/kubernetes/pki/apiserver-kubelet-client.crt), or %q.", CheckHTTPS, hc.Path, CheckHTTPSClientCert, CheckTCP)
+		}
+		if hc.ClientCert != "" {
+			ps.Errorf(hcAt.At("client_cert"), "Client certificate without its check type",
+				"health_check.client_cert is set but health_check.type is %q; set type = %q to present it.", CheckHTTPS, CheckHTTPSClientCert)
+		}
+	case CheckHTTPSClientCert:
+		if hc.ClientCert == "" {
+			ps.Errorf(hcAt.At("client_cert"), "Missing client certificate",
+				"health_check.type = %q needs health_check.client_cert: a PEM file on the load balancer's host with a client "+
+					"certificate the apiservers accept and its key (or the certificate, with the key in the file of the same "+
+					"name ending in .key), e.g. kubeadm's /etc/kubernetes/pki/apiserver-kubelet-client.crt.", CheckHTTPSClientCert)
+		}
+	case CheckTCP:
+	default:
+		ps.SchemaErrorf(hcAt.At("type"), "Invalid health check type", "health_check.type is %q; use %q, %q or %q.",
+			hc.Type, CheckHTTPS, CheckHTTPSClientCert, CheckTCP)
+	}
 	if hc.ClientCert != "" && !isConfigPath(hc.ClientCert) {
 		ps.Errorf(hcAt.At("client_cert"), "Invalid client certificate path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", hc.ClientCert)
 	}
-	if hc.CAFile == "" && !hc.InsecureSkipVerify && !hc.TCP {
+	if hc.CAFile == "" && !hc.InsecureSkipVerify && hc.Type != CheckTCP {
 		ps.Errorf(hcAt.At("ca_file"), "Unverified health checks",
 			"give health_check.ca_file (the cluster CA on the load balancer's host, e.g. /etc/kubernetes/pki/ca.crt) so "+
 				"the checks verify the apiservers, or set health_check.insecure_skip_verify = true to opt out.")
@@ -233,8 +349,25 @@ func (s Spec) Validate() problem.Problems {
 	if s.Timeouts.Connect < 100*time.Millisecond || s.Timeouts.Connect > time.Minute {
 		ps.Errorf(problem.Root("connect_timeout"), "Invalid timeout", "connect_timeout %s must be between 100ms and 1m.", s.Timeouts.Connect)
 	}
-	if s.Timeouts.Idle < time.Second || s.Timeouts.Idle > 24*time.Hour {
-		ps.Errorf(problem.Root("idle_timeout"), "Invalid timeout", "idle_timeout %s must be between 1s and 24h.", s.Timeouts.Idle)
+	for attr, d := range map[string]time.Duration{"client_timeout": s.Timeouts.Client, "server_timeout": s.Timeouts.Server} {
+		if d < time.Second || d > 24*time.Hour {
+			ps.Errorf(problem.Root(attr), "Invalid timeout", "%s %s must be between 1s and 24h.", attr, d)
+		}
+	}
+	if d := s.Servers.SlowStart; d < 0 || d > time.Hour {
+		ps.Errorf(problem.Root("slowstart"), "Invalid duration", "slowstart %s must be between 0 and 1h.", d)
+	}
+	if d := s.Servers.FailTimeout; d < time.Second || d > time.Hour {
+		ps.Errorf(problem.Root("fail_timeout"), "Invalid duration", "fail_timeout %s must be between 1s and 1h (nginx counts whole seconds).", d)
+	}
+	for attr, v := range map[string]int{"server_maxconn": s.Servers.MaxConn, "server_maxqueue": s.Servers.MaxQueue,
+		"worker_connections": s.Runtime.NginxWorkerConnections} {
+		if v < 0 || v > 1_000_000 {
+			ps.SchemaErrorf(problem.Root(attr), "Invalid limit", "%s is %d; use 0 (no limit, or the default) to 1000000.", attr, v)
+		}
+	}
+	if t := s.Observability.LogTarget; t != LogStdout && t != LogSyslog {
+		ps.Errorf(problem.Root("log_target"), "Invalid log target", "log target %q; use %q or %q.", t, LogStdout, LogSyslog)
 	}
 	if s.MaxConn < 1 || s.MaxConn > 1_000_000 {
 		ps.SchemaErrorf(problem.Root("max_connections"), "Invalid connection limit", "max_connections is %d; use 1 to 1000000.", s.MaxConn)

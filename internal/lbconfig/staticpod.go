@@ -38,8 +38,38 @@ type Pod struct {
 	HealthcheckPort int
 	// CAFile, when set, is mounted read-only at the same path so health
 	// checks inside the pod can verify the apiservers.
-	CAFile                    string
+	CAFile string
+	// ClientCert, when set, is the health checks' client certificate:
+	// it and its key (ClientKeyFile) are mounted read-only the same way.
+	ClientCert                string
 	CPURequest, MemoryRequest string
+}
+
+// ClientKeyFile is where HAProxy looks for the key of a client
+// certificate without one: the same name ending in .key
+// (ssl-load-extra-del-ext), as kubeadm names its pairs.
+func ClientKeyFile(cert string) string {
+	return strings.TrimSuffix(cert, path.Ext(cert)) + ".key"
+}
+
+// hostFiles are the single host files the pod mounts besides its config.
+func (p Pod) hostFiles() [][2]string {
+	var files [][2]string
+	if p.CAFile != "" {
+		files = append(files, [2]string{"ca", p.CAFile})
+	}
+	if p.ClientCert != "" {
+		files = append(files, [2]string{"client-cert", p.ClientCert}, [2]string{"client-key", ClientKeyFile(p.ClientCert)})
+	}
+	return files
+}
+
+// container is the container's name, as in kubespray's manifests.
+func (k Kind) container() string {
+	if k == Nginx {
+		return "nginx-proxy"
+	}
+	return "haproxy"
 }
 
 // configMount is where each image reads its configuration.
@@ -96,7 +126,7 @@ func RenderStaticPod(p Pod) (string, error) {
 	w("    kubernetes.io/os: linux")
 	w("  priorityClassName: system-node-critical")
 	w("  containers:")
-	w("    - name: %s", p.Kind)
+	w("    - name: %s", p.Kind.container())
 	w("      image: %s", q(image))
 	w("      imagePullPolicy: IfNotPresent")
 	w("      resources:")
@@ -115,9 +145,9 @@ func RenderStaticPod(p Pod) (string, error) {
 	w("        - name: config")
 	w("          mountPath: %s", q(p.Kind.configMount()))
 	w("          readOnly: true")
-	if p.CAFile != "" {
-		w("        - name: ca")
-		w("          mountPath: %s", q(p.CAFile))
+	for _, f := range p.hostFiles() {
+		w("        - name: %s", f[0])
+		w("          mountPath: %s", q(f[1]))
 		w("          readOnly: true")
 	}
 	w("  volumes:")
@@ -125,10 +155,10 @@ func RenderStaticPod(p Pod) (string, error) {
 	w("      hostPath:")
 	w("        path: %s", q(p.ConfigDir))
 	w("        type: Directory")
-	if p.CAFile != "" {
-		w("    - name: ca")
+	for _, f := range p.hostFiles() {
+		w("    - name: %s", f[0])
 		w("      hostPath:")
-		w("        path: %s", q(p.CAFile))
+		w("        path: %s", q(f[1]))
 		w("        type: File")
 	}
 	return b.String(), nil

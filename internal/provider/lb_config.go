@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	fwpath "github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -32,6 +34,8 @@ type lbKind struct {
 	configPath, manifestPath       string
 	validateCommand, reloadCommand string
 	destroyCommand                 string
+	// preflightCommand runs a throwaway instance in the foreground.
+	preflightCommand string
 	// streamModule is nginx's load_module path on systemd hosts.
 	streamModule string
 }
@@ -45,28 +49,35 @@ const (
 // lbConfigModel holds the attributes both kinds share.
 type lbConfigModel struct {
 	hostFields
-	DestroyCommand  types.String     `tfsdk:"destroy_command"`
-	Role            types.String     `tfsdk:"role"`
-	Listen          *lbListenModel   `tfsdk:"listen"`
-	Backends        []lbBackendModel `tfsdk:"backends"`
-	Balance         types.String     `tfsdk:"balance"`
-	LocalFirst      types.String     `tfsdk:"local_first"`
-	HealthcheckPort types.Int64      `tfsdk:"healthcheck_port"`
-	ConnectTimeout  types.String     `tfsdk:"connect_timeout"`
-	IdleTimeout     types.String     `tfsdk:"idle_timeout"`
-	MaxConnections  types.Int64      `tfsdk:"max_connections"`
-	PIDFile         types.String     `tfsdk:"pid_file"`
-	Delivery        types.String     `tfsdk:"delivery"`
-	ConfigPath      types.String     `tfsdk:"config_path"`
-	ManifestPath    types.String     `tfsdk:"manifest_path"`
-	Image           types.String     `tfsdk:"image"`
-	PodName         types.String     `tfsdk:"pod_name"`
-	CPURequest      types.String     `tfsdk:"cpu_request"`
-	MemoryRequest   types.String     `tfsdk:"memory_request"`
-	ValidateCommand types.String     `tfsdk:"validate_command"`
-	ReloadCommand   types.String     `tfsdk:"reload_command"`
-	Rendered        types.String     `tfsdk:"rendered"`
-	Manifest        types.String     `tfsdk:"manifest"`
+	DestroyCommand    types.String     `tfsdk:"destroy_command"`
+	Role              types.String     `tfsdk:"role"`
+	Listen            *lbListenModel   `tfsdk:"listen"`
+	Backends          []lbBackendModel `tfsdk:"backends"`
+	Balance           types.String     `tfsdk:"balance"`
+	LocalFirst        types.String     `tfsdk:"local_first"`
+	HealthcheckPort   types.Int64      `tfsdk:"healthcheck_port"`
+	ConnectTimeout    types.String     `tfsdk:"connect_timeout"`
+	ClientTimeout     types.String     `tfsdk:"client_timeout"`
+	ServerTimeout     types.String     `tfsdk:"server_timeout"`
+	Fallback          *lbFallbackModel `tfsdk:"fallback"`
+	Logs              types.Bool       `tfsdk:"logs"`
+	Metrics           types.Bool       `tfsdk:"metrics"`
+	VerifyAfterReload types.Bool       `tfsdk:"verify_after_reload"`
+	VerifyTimeout     types.String     `tfsdk:"verify_timeout"`
+	MaxConnections    types.Int64      `tfsdk:"max_connections"`
+	PIDFile           types.String     `tfsdk:"pid_file"`
+	Delivery          types.String     `tfsdk:"delivery"`
+	ConfigPath        types.String     `tfsdk:"config_path"`
+	ManifestPath      types.String     `tfsdk:"manifest_path"`
+	Image             types.String     `tfsdk:"image"`
+	PodName           types.String     `tfsdk:"pod_name"`
+	CPURequest        types.String     `tfsdk:"cpu_request"`
+	MemoryRequest     types.String     `tfsdk:"memory_request"`
+	ValidateCommand   types.String     `tfsdk:"validate_command"`
+	PreflightCommand  types.String     `tfsdk:"preflight_command"`
+	ReloadCommand     types.String     `tfsdk:"reload_command"`
+	Rendered          types.String     `tfsdk:"rendered"`
+	Manifest          types.String     `tfsdk:"manifest"`
 }
 
 type lbListenModel struct {
@@ -76,7 +87,13 @@ type lbListenModel struct {
 }
 
 type lbBackendModel struct {
-	Name    types.String `tfsdk:"name"`
+	Name          types.String `tfsdk:"name"`
+	Address       types.String `tfsdk:"address"`
+	Port          types.Int64  `tfsdk:"port"`
+	AnonymousAuth types.Bool   `tfsdk:"anonymous_auth"`
+}
+
+type lbFallbackModel struct {
 	Address types.String `tfsdk:"address"`
 	Port    types.Int64  `tfsdk:"port"`
 }
@@ -111,8 +128,41 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"name":    schema.StringAttribute{Required: true, MarkdownDescription: "Server name (the node name)."},
 				"address": schema.StringAttribute{Required: true, MarkdownDescription: "IP address, unbracketed."},
 				"port":    schema.Int64Attribute{Required: true, Validators: portValidator, MarkdownDescription: "apiserver port."},
+				"anonymous_auth": schema.BoolAttribute{Optional: true,
+					MarkdownDescription: "Whether the apiserver answers anonymous requests (`kha_cluster_endpoints`' " +
+						"`apiserver_anonymous_auth`); `false` makes an anonymous `https` health check a plan error. Default `true`."},
 			}},
 		},
+		"fallback": schema.SingleNestedAttribute{
+			Optional: true,
+			MarkdownDescription: "A last-resort server, used only while every backend is down: the external load balancer or VIP, " +
+				"usually `kha_cluster_endpoints.<name>.local_lb_fallback`. A node that loses its direct routes to the " +
+				"apiservers (a partition, a firewall change) keeps its API path through it, as Talos KubePrism and the k3s agent " +
+				"load balancer do. A DNS name must resolve when the load balancer starts (nginx refuses to start otherwise; " +
+				"HAProxy starts without it).",
+			Attributes: map[string]schema.Attribute{
+				"address": schema.StringAttribute{Required: true, MarkdownDescription: "IP address or DNS name."},
+				"port":    schema.Int64Attribute{Required: true, Validators: portValidator, MarkdownDescription: "Port."},
+			},
+		},
+		"logs": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Log connections and every health check change (HAProxy `option tcplog`, `option log-health-checks`): " +
+				"to stdout with `static_pod` (the kubelet keeps it), to syslog (`/dev/log`, journald) with `systemd`. nginx logs " +
+				"errors to stderr either way. Default `true`."},
+		"metrics": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Serve metrics on `healthcheck_port`: HAProxy's built-in Prometheus exporter at `/metrics` (Debian's " +
+				"haproxy and the official image have it), nginx's `stub_status` at `/stub_status` (what kubespray serves there). " +
+				"HAProxy's verification after a reload reads `/metrics`. Default `true`."},
+		"verify_after_reload": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "After the reload, wait until the load balancer serves: HAProxy reports at least one apiserver up " +
+				"after a passing health check (through `healthcheck_port`, when set), and a TLS handshake through the listen " +
+				"address (node-local role) reaches an apiserver. Otherwise the previous configuration is restored and reloaded " +
+				"and the apply fails with what the load balancer said: which apiservers are down and why. kha reaches the " +
+				"host's loopback through the SSH connection (TCP forwarding must be allowed for the connection's user). Set " +
+				"`false` while bootstrapping a cluster whose apiservers do not run yet. Default `true`."},
+		"verify_timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("30s"),
+			Validators:          []validator.String{durationValidator()},
+			MarkdownDescription: "How long the verification waits for the load balancer to serve. Default `30s`."},
 		"balance": schema.StringAttribute{
 			Optional: true, Computed: true, Default: stringdefault.StaticString(lbconfig.BalanceLeastConn),
 			Validators:          []validator.String{stringvalidator.OneOf(lbconfig.BalanceLeastConn, lbconfig.BalanceRoundRobin)},
@@ -131,9 +181,15 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"moves the VIP to a load balancer that reaches the control plane; nginx's reports only that nginx runs.",
 		},
 		"connect_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
-			MarkdownDescription: "Timeout of a connection to an apiserver. Default `1s`."},
-		"idle_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
-			MarkdownDescription: "How long an idle proxied connection stays open; watches hold connections for minutes. Default `10m`."},
+			MarkdownDescription: "Timeout of a connection to an apiserver. Default `1s`. Unlike kubespray's 30s, a dead apiserver " +
+				"costs a client about a second before the next one is tried, not half a minute."},
+		"client_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "How long a proxied connection may stay idle on the client's side (HAProxy `timeout client`; " +
+				"nginx's `proxy_timeout` is the longer of the two); watches hold connections for minutes. Default `10m` " +
+				"(kubespray: `loadbalancer_apiserver_keepalive_timeout`, 5m)."},
+		"server_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "How long a proxied connection may stay idle on the apiserver's side (HAProxy `timeout server`). " +
+				"Default `10m` (kubespray: 15m)."},
 		"max_connections": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
 			MarkdownDescription: "Connection limit. Default `4000`."},
 		"pid_file": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
@@ -165,6 +221,15 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true,
 			MarkdownDescription: fmt.Sprintf("Checks the new config before it replaces the old one (`%%s` is its path). "+
 				"Default with `systemd`: `%s`; with `static_pod`: none (the host may not have the binary).", k.validateCommand)},
+		"preflight_command": schema.StringAttribute{Optional: true, Computed: true,
+			MarkdownDescription: fmt.Sprintf("Runs a throwaway instance of the load balancer in the foreground on the new "+
+				"config (`%%s` is its path) before the config replaces the live one: the same backends and health checks, "+
+				"listening on loopback ports of its own. kha checks it as `verify_after_reload` checks the live one, and stops "+
+				"it. A config that passes `validate_command` but serves nothing (a CA that signed no apiserver, a client "+
+				"certificate the apiservers refuse, a firewall) fails the apply while the live load balancer keeps serving, "+
+				"without a single failed request. Runs when `verify_after_reload` is on. Default with `systemd`: `%s`; with "+
+				"`static_pod`: none (the host may not have the binary; the verification after the kubelet restarts the pod "+
+				"still rolls back). `\"\"` turns it off. Needs `timeout(1)` on the host.", k.preflightCommand)},
 		"reload_command": schema.StringAttribute{Optional: true, Computed: true,
 			MarkdownDescription: fmt.Sprintf("Run after the config is in place; if it fails, or outlasts the timeout, the previous config is restored. "+
 				"Default with `systemd`: `%s`; with `static_pod`: none (the kubelet restarts the pod).", k.reloadCommand)},
@@ -222,8 +287,21 @@ func (m *lbConfigModel) spec(k lbKind) lbconfig.Spec {
 	}
 	// The schema's validators admit only durations Go parses.
 	s.Timeouts.Connect, _ = time.ParseDuration(m.ConnectTimeout.ValueString())
-	s.Timeouts.Idle, _ = time.ParseDuration(m.IdleTimeout.ValueString())
-	if m.Delivery.ValueString() != deliveryStaticPod {
+	s.Timeouts.Client, _ = time.ParseDuration(m.ClientTimeout.ValueString())
+	s.Timeouts.Server, _ = time.ParseDuration(m.ServerTimeout.ValueString())
+	for _, b := range m.Backends {
+		s.AnonymousAuthOff = s.AnonymousAuthOff || (known(b.AnonymousAuth) && !b.AnonymousAuth.ValueBool())
+	}
+	if fb := m.Fallback; fb != nil {
+		s.Fallback = &lbconfig.Backend{Name: "fallback", Address: fb.Address.ValueString(), Port: int(fb.Port.ValueInt64())}
+	}
+	// Optional and computed with a default: unknown (a plan of a new
+	// resource) stands for the default.
+	s.Observability = lbconfig.Observability{Logs: !m.Logs.Equal(types.BoolValue(false)), Metrics: !m.Metrics.Equal(types.BoolValue(false)),
+		LogTarget: lbconfig.LogSyslog}
+	if m.Delivery.ValueString() == deliveryStaticPod {
+		s.Observability.LogTarget = lbconfig.LogStdout
+	} else {
 		s.Runtime.NginxStreamModule = k.streamModule
 	}
 	return s
@@ -274,6 +352,7 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.S
 		return types.StringValue("")
 	}
 	m.ValidateCommand = orDefault(m.ValidateCommand, k.validateCommand)
+	m.PreflightCommand = orDefault(m.PreflightCommand, k.preflightCommand)
 	m.ReloadCommand = orDefault(m.ReloadCommand, k.reloadCommand)
 	m.DestroyCommand = orDefault(m.DestroyCommand, k.destroyCommand)
 	if ps := s.Validate(); ps.HasErrors() {
@@ -288,18 +367,78 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.S
 	configPath := m.ConfigPath.ValueString()
 	files := []remote.File{{Path: configPath, Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
 		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}}
+	if systemd {
+		files[0].Verify = m.verifier(k, s, text)
+	}
+	// With static_pod, the config file goes first and the manifest that
+	// makes the kubelet run it after: the throwaway instance precedes both.
+	files[0].Preflight = m.preflight(k, s)
 	m.Rendered = types.StringValue(text)
 	m.Manifest = types.StringNull()
 	if !systemd {
 		manifest, err := lbconfig.RenderStaticPod(lbconfig.Pod{Kind: k.lb, Name: m.PodName.ValueString(), Image: m.Image.ValueString(),
 			ConfigDir: path.Dir(configPath), ConfigSHA256: remote.SHA256([]byte(text)), HealthcheckPort: s.HealthcheckPort,
-			CAFile: s.HealthCheck.CAFile, CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString()})
+			CAFile: s.HealthCheck.CAFile, ClientCert: s.HealthCheck.ClientCert, CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString()})
 		if err != nil {
 			diags.AddAttributeError(fwpath.Root("config_path"), "Invalid Static Pod", err.Error())
 			return rendered{}, diags
 		}
 		m.Manifest = types.StringValue(manifest)
-		files = append(files, remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(manifest), Mode: 0o640, CreateParentDirs: true})
+		// The kubelet restarts the pod once the manifest changes: that is
+		// when the new configuration runs.
+		files = append(files, remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(manifest), Mode: 0o640,
+			CreateParentDirs: true, Verify: m.verifier(k, s, text)})
 	}
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
+}
+
+// verifyTimeout is how long a verification may take, and whether
+// verification is on.
+func (m *lbConfigModel) verifyTimeout() (time.Duration, bool) {
+	timeout, err := time.ParseDuration(m.VerifyTimeout.ValueString())
+	if err != nil {
+		timeout = 30 * time.Second // unknown in a new resource's plan: the default
+	}
+	return timeout, !m.VerifyAfterReload.Equal(types.BoolValue(false))
+}
+
+// verifier is the check after a reload, or nil when it is turned off.
+func (m *lbConfigModel) verifier(k lbKind, s lbconfig.Spec, text string) remote.Verifier {
+	timeout, on := m.verifyTimeout()
+	if !on {
+		return nil
+	}
+	return lbVerifier{lbconfig.VerificationFor(k.lb, s, text, timeout)}
+}
+
+// preflight is the throwaway instance that runs the config before it
+// replaces the live one, or nil when it is turned off.
+func (m *lbConfigModel) preflight(k lbKind, s lbconfig.Spec) *remote.Preflight {
+	command := m.PreflightCommand.ValueString()
+	timeout, on := m.verifyTimeout()
+	if command == "" || !on {
+		return nil
+	}
+	return &remote.Preflight{Command: command, Timeout: timeout, Candidate: func(dir string) ([]byte, remote.Verifier, error) {
+		// Ports below Linux's ephemeral range, where nothing listens by
+		// chance often; a taken one makes the instance exit, and the
+		// engine tries again with others.
+		listen, health := 20000+rand.IntN(12000), 20000+rand.IntN(12000)
+		for health == listen {
+			health = 20000 + rand.IntN(12000)
+		}
+		p, err := lbconfig.PreflightFor(k.lb, s, listen, health, path.Join(dir, "nginx.pid"), timeout)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []byte(p.Config), lbVerifier{p.Verification}, nil
+	}}
+}
+
+// lbVerifier runs a load balancer's verification through the connection
+// to its host.
+type lbVerifier struct{ v lbconfig.Verification }
+
+func (l lbVerifier) Verify(ctx context.Context, c *remote.Client) error {
+	return l.v.Run(ctx, c.DialTCP)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -43,6 +44,7 @@ type clusterEndpointsModel struct {
 	WorkerNodes            []nodeModel       `tfsdk:"worker_nodes"`
 	APIServerPort          types.Int64       `tfsdk:"apiserver_port"`
 	APIServerBindAddress   types.String      `tfsdk:"apiserver_bind_address"`
+	APIServerAnonymousAuth types.Bool        `tfsdk:"apiserver_anonymous_auth"`
 	LocalLB                *localLBModel     `tfsdk:"local_lb"`
 	ExternalLB             *externalLBModel  `tfsdk:"external_lb"`
 	SupplementaryAddresses []types.String    `tfsdk:"supplementary_addresses"`
@@ -51,12 +53,17 @@ type clusterEndpointsModel struct {
 	ServiceCIDRIPv6        types.String      `tfsdk:"service_cidr_ipv6"`
 	IPFamily               types.String      `tfsdk:"ip_family"`
 	ExistingCertSANs       *existingSANModel `tfsdk:"existing_cert_sans"`
+	Kubeadm                *kubeadmModel     `tfsdk:"kubeadm"`
 
 	Mode                        types.String `tfsdk:"mode"`
 	LBDomainName                types.String `tfsdk:"lb_domain_name"`
 	Endpoints                   types.Object `tfsdk:"endpoints"`
 	NodeEndpoints               types.Map    `tfsdk:"node_endpoints"`
 	KubeadmControlPlaneEndpoint types.String `tfsdk:"kubeadm_control_plane_endpoint"`
+	KubeadmDiscoveryAddress     types.String `tfsdk:"kubeadm_discovery_address"`
+	KubeProxyServer             types.String `tfsdk:"kube_proxy_server"`
+	KubeadmClusterConfiguration types.String `tfsdk:"kubeadm_cluster_configuration"`
+	MetalLBManifests            types.String `tfsdk:"metallb_manifests"`
 	KubeconfigServer            types.String `tfsdk:"kubeconfig_server"`
 	APIServerServiceIP          types.String `tfsdk:"apiserver_service_ip"`
 	APIServerCertSANs           types.Object `tfsdk:"apiserver_cert_sans"`
@@ -65,6 +72,7 @@ type clusterEndpointsModel struct {
 	LocalLBListen               types.Object `tfsdk:"local_lb_listen"`
 	LocalLBBackends             types.List   `tfsdk:"local_lb_backends"`
 	LocalLBNodes                types.List   `tfsdk:"local_lb_nodes"`
+	LocalLBFallback             types.Object `tfsdk:"local_lb_fallback"`
 }
 
 type nodeModel struct {
@@ -74,20 +82,37 @@ type nodeModel struct {
 	IP6         types.String `tfsdk:"ip6"`
 	AccessIP6   types.String `tfsdk:"access_ip6"`
 	BindAddress types.String `tfsdk:"bind_address"`
+	Hostname    types.String `tfsdk:"hostname"`
+	FQDN        types.String `tfsdk:"fqdn"`
 }
 
 type localLBModel struct {
 	Enabled         types.Bool   `tfsdk:"enabled"`
+	EveryNode       types.Bool   `tfsdk:"every_node"`
 	Type            types.String `tfsdk:"type"`
 	Port            types.Int64  `tfsdk:"port"`
 	HealthcheckPort types.Int64  `tfsdk:"healthcheck_port"`
 }
 
 type externalLBModel struct {
-	Address            types.String `tfsdk:"address"`
-	Port               types.Int64  `tfsdk:"port"`
-	DomainName         types.String `tfsdk:"domain_name"`
-	RunsOnControlPlane types.Bool   `tfsdk:"runs_on_control_plane"`
+	Address            types.String   `tfsdk:"address"`
+	Port               types.Int64    `tfsdk:"port"`
+	DomainName         types.String   `tfsdk:"domain_name"`
+	RunsOnControlPlane types.Bool     `tfsdk:"runs_on_control_plane"`
+	Nodes              []types.String `tfsdk:"nodes"`
+	MetalLB            *metalLBModel  `tfsdk:"metallb"`
+}
+
+type metalLBModel struct {
+	AddressPool      types.String `tfsdk:"address_pool"`
+	SelectStaticPods types.Bool   `tfsdk:"select_static_pods"`
+}
+
+type kubeadmModel struct {
+	EtcdEndpoints []types.String `tfsdk:"etcd_endpoints"`
+	EtcdCAFile    types.String   `tfsdk:"etcd_ca_file"`
+	EtcdCertFile  types.String   `tfsdk:"etcd_cert_file"`
+	EtcdKeyFile   types.String   `tfsdk:"etcd_key_file"`
 }
 
 type existingSANModel struct {
@@ -115,22 +140,34 @@ func nodeAttributes(role string) map[string]schema.Attribute {
 				"Lowercase letters, digits, `-` and `.`. Unique across `control_plane_nodes` and `worker_nodes`.",
 		},
 		"ip": schema.StringAttribute{
-			Required: true,
-			MarkdownDescription: "Address the node binds and advertises (kubespray's `ip`): IPv4 when `ip_family` is `ipv4` " +
-				"or `dual`, IPv6 when it is `ipv6`.",
+			Optional: true,
+			MarkdownDescription: "Address the node binds and advertises (kubespray's `ip`), an IP address: IPv4 when `ip_family` " +
+				"is `ipv4` or `dual`. Required unless the cluster is IPv6-only and `ip6` is set.",
 		},
 		"access_ip": schema.StringAttribute{
 			Optional: true,
 			MarkdownDescription: "Address other nodes and load balancers use to reach this node (kubespray's `access_ip`), " +
-				"e.g. a NAT or public address. Defaults to `ip`.",
+				"e.g. a NAT or public address: an IP address, as kubespray's. Defaults to `ip`.",
 		},
 		"ip6": schema.StringAttribute{
-			Optional:            true,
-			MarkdownDescription: "IPv6 address of a dual-stack node (kubespray's `ip6`). Only with `ip_family = \"dual\"`.",
+			Optional: true,
+			MarkdownDescription: "IPv6 address of the node (kubespray's `ip6`): the second address of a dual-stack node, or " +
+				"the node's address in an IPv6-only cluster (`ip_family = \"ipv6\"`), as kubespray inventories give it. " +
+				"Ignored, with a warning, in an IPv4-only cluster, as kubespray ignores it.",
 		},
 		"access_ip6": schema.StringAttribute{
 			Optional:            true,
-			MarkdownDescription: "IPv6 access address of a dual-stack node (kubespray's `access_ip6`). Defaults to `ip6`.",
+			MarkdownDescription: "IPv6 access address (kubespray's `access_ip6`). Defaults to `ip6`.",
+		},
+		"hostname": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "The host's own short name (kubespray's `ansible_hostname`) when it differs from `name`; an " +
+				"apiserver SAN for control-plane nodes, as in kubespray.",
+		},
+		"fqdn": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "The host's fully qualified name (kubespray's `ansible_fqdn`); an apiserver SAN for " +
+				"control-plane nodes, as in kubespray, so clients that dial a control-plane node by its FQDN verify.",
 		},
 		"bind_address": schema.StringAttribute{
 			Optional: true,
@@ -194,23 +231,42 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 				Optional: true, Computed: true,
 				Default: stringdefault.StaticString(endpoints.DefaultBindAddress),
 				MarkdownDescription: "kube-apiserver bind address on every control-plane node (kubespray's " +
-					"`kube_apiserver_bind_address`). Default `::` (every address). `0.0.0.0` is treated like `::`: " +
-					"control-plane nodes reach their own apiserver on `127.0.0.1` (kubespray turns `0.0.0.0` into the " +
-					"endpoint `https://0.0.0.0:6443` and mangles IPv6 addresses such as `::1` into `127.0.0.11`). " +
+					"`kube_apiserver_bind_address`). Default `::` (every address). Unlike kubespray, which turns `0.0.0.0` into " +
+					"the endpoint `https://0.0.0.0:6443` and mangles IPv6 addresses such as `::1` into `127.0.0.11`, kha treats " +
+					"`0.0.0.0` like `::` (control-plane nodes reach their own apiserver on `127.0.0.1`), because those endpoints " +
+					"reach nothing. " +
 					"A specific address must be the node's own; use per-node `bind_address` when nodes differ.",
+			},
+			"apiserver_anonymous_auth": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "Whether kube-apiserver answers anonymous requests (kubespray's `kube_api_anonymous_auth`, " +
+					"kube-apiserver `--anonymous-auth`). Default `true`. `false` (CIS profiles, hardened clusters) goes into " +
+					"`kubeadm_cluster_configuration` and into every `local_lb_backends` element, so a `kha_haproxy_config` " +
+					"health check that would ask anonymously, get 401 from every apiserver and refuse every connection is a " +
+					"plan error instead.",
 			},
 			"local_lb": schema.SingleNestedAttribute{
 				Optional: true,
 				MarkdownDescription: "Node-local apiserver load balancer on every node without kube-apiserver " +
-					"(kubespray's `loadbalancer_apiserver_localhost`). Enabled by default unless `external_lb` is set.",
+					"(kubespray's `loadbalancer_apiserver_localhost`), or with `every_node` on every node. Enabled by " +
+					"default unless `external_lb` is set.",
 				Attributes: map[string]schema.Attribute{
 					"enabled": schema.BoolAttribute{
 						Optional: true,
 						MarkdownDescription: "Run the node-local load balancer. Default: `true` without `external_lb`. " +
 							"`false` without `external_lb` gives mode `direct`. `true` together with `external_lb` gives mode " +
 							"`local_lb_with_unmanaged_lb`: nodes use their local load balancer and only external clients use " +
-							"the external one (kubespray would instead send every node to the external LB and leave the local " +
-							"one unused).",
+							"the external one. Unlike kubespray, which then sends every node to the external load balancer and " +
+							"leaves the local one unused, kha keeps the nodes off the external one, so the cluster does not depend on it.",
+					},
+					"every_node": schema.BoolAttribute{
+						Optional: true,
+						MarkdownDescription: "Run the load balancer on every node, control-plane nodes included, and have every " +
+							"node (and kubeadm's `controlPlaneEndpoint`) use `localhost:<port>`: mode `local_lb_every_node`, " +
+							"Epiphany's HAProxy-on-every-node design and what Talos calls KubePrism. No component then depends " +
+							"on one apiserver or on an external load balancer. `port` must differ from `apiserver_port` unless " +
+							"every control-plane node's apiserver binds its own address (the plan says so). Outside clients use " +
+							"`external_lb` when set, else the first control-plane node.",
 					},
 					"type": schema.StringAttribute{
 						Optional:   true,
@@ -254,10 +310,45 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 					},
 					"runs_on_control_plane": schema.BoolAttribute{
 						Optional: true,
-						MarkdownDescription: "Set when the load balancer process binds `address:port` on the control-plane nodes " +
-							"themselves (HAProxy plus keepalived there). The plan then fails if that socket collides with " +
+						MarkdownDescription: "Set when the load balancer process binds `address:port` on every control-plane node " +
+							"(HAProxy plus keepalived there). The plan then fails if that socket collides with " +
 							"kube-apiserver bound to every address on the same port. Default `false`.",
 					},
+					"nodes": schema.ListAttribute{
+						Optional: true, ElementType: types.StringType,
+						MarkdownDescription: "Names of the cluster nodes that run the load balancer or hold its VIP (the hosts of " +
+							"`kha_haproxy_config` with `role = \"external\"` and of `kha_keepalived_config`); `[]` when it runs " +
+							"elsewhere. The plan fails when one of them is a control-plane node whose kube-apiserver binds every " +
+							"address on the same port (kubespray's VIP port trap); unset, the plan warns when the trap may be there.",
+					},
+					"metallb": schema.SingleNestedAttribute{
+						Optional: true,
+						MarkdownDescription: "Announce `address` with MetalLB: `metallb_manifests` then holds a Service of type " +
+							"LoadBalancer for it (and an EndpointSlice with the control-plane nodes), to apply with your Kubernetes " +
+							"tooling. The VIP is a Service of the cluster itself, so it serves clients outside the cluster only: " +
+							"nodes keep their node-local load balancer (mode `local_lb_with_unmanaged_lb`), because they must reach " +
+							"the apiservers before the cluster runs and while it has trouble.",
+						Attributes: map[string]schema.Attribute{
+							"address_pool": schema.StringAttribute{Optional: true,
+								MarkdownDescription: "MetalLB address pool to take `address` from (`metallb.universe.tf/address-pool`)."},
+							"select_static_pods": schema.BoolAttribute{Optional: true,
+								MarkdownDescription: "Select kubeadm's kube-apiserver static pods (`component: kube-apiserver`, " +
+									"`tier: control-plane`) instead of listing the control-plane nodes in an EndpointSlice, so " +
+									"kube-proxy follows the apiservers' readiness. Default `false` (the EndpointSlice works without " +
+									"kubeadm's pods, but kube-proxy keeps sending to a dead apiserver)."},
+						},
+					},
+				},
+			},
+			"kubeadm": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "What `kubeadm_cluster_configuration` needs besides the endpoints: an external etcd.",
+				Attributes: map[string]schema.Attribute{
+					"etcd_endpoints": schema.ListAttribute{Optional: true, ElementType: types.StringType,
+						MarkdownDescription: "etcd client URLs for `etcd.external.endpoints`, e.g. `kha_etcd_access.<name>.servers`; unset: stacked etcd."},
+					"etcd_ca_file":   schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()}, MarkdownDescription: "`etcd.external.caFile`."},
+					"etcd_cert_file": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()}, MarkdownDescription: "`etcd.external.certFile`."},
+					"etcd_key_file":  schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()}, MarkdownDescription: "`etcd.external.keyFile`."},
 				},
 			},
 			"supplementary_addresses": schema.ListAttribute{
@@ -289,7 +380,8 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 				Validators: []validator.String{stringvalidator.OneOf(ipFamilies...)},
 				MarkdownDescription: "Address families: `ipv4` (default), `ipv6`, or `dual` (kubespray's `ipv4_stack` / " +
 					"`ipv6_stack`). In `dual`, IPv4 is primary, as in kubespray, and the nodes' `ip6`/`access_ip6` are added " +
-					"to the certificate (kubespray adds only the IPv6 address of the default route).",
+					"to the certificate. Unlike kubespray, which adds only the IPv6 address of the host's default route, kha adds " +
+					"the addresses the inventory gives, because those are the ones clients dial.",
 			},
 			"existing_cert_sans": schema.SingleNestedAttribute{
 				Optional: true,
@@ -305,9 +397,11 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 			// Computed at plan time.
 			"mode": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "Access mode: `local_lb` (node-local load balancers), `local_lb_with_unmanaged_lb` " +
-					"(node-local load balancers, plus an external one for clients outside the cluster), `external_lb` " +
-					"(everyone through the external load balancer) or `direct` (everyone to the first control-plane node).",
+				MarkdownDescription: "Access mode: `local_lb` (node-local load balancers on the nodes without apiserver), " +
+					"`local_lb_every_node` (a node-local load balancer on every node, which every node uses), " +
+					"`local_lb_with_unmanaged_lb` (node-local load balancers, plus an external one for clients outside the " +
+					"cluster), `external_lb` (everyone through the external load balancer) or `direct` (everyone to the " +
+					"first control-plane node).",
 			},
 			"lb_domain_name": schema.StringAttribute{
 				Computed: true,
@@ -335,8 +429,37 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 			"kubeadm_control_plane_endpoint": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "kubeadm `ClusterConfiguration.controlPlaneEndpoint` (`host:port`): the external load balancer " +
-					"in `external_lb` mode, else the first control-plane node's `ip`. IPv6 literals are bracketed " +
-					"(kubespray leaves them bare, which kubeadm cannot parse).",
+					"in `external_lb` mode, `localhost:<local_lb.port>` in `local_lb_every_node`, else the first control-plane " +
+					"node's `ip`. Unlike kubespray, which leaves an IPv6 load balancer address bare, IPv6 literals are " +
+					"bracketed: kubeadm cannot parse them bare.",
+			},
+			"kubeadm_discovery_address": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "`host:port` that `kubeadm join` discovers the cluster at (`discovery.bootstrapToken.apiServerEndpoint`): " +
+					"the external load balancer in `external_lb` mode, else the first control-plane node's access address. Unlike " +
+					"kubespray, which derives it from the joining node's own endpoint, a control-plane node with a specific " +
+					"`bind_address` joins through the first node rather than its own apiserver, which does not run yet.",
+			},
+			"kube_proxy_server": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "`server:` of kube-proxy's kubeconfig (the `kube-proxy` ConfigMap in `kube-system`, one for " +
+					"every node): `https://127.0.0.1:<local_lb.port>` with node-local load balancers, the external load balancer " +
+					"in `external_lb` mode, kubeadm's value (the first control-plane node) in `direct` mode. Unlike kubespray, " +
+					"which writes `kube_apiserver_port` here, the load balancer's port is used: with a different " +
+					"`local_lb.port`, kubespray's value points kube-proxy on workers at a port nothing listens on. When no " +
+					"value works on every node, the plan warns.",
+			},
+			"kubeadm_cluster_configuration": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "A kubeadm `ClusterConfiguration` (v1beta4) with what these endpoints decide: " +
+					"`controlPlaneEndpoint`, `networking` (DNS domain, service subnets), `apiServer.certSANs` and, with " +
+					"`kubeadm.etcd_endpoints`, `etcd.external`. YAML, known at plan time; merge it into your kubeadm config.",
+			},
+			"metallb_manifests": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "With `external_lb.metallb`, the Service of type LoadBalancer on the VIP (MetalLB's " +
+					"`metallb.universe.tf/loadBalancerIPs` annotation) and its EndpointSlice, as YAML documents to apply with " +
+					"your Kubernetes tooling. Null otherwise.",
 			},
 			"kubeconfig_server": schema.StringAttribute{
 				Computed: true,
@@ -351,9 +474,9 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 			"apiserver_cert_sans": schema.SingleNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "SANs the apiserver certificate needs (kubeadm `apiServer.certSANs`), in kubespray's " +
-					"`apiserver_sans` order, without repeats: IP literals are compared in canonical form (kubespray " +
-					"compares strings and lists `fd00::0001` and `fd00::1` twice), and every control-plane node name is " +
-					"included on every node.",
+					"`apiserver_sans` order, with every control-plane node name on every node. Unlike kubespray, which " +
+					"compares strings and lists `fd00::0001` and `fd00::1` twice, kha compares IP literals in canonical form, " +
+					"so each address appears once and the list is the same whatever the spelling of the inputs.",
 				Attributes: map[string]schema.Attribute{
 					"dns_names":    schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "DNS SANs, lowercase."},
 					"ip_addresses": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "IP SANs, canonical form."},
@@ -361,12 +484,14 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 			},
 			"hosts_entries": schema.ListAttribute{
 				Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "`/etc/hosts` lines the nodes need: `<address> <domain_name>` when every node uses an " +
-					"external load balancer by a DNS name in front of an IP. Empty otherwise (current kubespray writes none).",
+				MarkdownDescription: "`/etc/hosts` lines that resolve the external load balancer's name: `<address> <domain_name>` " +
+					"when `external_lb` has a DNS name in front of an IP, in every mode that has one. Empty otherwise. Unlike " +
+					"current kubespray, which writes none, kha offers the line kubespray wrote up to v2.28, for `kha_hosts_entries`.",
 			},
 			"local_lb_type": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "Type of the node-local load balancer; null when no node runs one.",
+				Computed: true,
+				MarkdownDescription: "Type of the node-local load balancer; null when no node runs one (no mode with a node-local " +
+					"load balancer, or every node is a control-plane node answering on loopback).",
 			},
 			"local_lb_listen": schema.SingleNestedAttribute{
 				Computed:            true,
@@ -386,13 +511,27 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 					"name":    schema.StringAttribute{Computed: true, MarkdownDescription: "Node name."},
 					"address": schema.StringAttribute{Computed: true, MarkdownDescription: "Access address, unbracketed."},
 					"port":    schema.Int64Attribute{Computed: true, MarkdownDescription: "apiserver port."},
+					"anonymous_auth": schema.BoolAttribute{Computed: true,
+						MarkdownDescription: "`apiserver_anonymous_auth`, so the load balancer's health checks can be checked against it."},
 				}},
+			},
+			"local_lb_fallback": schema.SingleNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "The last resort of the node-local load balancers: the external load balancer, by the name " +
+					"clients use (`external_lb.domain_name`, else its address), for their `fallback`. Null unless nodes run a " +
+					"node-local load balancer beside an `external_lb`. Through it, a node that loses its direct routes to the " +
+					"apiservers keeps an API path, as with Talos KubePrism. kubespray has no such tier.",
+				Attributes: map[string]schema.Attribute{
+					"address": schema.StringAttribute{Computed: true, MarkdownDescription: "IP address or DNS name."},
+					"port":    schema.Int64Attribute{Computed: true, MarkdownDescription: "`external_lb.port`."},
+				},
 			},
 			"local_lb_nodes": schema.ListAttribute{
 				Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "Names of the nodes that run the node-local load balancer: every worker, and control-plane " +
-					"nodes whose apiserver is bound to a specific address. kubespray also installs it on control-plane nodes " +
-					"bound to `0.0.0.0`, where the apiserver already answers on loopback.",
+					"nodes whose apiserver is bound to a specific address; every node in `local_lb_every_node`. Unlike kubespray, " +
+					"which also installs it on control-plane nodes bound to `0.0.0.0`, where the apiserver already answers on " +
+					"loopback, kha treats both wildcards alike.",
 			},
 		},
 	}
@@ -471,6 +610,7 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 		ServiceCIDR:            m.ServiceCIDR.ValueString(),
 		ServiceCIDRIPv6:        m.ServiceCIDRIPv6.ValueString(),
 		IPFamily:               endpoints.IPFamily(m.IPFamily.ValueString()),
+		AnonymousAuthOff:       m.APIServerAnonymousAuth.Equal(types.BoolValue(false)),
 	}
 	for _, n := range m.ControlPlaneNodes {
 		in.ControlPlaneNodes = append(in.ControlPlaneNodes, n.node())
@@ -487,6 +627,7 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 		if !lb.Enabled.IsNull() {
 			in.LocalLB.Enabled = lb.Enabled.ValueBoolPointer()
 		}
+		in.LocalLB.EveryNode = lb.EveryNode.ValueBool()
 	}
 	if lb := m.ExternalLB; lb != nil {
 		in.ExternalLB = &endpoints.ExternalLB{
@@ -495,6 +636,16 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 			DomainName:         lb.DomainName.ValueString(),
 			RunsOnControlPlane: lb.RunsOnControlPlane.ValueBool(),
 		}
+		if lb.Nodes != nil {
+			in.ExternalLB.Nodes = stringValues(lb.Nodes)
+		}
+		if m := lb.MetalLB; m != nil {
+			in.ExternalLB.MetalLB = &endpoints.MetalLB{AddressPool: m.AddressPool.ValueString(), SelectStaticPods: m.SelectStaticPods.ValueBool()}
+		}
+	}
+	if k := m.Kubeadm; k != nil {
+		in.Kubeadm = endpoints.KubeadmInput{EtcdEndpoints: stringValues(k.EtcdEndpoints), EtcdCAFile: k.EtcdCAFile.ValueString(),
+			EtcdCertFile: k.EtcdCertFile.ValueString(), EtcdKeyFile: k.EtcdKeyFile.ValueString()}
 	}
 	if s := m.ExistingCertSANs; s != nil {
 		in.ExistingCertSANs = &endpoints.SANs{DNSNames: stringValues(s.DNSNames), IPAddresses: stringValues(s.IPAddresses)}
@@ -506,6 +657,7 @@ func (n nodeModel) node() endpoints.Node {
 	return endpoints.Node{
 		Name: n.Name.ValueString(), IP: n.IP.ValueString(), AccessIP: n.AccessIP.ValueString(),
 		IP6: n.IP6.ValueString(), AccessIP6: n.AccessIP6.ValueString(), BindAddress: n.BindAddress.ValueString(),
+		Hostname: n.Hostname.ValueString(), FQDN: n.FQDN.ValueString(),
 	}
 }
 
@@ -528,6 +680,10 @@ func (m *clusterEndpointsModel) compute(atApply bool) diag.Diagnostics {
 	m.Mode = types.StringValue(string(res.Mode))
 	m.LBDomainName = optionalString(res.LBDomainName)
 	m.KubeadmControlPlaneEndpoint = types.StringValue(res.KubeadmControlPlaneEndpoint)
+	m.KubeadmDiscoveryAddress = types.StringValue(res.KubeadmDiscoveryAddress)
+	m.KubeProxyServer = types.StringValue(res.KubeProxyServer)
+	m.KubeadmClusterConfiguration = types.StringValue(res.KubeadmClusterConfiguration)
+	m.MetalLBManifests = optionalString(res.MetalLBManifests)
 	m.KubeconfigServer = types.StringValue(res.KubeconfigServer)
 	m.APIServerServiceIP = types.StringValue(res.APIServerServiceIP)
 	m.LocalLBType = optionalString(res.LocalLBType)
@@ -556,11 +712,18 @@ func (m *clusterEndpointsModel) compute(atApply bool) diag.Diagnostics {
 	for _, b := range res.LocalLBBackends {
 		v, d := types.ObjectValue(backendType, map[string]attr.Value{
 			"name": types.StringValue(b.Name), "address": types.StringValue(b.Address), "port": types.Int64Value(int64(b.Port)),
+			"anonymous_auth": types.BoolValue(!m.APIServerAnonymousAuth.Equal(types.BoolValue(false))),
 		})
 		diags.Append(d...)
 		backends = append(backends, v)
 	}
 	m.LocalLBBackends, d = types.ListValue(types.ObjectType{AttrTypes: backendType}, backends)
 	diags.Append(d...)
+	m.LocalLBFallback = types.ObjectNull(fallbackType)
+	if fb := res.LocalLBFallback; fb != nil {
+		m.LocalLBFallback, d = types.ObjectValue(fallbackType, map[string]attr.Value{
+			"address": types.StringValue(fb.Address), "port": types.Int64Value(int64(fb.Port))})
+		diags.Append(d...)
+	}
 	return diags
 }

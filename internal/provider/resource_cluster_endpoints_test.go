@@ -62,10 +62,17 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 					})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_backends").AtSliceIndex(1), knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"name": knownvalue.StringExact("cp2"), "address": knownvalue.StringExact("192.0.2.12"), "port": knownvalue.Int64Exact(6443),
+						"anonymous_auth": knownvalue.Bool(true),
 					})),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_fallback"), knownvalue.Null()),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_nodes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("w1")})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListSizeExact(0)),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("id"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{32}$`))),
+					knownString(endpointsAddr, "kubeadm_discovery_address", "10.0.0.11:6443"),
+					knownString(endpointsAddr, "kube_proxy_server", "https://127.0.0.1:16443"),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("kubeadm_cluster_configuration"), knownvalue.StringRegexp(regexp.MustCompile(
+						`(?s)kind: ClusterConfiguration\ncontrolPlaneEndpoint: 10\.0\.0\.11:6443\n.*certSANs:\n`))),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("metallb_manifests"), knownvalue.Null()),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("apiserver_port"), knownvalue.Int64Exact(6443)),
@@ -118,12 +125,15 @@ func TestClusterEndpoints_unknownInputsStayUnknown(t *testing.T) {
 
 func TestClusterEndpoints_diagnostics(t *testing.T) {
 	cases := map[string]string{
-		"duplicate_node_name":         `(?s)Duplicate node name.*worker_nodes\[0\]\.name: node name "cp1" is already used by\s+control_plane_nodes\[0\]\.name`,
-		"ipv6_in_ipv4_cluster":        `(?s)Address family mismatch.*control_plane_nodes\[0\]\.ip: ip fd00::11 is not an IPv4 address.*ip_family\s+=\s+"dual"`,
-		"vip_port_collides":           `(?s)Port conflict.*external_lb\.port: on node "cp1", kube-apiserver on \[::\]:6443`,
-		"existing_cert_lacks_lb_name": `(?s)would fail TLS verification.*existing_cert_sans: .*not api\.example\.com`,
-		"port_out_of_range":           `(?s)apiserver_port.*between 1 and 65535`,
-		"unknown_lb_type":             `(?s)local_lb\.type.*value must be one of`,
+		"node_in_both_lists_with_other_addresses": `(?s)Node listed twice with different addresses.*worker_nodes\[0\]: "cp1" is in\s+control_plane_nodes and in worker_nodes`,
+		"loopback_external_lb":                    `(?s)Loopback load balancer address.*local_lb = \{ every_node = true`,
+		"every_node_on_the_apiserver_port":        `(?s)Port conflict.*local_lb\.port: on node "cp1"`,
+		"ip_given_as_a_name":                      `(?s)Host name instead of an IP address.*access_ip takes an IP address only`,
+		"ipv6_in_ipv4_cluster":                    `(?s)Address family mismatch.*control_plane_nodes\[0\]\.ip: ip fd00::11 is not an IPv4 address.*ip_family\s+=\s+"dual"`,
+		"vip_port_collides":                       `(?s)Port conflict.*external_lb\.port: on node "cp1", kube-apiserver on \[::\]:6443`,
+		"existing_cert_lacks_lb_name":             `(?s)would fail TLS verification.*existing_cert_sans: .*not api\.example\.com`,
+		"port_out_of_range":                       `(?s)apiserver_port.*between 1 and 65535`,
+		"unknown_lb_type":                         `(?s)local_lb\.type.*value must be one of`,
 	}
 	expectPlanErrors(t, cases, nil)
 }
@@ -141,5 +151,35 @@ func TestClusterEndpoints_importIsRefused(t *testing.T) {
 				ExpectError:     regexp.MustCompile(`(?s)Resource Import Not Implemented.*does not support import`),
 			},
 		},
+	})
+}
+
+func TestClusterEndpoints_epiphanyKubePrismAndMetalLB(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			ConfigDirectory: config.TestNameDirectory(),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				knownString(endpointsAddr, "mode", "local_lb_every_node"),
+				knownString(endpointsAddr, "kubeadm_control_plane_endpoint", "localhost:3446"),
+				knownString(endpointsAddr, "kubeconfig_server", "https://192.168.56.42:443"),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("endpoints").AtMapKey("external"), knownvalue.StringExact("https://api.example.com:443")),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
+					"cp1": knownvalue.StringExact("https://localhost:3446"),
+					"cp2": knownvalue.StringExact("https://localhost:3446"),
+					"w1":  knownvalue.StringExact("https://localhost:3446"),
+				})),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_nodes"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringExact("cp1"), knownvalue.StringExact("cp2"), knownvalue.StringExact("w1")})),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringExact("192.168.56.42 api.example.com")})),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("apiserver_cert_sans").AtMapKey("dns_names"), knownvalue.ListPartial(map[int]knownvalue.Check{
+					6: knownvalue.StringExact("m0"), 7: knownvalue.StringExact("m0.dc1.example.com")})),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("metallb_manifests"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)kind: Service\n.*metallb\.universe\.tf/loadBalancerIPs: 192\.168\.56\.42\n.*---\n.*kind: EndpointSlice\n`))),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("kubeadm_cluster_configuration"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)controlPlaneEndpoint: localhost:3446\n.*external:\n\s+endpoints:\n\s+- https://10\.0\.0\.11:2379\n`))),
+			}},
+		}},
 	})
 }

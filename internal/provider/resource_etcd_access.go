@@ -41,6 +41,9 @@ type etcdAccessModel struct {
 	DestroyCommand   types.String      `tfsdk:"destroy_command"`
 	Members          []etcdMemberModel `tfsdk:"members"`
 	Mode             types.String      `tfsdk:"mode"`
+	IPFamily         types.String      `tfsdk:"ip_family"`
+	Deployment       types.String      `tfsdk:"deployment"`
+	MetricsPort      types.Int64       `tfsdk:"metrics_port"`
 	LocalProxyPort   types.Int64       `tfsdk:"local_proxy_port"`
 	LB               *etcdLBModel      `tfsdk:"lb"`
 	DNSDomain        types.String      `tfsdk:"dns_domain"`
@@ -54,25 +57,35 @@ type etcdAccessModel struct {
 	ValidateCommand  types.String      `tfsdk:"validate_command"`
 	ReloadCommand    types.String      `tfsdk:"reload_command"`
 
-	AccessAddresses  types.List   `tfsdk:"access_addresses"`
-	Servers          types.List   `tfsdk:"servers"`
-	EtcdServers      types.String `tfsdk:"etcd_servers"`
-	SingleEndpoint   types.String `tfsdk:"single_endpoint"`
-	ClientURLs       types.Map    `tfsdk:"client_urls"`
-	PeerURLs         types.Map    `tfsdk:"peer_urls"`
-	ListenClientURLs types.Map    `tfsdk:"listen_client_urls"`
-	InitialCluster   types.String `tfsdk:"initial_cluster"`
-	CertSANs         types.Object `tfsdk:"cert_sans"`
-	ProxyConfig      types.String `tfsdk:"proxy_config"`
-	Env              types.String `tfsdk:"env"`
+	AccessAddresses   types.List   `tfsdk:"access_addresses"`
+	MetricsAddresses  types.List   `tfsdk:"metrics_addresses"`
+	MemberNames       types.Map    `tfsdk:"member_names"`
+	ListenPeerURLs    types.Map    `tfsdk:"listen_peer_urls"`
+	ListenMetricsURLs types.Map    `tfsdk:"listen_metrics_urls"`
+	KubeadmCertSANs   types.List   `tfsdk:"kubeadm_cert_sans"`
+	Servers           types.List   `tfsdk:"servers"`
+	EtcdServers       types.String `tfsdk:"etcd_servers"`
+	SingleEndpoint    types.String `tfsdk:"single_endpoint"`
+	ClientURLs        types.Map    `tfsdk:"client_urls"`
+	PeerURLs          types.Map    `tfsdk:"peer_urls"`
+	ListenClientURLs  types.Map    `tfsdk:"listen_client_urls"`
+	InitialCluster    types.String `tfsdk:"initial_cluster"`
+	CertSANs          types.Object `tfsdk:"cert_sans"`
+	ProxyConfig       types.String `tfsdk:"proxy_config"`
+	Env               types.String `tfsdk:"env"`
 }
 
 type etcdMemberModel struct {
-	Name       types.String `tfsdk:"name"`
-	IP         types.String `tfsdk:"ip"`
-	AccessIP   types.String `tfsdk:"access_ip"`
-	ClientPort types.Int64  `tfsdk:"client_port"`
-	PeerPort   types.Int64  `tfsdk:"peer_port"`
+	Name              types.String `tfsdk:"name"`
+	MemberName        types.String `tfsdk:"member_name"`
+	IP                types.String `tfsdk:"ip"`
+	AccessIP          types.String `tfsdk:"access_ip"`
+	IP6               types.String `tfsdk:"ip6"`
+	AccessIP6         types.String `tfsdk:"access_ip6"`
+	EtcdAddress       types.String `tfsdk:"etcd_address"`
+	EtcdAccessAddress types.String `tfsdk:"etcd_access_address"`
+	ClientPort        types.Int64  `tfsdk:"client_port"`
+	PeerPort          types.Int64  `tfsdk:"peer_port"`
 }
 
 type etcdLBModel struct {
@@ -90,17 +103,49 @@ func (m *etcdAccessModel) fields() *hostFields { return &m.hostFields }
 func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
 		"members": schema.ListNestedAttribute{
-			Required:            true,
-			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
-			MarkdownDescription: "The etcd members (kubespray's `etcd` group; without one, the control-plane nodes), in order.",
+			Required:   true,
+			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+			MarkdownDescription: "The etcd members (kubespray's `etcd` group; without one, the control-plane nodes), in order, with " +
+				"kubespray's per-host variables.",
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-				"name":        schema.StringAttribute{Required: true, MarkdownDescription: "Member name (kubespray's `etcd_member_name`)."},
-				"ip":          schema.StringAttribute{Required: true, MarkdownDescription: "Address etcd binds (kubespray's `etcd_address`)."},
-				"access_ip":   schema.StringAttribute{Optional: true, MarkdownDescription: "Address clients dial (kubespray's `etcd_access_address`). Default: `ip`."},
+				"name": schema.StringAttribute{Required: true,
+					MarkdownDescription: "The host's inventory name: an etcd certificate SAN, as kubespray puts it there."},
+				"member_name": schema.StringAttribute{Optional: true,
+					MarkdownDescription: "etcd's member name (`ETCD_NAME`, kubespray's `etcd_member_name`). Default: kubespray's " +
+						"`etcd<N>`, N the member's position from 1."},
+				"ip": schema.StringAttribute{Optional: true,
+					MarkdownDescription: "The host's address (kubespray's `ip`): IPv4 unless `ip_family` is `ipv6`. Required unless " +
+						"the cluster is IPv6-only and `ip6` is set."},
+				"access_ip": schema.StringAttribute{Optional: true,
+					MarkdownDescription: "The host's access address (kubespray's `access_ip`). Default: `ip`."},
+				"ip6":        schema.StringAttribute{Optional: true, MarkdownDescription: "IPv6 address (kubespray's `ip6`): dual-stack, or the address of an IPv6-only member."},
+				"access_ip6": schema.StringAttribute{Optional: true, MarkdownDescription: "IPv6 access address (kubespray's `access_ip6`). Default: `ip6`."},
+				"etcd_address": schema.StringAttribute{Optional: true,
+					MarkdownDescription: "Address etcd binds (kubespray's `etcd_address`). Default: the primary `ip`."},
+				"etcd_access_address": schema.StringAttribute{Optional: true,
+					MarkdownDescription: "Address clients of this member dial, an IP or a DNS name (kubespray's `etcd_access_address`); it " +
+						"goes into this member's advertised URLs and, as a name, into the certificate. Default: the primary access ip. " +
+						"As in kubespray, `access_addresses` and `initial_cluster` keep the access ip."},
 				"client_port": schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: "Client port. Default `2379`."},
 				"peer_port":   schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: "Peer port. Default `2380`."},
 			}},
 		},
+		"ip_family": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString(string(endpoints.IPv4)),
+			Validators: []validator.String{stringvalidator.OneOf(ipFamilies...)},
+			MarkdownDescription: "`ipv4` (default), `ipv6` or `dual`, as `kha_cluster_endpoints`' `ip_family`: which address is " +
+				"primary (IPv4 in `dual`, as in kubespray). Dual-stack members get both families in the certificate.",
+		},
+		"deployment": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString(string(endpoints.EtcdOnHosts)),
+			Validators: []validator.String{stringvalidator.OneOf(string(endpoints.EtcdOnHosts), string(endpoints.EtcdByKubeadm))},
+			MarkdownDescription: "Who runs etcd (kubespray's `etcd_deployment_type`): `host` (default; certificates issued with " +
+				"`cert_sans`) or `kubeadm` (stacked etcd on the control-plane nodes; kubeadm issues the certificates with " +
+				"`kubeadm_cert_sans`).",
+		},
+		"metrics_port": schema.Int64Attribute{Optional: true, Validators: portValidator,
+			MarkdownDescription: "Port members serve metrics on over HTTP (kubespray's `etcd_metrics_port`): fills " +
+				"`listen_metrics_urls`. `metrics_addresses` uses it, or 2381 as kubespray does."},
 		"mode": schema.StringAttribute{
 			Optional: true, Computed: true, Default: stringdefault.StaticString(string(endpoints.EtcdDirect)),
 			Validators: []validator.String{stringvalidator.OneOf(string(endpoints.EtcdDirect), string(endpoints.EtcdLocalProxy), string(endpoints.EtcdLB))},
@@ -152,21 +197,37 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 			MarkdownDescription: "Run after the proxy config is in place, e.g. `systemctl reload-or-restart haproxy@etcd`."},
 
 		"access_addresses": schema.ListAttribute{Computed: true, ElementType: types.StringType,
-			MarkdownDescription: "Every member's client URL (kubespray's `etcd_access_addresses`, as a list)."},
+			MarkdownDescription: "Every member's client URL on its access ip (kubespray's `etcd_access_addresses`, as a list)."},
+		"metrics_addresses": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "The same on the metrics port (kubespray's `etcd_metrics_addresses`)."},
+		"member_names": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "etcd member name (`ETCD_NAME`) per host name."},
+		"listen_peer_urls": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "`ETCD_LISTEN_PEER_URLS` per host name."},
+		"listen_metrics_urls": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "`ETCD_LISTEN_METRICS_URLS` per host name, with `metrics_port`; empty without. Unlike kubespray, " +
+				"IPv6 addresses are bracketed."},
+		"kubeadm_cert_sans": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "With `deployment = \"kubeadm\"`, kubeadm's `etcd.local.serverCertSANs` and `peerCertSANs` " +
+				"(kubespray's `etcd_cert_alt_names` and `etcd_cert_alt_ips`; kubeadm adds the node's own names and addresses). Empty otherwise."},
 		"servers": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 			MarkdownDescription: "The endpoints clients get in this mode: kubeadm `etcd.external.endpoints`, `ETCDCTL_ENDPOINTS`."},
 		"etcd_servers": schema.StringAttribute{Computed: true, MarkdownDescription: "`servers` joined with commas, for kube-apiserver's `--etcd-servers`."},
 		"single_endpoint": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "One endpoint for clients that take only one (flannel's `--etcd-endpoints`): the proxy or the load balancer, else the first member."},
 		"client_urls": schema.MapAttribute{Computed: true, ElementType: types.StringType,
-			MarkdownDescription: "Client URL per member (kubespray's `etcd_client_url`, `ETCD_ADVERTISE_CLIENT_URLS`)."},
+			MarkdownDescription: "Client URL per host name, on its `etcd_access_address` (kubespray's `etcd_client_url`, `ETCD_ADVERTISE_CLIENT_URLS`)."},
 		"peer_urls": schema.MapAttribute{Computed: true, ElementType: types.StringType,
-			MarkdownDescription: "Peer URL per member (`ETCD_INITIAL_ADVERTISE_PEER_URLS`)."},
+			MarkdownDescription: "Peer URL per host name (kubespray's `etcd_peer_url`, `ETCD_INITIAL_ADVERTISE_PEER_URLS`)."},
 		"listen_client_urls": schema.MapAttribute{Computed: true, ElementType: types.StringType,
-			MarkdownDescription: "`ETCD_LISTEN_CLIENT_URLS` per member: its own address and loopback (`::1` for IPv6 members; kubespray always uses `127.0.0.1`)."},
+			MarkdownDescription: "`ETCD_LISTEN_CLIENT_URLS` per host name: its `etcd_address` and `127.0.0.1`, as kubespray (in IPv6-only clusters too)."},
 		"initial_cluster": schema.StringAttribute{Computed: true, MarkdownDescription: "`ETCD_INITIAL_CLUSTER`."},
 		"cert_sans": schema.SingleNestedAttribute{Computed: true,
-			MarkdownDescription: "SANs the etcd server certificates need, in the order of kubespray's `openssl.conf`, without its repeats.",
+			MarkdownDescription: "SANs the etcd certificates need (`deployment = \"host\"`), in the order of kubespray's `openssl.conf`: " +
+				"`localhost`, per member its `etcd_access_address` when that is a name and its host name, the alt names, every " +
+				"member's access ips and ips of every family, `cert_alt_ips`, loopback. Unlike kubespray, which lists an IP twice " +
+				"when `ip` equals `access_ip`, repeats are dropped, and the `lb` name and VIP, and access or bind addresses given " +
+				"as other IPs, are included: clients dial them.",
 			Attributes: map[string]schema.Attribute{
 				"dns_names":    schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "DNS SANs."},
 				"ip_addresses": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "IP SANs."},
@@ -179,7 +240,8 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 		Version: 1,
 		MarkdownDescription: "Computes, at plan time, how etcd clients reach the etcd members — kube-apiserver's " +
 			"`--etcd-servers`, kubeadm's external etcd endpoints, etcdctl, CNIs — and the SANs the etcd certificates need, " +
-			"with kubespray's arithmetic (`etcd_access_addresses`, `etcd_client_url`, `etcd_cert_alt_names`). In mode " +
+			"with kubespray's arithmetic (`etcd_access_addresses`, `etcd_client_url`, `etcd_peer_addresses`, `etcd.env`, " +
+			"`openssl.conf`'s `alt_names`), so a cluster kubespray built keeps its values. In mode " +
 			"`local_proxy` it renders a node-local TCP proxy. With `ssh` it keeps the proxy config and an environment " +
 			"file on a host, through the same engine as `kha_file`.\n\n-> Import is not supported.",
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the first file when delivered over SSH, else the rendered digest.",
@@ -190,14 +252,19 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 func (m *etcdAccessModel) input() endpoints.EtcdInput {
 	in := endpoints.EtcdInput{
 		Mode:           endpoints.EtcdMode(m.Mode.ValueString()),
+		IPFamily:       endpoints.IPFamily(m.IPFamily.ValueString()),
+		Deployment:     endpoints.EtcdDeployment(m.Deployment.ValueString()),
+		MetricsPort:    int(m.MetricsPort.ValueInt64()),
 		LocalProxyPort: int(m.LocalProxyPort.ValueInt64()),
 		DNSDomain:      m.DNSDomain.ValueString(),
 		CertAltNames:   stringValues(m.CertAltNames),
 		CertAltIPs:     stringValues(m.CertAltIPs),
 	}
 	for _, mb := range m.Members {
-		in.Members = append(in.Members, endpoints.EtcdMember{Name: mb.Name.ValueString(), IP: mb.IP.ValueString(),
-			AccessIP: mb.AccessIP.ValueString(), ClientPort: int(mb.ClientPort.ValueInt64()), PeerPort: int(mb.PeerPort.ValueInt64())})
+		in.Members = append(in.Members, endpoints.EtcdMember{Name: mb.Name.ValueString(), MemberName: mb.MemberName.ValueString(),
+			IP: mb.IP.ValueString(), AccessIP: mb.AccessIP.ValueString(), IP6: mb.IP6.ValueString(), AccessIP6: mb.AccessIP6.ValueString(),
+			Address: mb.EtcdAddress.ValueString(), AccessAddress: mb.EtcdAccessAddress.ValueString(),
+			ClientPort: int(mb.ClientPort.ValueInt64()), PeerPort: int(mb.PeerPort.ValueInt64())})
 	}
 	if m.LB != nil {
 		in.LB = &endpoints.EtcdLBSpec{Address: m.LB.Address.ValueString(), DomainName: m.LB.DomainName.ValueString(), Port: int(m.LB.Port.ValueInt64())}
@@ -231,6 +298,10 @@ func (m *etcdAccessModel) render(*etcdAccessModel) (rendered, diag.Diagnostics) 
 		return rendered{}, diags
 	}
 	m.AccessAddresses = stringList(res.AccessAddresses)
+	m.MetricsAddresses = stringList(res.MetricsAddresses)
+	m.MemberNames = stringMap(res.MemberNames)
+	m.ListenPeerURLs, m.ListenMetricsURLs = nodeURLMap(res.ListenPeerURLs), nodeURLMap(res.ListenMetricsURLs)
+	m.KubeadmCertSANs = stringList(res.KubeadmCertSANs)
 	m.Servers = stringList(res.Servers)
 	m.EtcdServers = types.StringValue(strings.Join(res.Servers, ","))
 	m.SingleEndpoint = types.StringValue(res.SingleEndpoint)
@@ -243,9 +314,13 @@ func (m *etcdAccessModel) render(*etcdAccessModel) (rendered, diag.Diagnostics) 
 
 	var files []remote.File
 	if res.ProxyListen != nil {
+		check := lbconfig.HealthCheck{Type: lbconfig.CheckTCP}
+		if cert := m.ProxyClientCert.ValueString(); cert != "" {
+			check = lbconfig.HealthCheck{Type: lbconfig.CheckHTTPSClientCert, Path: "/health", ClientCert: cert,
+				CAFile: m.ProxyCAFile.ValueString(), InsecureSkipVerify: m.ProxyCAFile.ValueString() == ""}
+		}
 		spec := lbconfig.Spec{Name: "etcd", Listen: []lbconfig.ListenAddr{{Address: res.ProxyListen.Address, Port: res.ProxyListen.Port}},
-			Backends: res.ProxyBackends, HealthCheck: lbconfig.HealthCheck{Path: "/health", TCP: m.ProxyClientCert.ValueString() == "",
-				ClientCert: m.ProxyClientCert.ValueString(), CAFile: m.ProxyCAFile.ValueString(), InsecureSkipVerify: m.ProxyCAFile.ValueString() == ""}}
+			Backends: res.ProxyBackends, HealthCheck: check}
 		appendProblems(&diags, spec.Validate().Rebase(etcdProxyPath), true)
 		if diags.HasError() {
 			return rendered{}, diags

@@ -35,9 +35,17 @@ func TestEtcdAccess_modesKnownAtPlan(t *testing.T) {
 					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("access_addresses"), knownvalue.ListExact([]knownvalue.Check{
 						knownvalue.StringExact("https://10.0.0.11:2379"), knownvalue.StringExact("https://192.0.2.12:2379"), knownvalue.StringExact("https://10.0.0.13:2379")})),
 					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("initial_cluster"),
-						knownvalue.StringExact("etcd1=https://10.0.0.11:2380,etcd2=https://192.0.2.12:2380,etcd3=https://10.0.0.13:2380")),
+						knownvalue.StringExact("etcd-a=https://10.0.0.11:2380,etcd2=https://192.0.2.12:2380,etcd3=https://10.0.0.13:2380")),
+					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("member_names"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"m0": knownvalue.StringExact("etcd-a"), "m1": knownvalue.StringExact("etcd2"), "m2": knownvalue.StringExact("etcd3")})),
+					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("client_urls").AtMapKey("m1"), knownvalue.StringExact("https://etcd-1.example.com:2379")),
+					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("listen_peer_urls").AtMapKey("m1"), knownvalue.StringExact("https://10.0.0.12:2380")),
+					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("listen_metrics_urls").AtMapKey("m2"),
+						knownvalue.StringExact("http://10.0.0.13:2382,http://127.0.0.1:2382")),
+					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("metrics_addresses").AtSliceIndex(1), knownvalue.StringExact("https://192.0.2.12:2382")),
+					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("kubeadm_cert_sans"), knownvalue.ListSizeExact(0)),
 					plancheck.ExpectKnownValue("kha_etcd_access.test", tfjsonpath.New("cert_sans").AtMapKey("dns_names"), knownvalue.ListExact([]knownvalue.Check{
-						knownvalue.StringExact("localhost"), knownvalue.StringExact("etcd1"), knownvalue.StringExact("etcd2"), knownvalue.StringExact("etcd3"),
+						knownvalue.StringExact("localhost"), knownvalue.StringExact("m0"), knownvalue.StringExact("etcd-1.example.com"), knownvalue.StringExact("m1"), knownvalue.StringExact("m2"),
 						knownvalue.StringExact("etcd.kube-system.svc.cluster.local"), knownvalue.StringExact("etcd.kube-system.svc"),
 						knownvalue.StringExact("etcd.kube-system"), knownvalue.StringExact("etcd"), knownvalue.StringExact("etcd.internal"),
 						knownvalue.StringExact("etcd.example.com")})),

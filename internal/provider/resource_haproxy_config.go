@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -30,38 +31,55 @@ type haproxyConfigResource struct {
 }
 
 var haproxyKind = lbKind{
-	lb:              lbconfig.HAProxy,
-	name:            "HAProxy",
-	configPath:      "/etc/haproxy/haproxy.cfg",
-	manifestPath:    "/etc/kubernetes/manifests/haproxy.yml",
-	validateCommand: "haproxy -c -q -f %s",
-	reloadCommand:   "systemctl reload-or-restart haproxy",
-	destroyCommand:  "systemctl stop haproxy",
+	lb:               lbconfig.HAProxy,
+	name:             "HAProxy",
+	configPath:       "/etc/haproxy/haproxy.cfg",
+	manifestPath:     "/etc/kubernetes/manifests/haproxy.yml",
+	validateCommand:  "haproxy -c -q -f %s",
+	reloadCommand:    "systemctl reload-or-restart haproxy",
+	preflightCommand: "haproxy -db -f %s",
+	destroyCommand:   "systemctl stop haproxy",
 }
 
 type haproxyConfigModel struct {
 	lbConfigModel
-	HealthCheck *healthCheckModel `tfsdk:"health_check"`
-	StatsSocket types.String      `tfsdk:"stats_socket"`
+	HealthCheck    *healthCheckModel `tfsdk:"health_check"`
+	SlowStart      types.String      `tfsdk:"slowstart"`
+	ServerMaxConn  types.Int64       `tfsdk:"server_maxconn"`
+	ServerMaxQueue types.Int64       `tfsdk:"server_maxqueue"`
+	StatsSocket    types.String      `tfsdk:"stats_socket"`
 }
 
 type healthCheckModel struct {
+	Type               types.String `tfsdk:"type"`
 	Path               types.String `tfsdk:"path"`
 	CAFile             types.String `tfsdk:"ca_file"`
 	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
+	ClientCert         types.String `tfsdk:"client_cert"`
 	Interval           types.String `tfsdk:"interval"`
 	Fall               types.Int64  `tfsdk:"fall"`
 	Rise               types.Int64  `tfsdk:"rise"`
 }
 
+// kubeadmCA is where kubeadm puts the cluster CA on every node.
+const kubeadmCA = "/etc/kubernetes/pki/ca.crt"
+
 func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	s := m.lbConfigModel.spec(haproxyKind)
 	s.Runtime.StatsSocket = m.StatsSocket.ValueString()
-	if hc := m.HealthCheck; hc != nil {
-		interval, _ := time.ParseDuration(hc.Interval.ValueString())
-		s.HealthCheck = lbconfig.HealthCheck{Path: hc.Path.ValueString(), CAFile: hc.CAFile.ValueString(),
-			InsecureSkipVerify: hc.InsecureSkipVerify.ValueBool(), Interval: interval,
-			Fall: int(hc.Fall.ValueInt64()), Rise: int(hc.Rise.ValueInt64())}
+	s.Servers.SlowStart, _ = time.ParseDuration(m.SlowStart.ValueString())
+	s.Servers.MaxConn = int(m.ServerMaxConn.ValueInt64())
+	s.Servers.MaxQueue = int(m.ServerMaxQueue.ValueInt64())
+	hc := m.HealthCheck
+	if hc == nil {
+		hc = &healthCheckModel{}
+	}
+	interval, _ := time.ParseDuration(hc.Interval.ValueString())
+	s.HealthCheck = lbconfig.HealthCheck{Type: hc.Type.ValueString(), Path: hc.Path.ValueString(), CAFile: hc.CAFile.ValueString(),
+		InsecureSkipVerify: hc.InsecureSkipVerify.ValueBool(), ClientCert: hc.ClientCert.ValueString(), Interval: interval,
+		Fall: int(hc.Fall.ValueInt64()), Rise: int(hc.Rise.ValueInt64())}
+	if hc.CAFile.IsNull() && !s.HealthCheck.InsecureSkipVerify && s.HealthCheck.Type != lbconfig.CheckTCP {
+		s.HealthCheck.CAFile = kubeadmCA
 	}
 	return s
 }
@@ -82,25 +100,62 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 	resp.Schema = lbSchema(ctx, haproxyKind,
 		"HAProxy checks every apiserver actively over HTTPS (`GET /readyz`, verified against `health_check.ca_file`) "+
 			"and marks a dead or hung one down in about a second with the defaults, closing its sessions so clients "+
-			"reconnect to a live apiserver.",
+			"reconnect to a live apiserver. On a hardened cluster (kube-apiserver `--anonymous-auth=false`), use "+
+			"`health_check.type = \"https_client_cert\"` or `\"tcp\"`: an anonymous check gets 401 from every apiserver, "+
+			"so the plan fails when `backends` say so (`kha_cluster_endpoints.<name>.local_lb_backends` does).",
 		map[string]schema.Attribute{
 			"health_check": schema.SingleNestedAttribute{
-				Required: true,
-				MarkdownDescription: "Active health checks of the apiservers. Give `ca_file` so they verify the apiservers' " +
-					"certificates, or opt out with `insecure_skip_verify = true`.",
+				Optional: true,
+				MarkdownDescription: "Active health checks of the apiservers. Without it: `type = \"https\"`, `GET /readyz` every " +
+					"500ms, verified against kubeadm's `" + kubeadmCA + "`. Unlike kubespray, which checks `/healthz` every 15s " +
+					"with `verify none`, kha checks `/readyz` twice a second against the cluster CA, so an apiserver that shuts " +
+					"down, hangs or is impersonated leaves rotation within about a second. nginx, by contrast, has no active checks.",
 				Attributes: map[string]schema.Attribute{
-					"path": schema.StringAttribute{Optional: true, MarkdownDescription: "HTTPS path to check. Default `/readyz` (anonymous on kube-apiserver)."},
+					"type": schema.StringAttribute{Optional: true,
+						Validators: []validator.String{stringvalidator.OneOf(lbconfig.CheckHTTPS, lbconfig.CheckHTTPSClientCert, lbconfig.CheckTCP)},
+						MarkdownDescription: "`https` (default): an anonymous `GET` of `path`, verified against `ca_file`; needs " +
+							"kube-apiserver's `--anonymous-auth=true` (the default), and is a plan error against backends whose " +
+							"`anonymous_auth` is `false`. `https_client_cert`: the same request, presenting `client_cert`; works " +
+							"on hardened clusters. `tcp`: a TCP connect only (Epiphany's `option tcp-check`), no credentials " +
+							"needed, but a hung apiserver that accepts connections passes."},
+					"path": schema.StringAttribute{Optional: true,
+						MarkdownDescription: "HTTPS path to check. Default `/readyz`. Unlike kubespray's `/healthz`, `/readyz` fails " +
+							"as soon as an apiserver starts shutting down or loses etcd, so clients leave it before it stops serving."},
 					"ca_file": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
-						MarkdownDescription: "Cluster CA file on the load balancer's host, e.g. `/etc/kubernetes/pki/ca.crt`; mounted into static pods."},
-					"insecure_skip_verify": schema.BoolAttribute{Optional: true, MarkdownDescription: "Check without verifying certificates (`verify none`)."},
+						MarkdownDescription: "Cluster CA file on the load balancer's host, to verify the apiservers' certificates; " +
+							"mounted into static pods. Default `" + kubeadmCA + "` (kubeadm's), unless `insecure_skip_verify` is set " +
+							"or `type` is `tcp`. On a host that is not a node (an external load balancer), copy the CA there with " +
+							"`kha_file` and give its path."},
+					"insecure_skip_verify": schema.BoolAttribute{Optional: true,
+						MarkdownDescription: "Check without verifying certificates (`verify none`, kubespray's choice): any TLS " +
+							"server at a backend's address passes."},
+					"client_cert": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
+						MarkdownDescription: "With `type = \"https_client_cert\"`: a PEM file on the host with a client certificate " +
+							"the apiservers accept and its key, or the certificate with its key in the file of the same name " +
+							"ending in `.key`; kubeadm's `/etc/kubernetes/pki/apiserver-kubelet-client.crt` works on control-plane " +
+							"nodes. Elsewhere, deliver a dedicated certificate with `kha_file`, whose `content_wo` keeps the key " +
+							"out of state and plans. With `delivery = \"static_pod\"` both files are mounted into the pod, so " +
+							"the key must be in the `.key` file."},
 					"interval": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
-						MarkdownDescription: "Time between checks. Default `500ms`."},
+						MarkdownDescription: "Time between checks. Default `500ms`. Unlike kubespray's 15s, a dead apiserver is " +
+							"out of rotation in about a second, not half a minute."},
 					"fall": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 100)},
-						MarkdownDescription: "Failed checks before a server is marked down. Default `2`."},
+						MarkdownDescription: "Failed checks before a server is marked down. Default `2`, as kubespray."},
 					"rise": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 100)},
-						MarkdownDescription: "Passed checks before a server is marked up again. Default `2`."},
+						MarkdownDescription: "Passed checks before a server is marked up again. Default `2`, as kubespray."},
 				},
 			},
+			"slowstart": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+				MarkdownDescription: "Ramp a recovered apiserver's weight up over this time (HAProxy `slowstart`). Default none. " +
+					"Unlike kubespray's 60s, none by default: `leastconn` already sends a recovered apiserver only new " +
+					"connections, and a ramp keeps the survivors loaded for a minute longer."},
+			"server_maxconn": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
+				MarkdownDescription: "Connection limit per apiserver (HAProxy `maxconn` on each server). Default none (the global " +
+					"`max_connections` bounds all). Unlike kubespray's 1000, none by default: with one apiserver left, a " +
+					"per-server limit queues the rest of the cluster's watches instead of serving them."},
+			"server_maxqueue": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
+				MarkdownDescription: "Queue limit per apiserver (HAProxy `maxqueue`), with `server_maxconn`. Default none " +
+					"(kubespray: 256)."},
 			"stats_socket": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 				MarkdownDescription: "Admin socket path (`expose-fd listeners`, for seamless reloads and `show servers state`)."},
 		})

@@ -50,11 +50,40 @@ func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
 	})
 }
 
+// TestLBConfig_hardenedClusterWithFallback: kha_cluster_endpoints' inputs
+// for a hardened cluster with an external load balancer reach both load
+// balancers, with kubespray's tuning values expressed.
+func TestLBConfig_hardenedClusterWithFallback(t *testing.T) {
+	rendered := func(addr, pattern string) plancheck.PlanCheck {
+		return plancheck.ExpectKnownValue(addr, tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(pattern)))
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			ConfigDirectory: config.TestNameDirectory(),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue("kha_cluster_endpoints.c", tfjsonpath.New("local_lb_fallback"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"address": knownvalue.StringExact("api.k8s.example.com"), "port": knownvalue.Int64Exact(8443)})),
+				plancheck.ExpectKnownValue("kha_cluster_endpoints.c", tfjsonpath.New("kubeadm_cluster_configuration"),
+					knownvalue.StringRegexp(regexp.MustCompile(`(?s)extraArgs:\n\s+- name: anonymous-auth\n\s+value: "false"`))),
+				rendered("kha_haproxy_config.w1", `(?s)timeout client 5m\n\s+timeout server 15m\n.*`+
+					`verify required ca-file /etc/kubernetes/pki/ca\.crt crt /etc/kubernetes/pki/lb-health\.crt .* slowstart 1m maxconn 1000 maxqueue 256\n.*`+
+					`server kha_fallback api\.k8s\.example\.com:8443 backup`),
+				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)mountPath: "/etc/kubernetes/pki/lb-health\.crt".*mountPath: "/etc/kubernetes/pki/lb-health\.key"`))),
+				rendered("kha_nginx_config.w1", `(?s)worker_connections 16384;.*fail_timeout=10s; # cp2\n\s+server api\.k8s\.example\.com:8443 max_fails=1 fail_timeout=10s backup;`),
+			}},
+		}},
+	})
+}
+
 func TestLBConfig_diagnostics(t *testing.T) {
 	cases := map[string]string{
-		"unverified_health_checks":         `(?s)Unverified health checks.*health_check\.ca_file: give health_check\.ca_file`,
-		"node_local_listener_off_loopback": `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`,
-		"unknown_local_first":              `(?s)Unknown backend.*local_first`,
+		"anonymous_check_on_a_hardened_cluster": `(?s)Anonymous health checks on apiservers that refuse them.*health_check\.type.*apiserver_anonymous_auth = false.*"https_client_cert".*"tcp"`,
+		"client_cert_check_without_a_cert":      `(?s)Missing client certificate.*health_check\.client_cert`,
+		"fallback_on_loopback":                  `(?s)Invalid fallback address.*fallback\.address`,
+		"node_local_listener_off_loopback":      `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`,
+		"unknown_local_first":                   `(?s)Unknown backend.*local_first`,
 	}
 	expectPlanErrors(t, cases, nil)
 }
@@ -64,12 +93,14 @@ func TestLBConfig_diagnostics(t *testing.T) {
 type liveHAProxy struct {
 	dir, pid, ca string
 	port         int
+	healthPort   int
 	client       *http.Client
 }
 
 func newLiveHAProxy(t *testing.T) *liveHAProxy {
 	dir := t.TempDir()
-	h := &liveHAProxy{dir: dir, pid: filepath.Join(dir, "haproxy.pid"), ca: filepath.Join(dir, "ca.crt"), port: freePortOn(t, "127.0.0.1")}
+	h := &liveHAProxy{dir: dir, pid: filepath.Join(dir, "haproxy.pid"), ca: filepath.Join(dir, "ca.crt"), port: freePortOn(t, "127.0.0.1"),
+		healthPort: freePortOn(t, "127.0.0.1")}
 	if err := os.WriteFile(h.ca, []byte(testhost.TestPKI(t).CAPEM), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +127,16 @@ provider "kha" {
 }
 
 resource "kha_haproxy_config" "test" {
-  listen          = { address = "127.0.0.1", port = %d }
-  backends        = [%s]
-  health_check    = { ca_file = %q }
-  config_path     = %q
-  reload_command  = %q
-  destroy_command = "kill $(cat %s)"
-  ssh             = { host = %q, port = %d, host_key = %q }
+  listen           = { address = "127.0.0.1", port = %d }
+  backends         = [%s]
+  healthcheck_port = %d
+  health_check     = { ca_file = %q }
+  config_path      = %q
+  reload_command   = %q
+  destroy_command  = "kill $(cat %s)"
+  ssh              = { host = %q, port = %d, host_key = %q }
 }
-`, s.ClientKey.PEM, h.port, strings.Join(backends, ", "), caFile, cfg, reload, h.pid, s.Host, s.Port, s.HostKey.Public())
+`, s.ClientKey.PEM, h.port, strings.Join(backends, ", "), h.healthPort, caFile, cfg, reload, h.pid, s.Host, s.Port, s.HostKey.Public())
 }
 
 // answers sends n requests through the load balancer, verifying the
@@ -121,6 +153,27 @@ func (h *liveHAProxy) answers(n int) (map[string]int, error) {
 		seen[string(body)]++
 	}
 	return seen, nil
+}
+
+// load sends requests through the load balancer until stop is closed,
+// then reports how many were sent and the failures.
+func (h *liveHAProxy) load(stop <-chan struct{}) <-chan []error {
+	done := make(chan []error, 1)
+	go func() {
+		var failures []error
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				done <- append(failures, fmt.Errorf("%d requests", n))
+				return
+			default:
+			}
+			if _, err := h.answers(1); err != nil {
+				failures = append(failures, err)
+			}
+		}
+	}()
+	return done
 }
 
 // waitAnswers polls until the answers come from exactly the given set.
@@ -155,8 +208,8 @@ func freePortOn(t *testing.T, host string) int {
 
 // TestAccHAProxyConfig_liveOverSSH pushes the config to an sshd, runs it
 // as a real haproxy in front of three TLS apiserver stand-ins, changes the
-// backend list while a response is in flight, and survives a config the
-// real haproxy rejects.
+// backend list while a response is in flight, survives a config the real
+// haproxy rejects, and rolls back a config it accepts that serves nothing.
 func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
 	_, err := os.Stat("/usr/sbin/haproxy")
 	testhost.Require(t, err == nil, "haproxy is not installed")
@@ -169,6 +222,9 @@ func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
 		backends = append(backends, fmt.Sprintf(`{ name = "cp%d", address = %q, port = %s }`, i+1, ip, port))
 	}
 	var stream chan []string
+	wrongCA := filepath.Join(h.dir, "other-ca.crt")
+	var stopLoad chan struct{}
+	var loadDone <-chan []error
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		CheckDestroy: func(*terraform.State) error {
@@ -219,10 +275,34 @@ func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)Applying File Failed.*validate\s+of.*haproxy\.cfg\s+failed`),
 			},
 			{
+				// A CA that signed none of the apiservers: haproxy -c accepts
+				// the file, but every health check would fail and nothing
+				// would be served. The throwaway instance shows it before
+				// the live haproxy is touched: requests never stop.
+				PreConfig: func() {
+					if err := os.WriteFile(wrongCA, []byte(testhost.OtherCAPEM(t)), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					stopLoad = make(chan struct{})
+					loadDone = h.load(stopLoad)
+				},
+				Config: h.config(s, backends[:2], wrongCA),
+				ExpectError: regexp.MustCompile(`(?s)Applying File Failed.*preflight\s+of.*haproxy\.cfg\s+failed.*throwaway\s+instance.*untouched` +
+					`.*no\s+apiserver\s+is\s+up.*cp1\s+DOWN\s+\(check\s+L6RSP\)`),
+			},
+			{
 				// The previous config still runs, and Terraform agrees.
 				Config:           h.config(s, backends[:2], h.ca),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-				Check:            h.waitAnswers("cp1", "cp2"),
+				Check: resource.ComposeTestCheckFunc(h.waitAnswers("cp1", "cp2"), func(*terraform.State) error {
+					close(stopLoad)
+					results := <-loadDone
+					t.Logf("during the rejected apply: %v, %d failed", results[len(results)-1], len(results)-1)
+					if failed := results[:len(results)-1]; len(failed) > 0 {
+						return fmt.Errorf("%d requests failed while the wrong CA was tried, the first: %v", len(failed), failed[0])
+					}
+					return nil
+				}),
 			},
 		},
 	})

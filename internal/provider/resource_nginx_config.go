@@ -2,6 +2,10 @@ package provider
 
 import (
 	"context"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -30,19 +34,22 @@ type nginxConfigResource struct {
 const debianStreamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
 
 var nginxKind = lbKind{
-	lb:              lbconfig.Nginx,
-	name:            "nginx (stream)",
-	configPath:      "/etc/nginx/nginx.conf",
-	manifestPath:    "/etc/kubernetes/manifests/nginx-proxy.yml",
-	validateCommand: "nginx -t -q -c %s",
-	reloadCommand:   "systemctl reload-or-restart nginx",
-	destroyCommand:  "systemctl stop nginx",
-	streamModule:    debianStreamModule,
+	lb:               lbconfig.Nginx,
+	name:             "nginx (stream)",
+	configPath:       "/etc/nginx/nginx.conf",
+	manifestPath:     "/etc/kubernetes/manifests/nginx-proxy.yml",
+	validateCommand:  "nginx -t -q -c %s",
+	reloadCommand:    "systemctl reload-or-restart nginx",
+	preflightCommand: "nginx -e stderr -c %s -g 'daemon off;'",
+	destroyCommand:   "systemctl stop nginx",
+	streamModule:     debianStreamModule,
 }
 
 type nginxConfigModel struct {
 	lbConfigModel
-	StreamModule types.String `tfsdk:"stream_module"`
+	StreamModule      types.String `tfsdk:"stream_module"`
+	WorkerConnections types.Int64  `tfsdk:"worker_connections"`
+	FailTimeout       types.String `tfsdk:"fail_timeout"`
 }
 
 func (m *nginxConfigModel) spec() lbconfig.Spec {
@@ -50,8 +57,12 @@ func (m *nginxConfigModel) spec() lbconfig.Spec {
 	if !m.StreamModule.IsNull() {
 		s.Runtime.NginxStreamModule = m.StreamModule.ValueString()
 	}
-	// nginx checks nothing actively; there is no certificate to verify.
+	// nginx checks nothing actively: there is no certificate to verify and
+	// no request that anonymous auth could refuse.
 	s.HealthCheck.InsecureSkipVerify = true
+	s.AnonymousAuthOff = false
+	s.Runtime.NginxWorkerConnections = int(m.WorkerConnections.ValueInt64())
+	s.Servers.FailTimeout, _ = time.ParseDuration(m.FailTimeout.ValueString())
 	return s
 }
 
@@ -68,9 +79,21 @@ func (r *nginxConfigResource) ValidateConfig(ctx context.Context, req resource.V
 }
 
 func (r *nginxConfigResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = lbSchema(ctx, nginxKind, "~> "+lbconfig.NginxNote, map[string]schema.Attribute{
-		"stream_module": schema.StringAttribute{Optional: true,
-			MarkdownDescription: "`load_module` path of the stream module. Default with `systemd`: Debian's `" + debianStreamModule +
-				"`; with `static_pod`: none (the official image has it built in). Set `\"\"` for builds with it built in."},
-	})
+	resp.Schema = lbSchema(ctx, nginxKind, "~> "+lbconfig.NginxNote+"\n\n"+
+		"nginx's passive checks see only connections: a refused or timed-out connect takes the apiserver out of rotation "+
+		"for `fail_timeout` and the client's connection goes to the next one at once. They never speak HTTP, so they "+
+		"behave the same whether the apiservers allow anonymous requests or not (`--anonymous-auth`): a hardened cluster "+
+		"needs no setting here, and an apiserver that accepts connections but answers nothing useful is never noticed.",
+		map[string]schema.Attribute{
+			"worker_connections": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
+				MarkdownDescription: "nginx `worker_connections`. Default: `max_connections`, at least 1024. Unlike kubespray's " +
+					"fixed 16384, the default follows `max_connections`, so the limit set there is the one that holds."},
+			"fail_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+				MarkdownDescription: "How long an apiserver whose connect failed stays out of rotation (nginx `fail_timeout`, " +
+					"whole seconds; `max_fails=1`). Default `5s`. Unlike kubespray, which leaves nginx's 10s, kha retries a " +
+					"recovered apiserver sooner; a still-dead one costs a client only the 1s connect timeout."},
+			"stream_module": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "`load_module` path of the stream module. Default with `systemd`: Debian's `" + debianStreamModule +
+					"`; with `static_pod`: none (the official image has it built in). Set `\"\"` for builds with it built in."},
+		})
 }

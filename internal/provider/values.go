@@ -13,7 +13,9 @@ import (
 var (
 	sansType    = map[string]attr.Type{"dns_names": types.ListType{ElemType: types.StringType}, "ip_addresses": types.ListType{ElemType: types.StringType}}
 	listenType  = map[string]attr.Type{"address": types.StringType, "ipv6_address": types.StringType, "port": types.Int64Type}
-	backendType = map[string]attr.Type{"name": types.StringType, "address": types.StringType, "port": types.Int64Type}
+	backendType = map[string]attr.Type{"name": types.StringType, "address": types.StringType, "port": types.Int64Type,
+		"anonymous_auth": types.BoolType}
+	fallbackType = map[string]attr.Type{"address": types.StringType, "port": types.Int64Type}
 )
 
 // stringValues returns the Go strings of a list of known values.
@@ -50,9 +52,18 @@ func sansObject(s endpoints.SANs) types.Object {
 
 // nodeURLMap is a map of node (or member) name to URL.
 func nodeURLMap(values []endpoints.NodeEndpoint) types.Map {
-	m := make(map[string]attr.Value, len(values))
+	m := make(map[string]string, len(values))
 	for _, v := range values {
-		m[v.Name] = types.StringValue(v.URL)
+		m[v.Name] = v.URL
+	}
+	return stringMap(m)
+}
+
+// stringMap is a map value of strings.
+func stringMap(values map[string]string) types.Map {
+	m := make(map[string]attr.Value, len(values))
+	for k, v := range values {
+		m[k] = types.StringValue(v)
 	}
 	return types.MapValueMust(types.StringType, m)
 }

@@ -42,6 +42,19 @@ type File struct {
 	// write-only secret, known only while applying): what Digest reports
 	// for drift checks and removal.
 	SHA256 string
+	// Verify, when set, checks the service once the file is in place and
+	// reloaded; an error restores the previous file and reloads it.
+	Verify Verifier
+	// Preflight, when set, first runs the new configuration in a
+	// throwaway instance of the service; if it does not serve, nothing on
+	// the host changes.
+	Preflight *Preflight
+}
+
+// Verifier checks a service after its new configuration is in place and
+// reloaded, through the connection to its host.
+type Verifier interface {
+	Verify(ctx context.Context, c *Client) error
 }
 
 // SHA256 is the hex SHA-256 digest of b.
@@ -152,6 +165,7 @@ var applyOutcomes = map[int]struct{ step, what string }{
 	exitReload:      {"reload", "the reload command failed with the new file; the previous file was restored and the reload command run again"},
 	exitReloadTime:  {"reload", "the reload command did not finish within the operation's timeout; the previous file was restored and the reload command run again"},
 	exitRollback:    {"reload", "the reload command failed with the new file, and restoring the previous file or reloading it failed too: check the host"},
+	exitVerify:      {"verify", "the service did not work with the new file; the previous file was restored and the reload command run again"},
 	exitReplaced:    {"upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
 }
 
@@ -244,8 +258,8 @@ func (c *Client) Put(ctx context.Context, f File) error {
 }
 
 // putFile puts f on the host: upload into a private directory next to
-// the target, set owner and mode, validate, and only when this client
-// then commits, rename over the target and reload. On any failure the
+// the target, set owner and mode, validate, run the preflight, and only
+// when this client then commits, rename over the target and reload. On any failure the
 // previous file stays (or is restored) byte for byte and no temporary
 // file is left behind.
 func (c *Client) putFile(ctx context.Context, f File) error {
@@ -285,17 +299,19 @@ func (c *Client) putFile(ctx context.Context, f File) error {
 	}
 	var stderr bytes.Buffer
 	session.Stderr = &stderr
+	verify := map[bool]string{false: "0", true: "1"}[f.Verify != nil]
 	cmd := c.command(applyScript, f.Path, strconv.FormatUint(uint64(f.mode()), 8), mask, owner, mkdirs, validate,
-		f.ReloadCommand, strconv.Itoa(len(f.Content)), commandLimit(ctx), rnd)
+		f.ReloadCommand, strconv.Itoa(len(f.Content)), commandLimit(ctx), rnd, verify)
 	if err := session.Start(cmd); err != nil {
 		return fail("run", "", err)
 	}
 	go func() { _, _ = stdin.Write(f.Content) }()
 
 	// Wait for "ready": the copy is in place and validated.
+	lines := bufio.NewReader(stdout)
 	ready := make(chan bool, 1)
 	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		line, _ := lines.ReadString('\n')
 		ready <- line == "ready\n"
 	}()
 	exited := make(chan error, 1)
@@ -311,6 +327,14 @@ func (c *Client) putFile(ctx context.Context, f File) error {
 		c.log(ctx, LevelWarn, "cancelled before commit; the host is unchanged", fields)
 		return fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, ctx.Err()))
 	}
+	if f.Preflight != nil {
+		// Validated; the throwaway instance runs while the script waits
+		// for the commit, which a failure never sends.
+		if err := c.preflight(ctx, f, fail); err != nil {
+			session.Close()
+			return err
+		}
+	}
 	if ctx.Err() != nil {
 		session.Close()
 		return fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, ctx.Err()))
@@ -319,8 +343,35 @@ func (c *Client) putFile(ctx context.Context, f File) error {
 	if _, err := io.WriteString(stdin, "commit\n"); err != nil {
 		return fail("commit", trimOutput(stderr.Bytes()), fmt.Errorf("%w: %v", ErrNotCommitted, err))
 	}
+	var verifyErr error
+	if f.Verify != nil {
+		// "reloaded", or the end of the output when the reload failed.
+		if line, _ := lines.ReadString('\n'); line == "reloaded\n" {
+			c.log(ctx, LevelDebug, "reloaded; verifying", fields)
+			start := time.Now()
+			verdict := "keep\n"
+			if verifyErr = f.Verify.Verify(ctx, c); verifyErr != nil {
+				verdict = "rollback\n"
+				c.log(ctx, LevelWarn, "verification failed; rolling back", map[string]any{"path": f.Path, "error": verifyErr.Error()})
+			} else {
+				c.log(ctx, LevelDebug, "verified", map[string]any{"path": f.Path, "took": time.Since(start).String()})
+			}
+			_, _ = io.WriteString(stdin, verdict)
+		}
+	}
 	stdin.Close()
 	go wait()
+	if verifyErr != nil {
+		err := <-exited
+		if stepErr := c.applyResult(ctx, f, err, &stderr, fail); stepErr != nil {
+			var se *StepError
+			if errors.As(stepErr, &se) && se.Step == "verify" {
+				se.Err = fmt.Errorf("%w: %v", se.Err, verifyErr)
+			}
+			return stepErr
+		}
+		return fail("verify", trimOutput(stderr.Bytes()), verifyErr)
+	}
 	select {
 	case err := <-exited:
 		return c.applyResult(ctx, f, err, &stderr, fail)

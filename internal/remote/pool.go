@@ -359,6 +359,25 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 	return ssh.NewClient(sshConn, chans, reqs), seen, cleanup, nil
 }
 
+// DialTCP opens a TCP connection from the host to address (SSH's
+// direct-tcpip, what `ssh -L` uses): a check of a service that listens on
+// the host's loopback, without any tool on the host.
+func (c *hostConn) DialTCP(ctx context.Context, address string) (net.Conn, error) {
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if conn == nil {
+		return nil, errors.New("connection closed")
+	}
+	nc, err := conn.DialContext(ctx, "tcp", address)
+	var refused *ssh.OpenChannelError
+	if errors.As(err, &refused) && refused.Reason == ssh.Prohibited {
+		return nil, fmt.Errorf("the host does not allow TCP forwarding over SSH (sshd AllowTcpForwarding), which kha uses to "+
+			"reach %s on it: allow it for the connection's user (Match User ... AllowTcpForwarding local), or turn the check off", address)
+	}
+	return nc, err
+}
+
 // session opens a session on the pooled connection, waiting for a free
 // slot; release gives the slot back.
 func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(), err error) {

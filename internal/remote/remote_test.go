@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -1001,4 +1002,187 @@ func TestConcurrentBlocksInOneFile(t *testing.T) {
 			t.Errorf("block b%d was lost:\n%s", i, got)
 		}
 	}
+}
+
+// verifyFunc adapts a function to Verifier.
+type verifyFunc func(ctx context.Context, c *Client) error
+
+func (f verifyFunc) Verify(ctx context.Context, c *Client) error { return f(ctx, c) }
+
+// A verification that fails after the reload restores the previous file
+// and reloads it; one that passes keeps the new file; a client that goes
+// away during verification leaves the previous file too.
+// reloadedService is a host with lb.cfg at "v1\n", whose reload command
+// appends the file to reloads.
+func reloadedService(t *testing.T) (c *Client, dir, target, reloads, reload string) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ = client(t, configFor(s))
+	dir = t.TempDir()
+	target, reloads = filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "reloads")
+	reload = "cat " + ShellQuote(target) + " >> " + ShellQuote(reloads)
+	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v1\n"), ReloadCommand: reload}); err != nil {
+		t.Fatal(err)
+	}
+	return c, dir, target, reloads, reload
+}
+
+// dropConnection kills the client's connection under it.
+func dropConnection(c *Client) {
+	c.mu.Lock()
+	c.conn.Close()
+	c.mu.Unlock()
+}
+
+func TestVerifyAfterReload(t *testing.T) {
+	c, dir, target, reloads, reload := reloadedService(t)
+	// The service is a TCP listener on the host's loopback, which the
+	// verifier reaches through the SSH connection.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conn.Write([]byte("hello\n"))
+			conn.Close()
+		}
+	}()
+	served := verifyFunc(func(ctx context.Context, c *Client) error {
+		conn, err := c.DialTCP(ctx, l.Addr().String())
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		if line != "hello\n" {
+			return fmt.Errorf("the service said %q (%v)", line, err)
+		}
+		return nil
+	})
+	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v2\n"), ReloadCommand: reload, Verify: served}); err != nil {
+		t.Fatalf("a passing verification: %v", err)
+	}
+	if got := string(mustRead(t, target)); got != "v2\n" {
+		t.Fatalf("after a passing verification the host has %q", got)
+	}
+
+	os.Remove(reloads)
+	broken := verifyFunc(func(context.Context, *Client) error { return errors.New("no backend is up: cp1 DOWN (L7STS 401)") })
+	err = c.Put(context.Background(), File{Path: target, Content: []byte("v3\n"), ReloadCommand: reload, Verify: broken})
+	var stepErr *StepError
+	if !errors.As(err, &stepErr) || stepErr.Step != "verify" || !strings.Contains(err.Error(), "cp1 DOWN (L7STS 401)") ||
+		!strings.Contains(err.Error(), "previous file was restored") {
+		t.Fatalf("want a verify error with the verifier's words, got %v", err)
+	}
+	if got := string(mustRead(t, target)); got != "v2\n" {
+		t.Fatalf("after a failed verification the host has %q, want the previous file", got)
+	}
+	if got := string(mustRead(t, reloads)); got != "v3\nv2\n" {
+		t.Fatalf("reloads %q: want the new file's, then the restored one's", got)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := verifyFunc(func(context.Context, *Client) error {
+		cancel()
+		dropConnection(c) // the client dies mid-verification
+		return errors.New("gone")
+	})
+	_ = c.Put(ctx, File{Path: target, Content: []byte("v4\n"), ReloadCommand: reload, Verify: gone})
+	waitFor(t, 10*time.Second, "the host to roll back", func() bool {
+		b, _ := os.ReadFile(target)
+		return string(b) == "v2\n" && len(entries(t, dir)) == 2
+	})
+}
+
+// TestPreflight: a throwaway instance runs the new configuration before it
+// replaces the live one. Its instance here writes what it serves into its
+// private directory; the check reads it back over the connection.
+func TestPreflight(t *testing.T) {
+	c, dir, target, reloads, reload := reloadedService(t)
+	// A marker in the command line finds leftover instances.
+	const serve = `cp "%s" "${KHA_CANDIDATE%/*}/serving" && exec sleep 3131`
+	served := func(want string) func(dir string) ([]byte, Verifier, error) {
+		return func(work string) ([]byte, Verifier, error) {
+			return []byte(want), verifyFunc(func(ctx context.Context, c *Client) error {
+				for ctx.Err() == nil {
+					out, _, err := c.Run(ctx, "cat "+ShellQuote(work+"/serving"), nil)
+					if err == nil && string(out) == "v2\n" {
+						return nil
+					}
+					if err == nil {
+						return fmt.Errorf("the instance serves %q", out)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				return ctx.Err()
+			}), nil
+		}
+	}
+	leftovers := func() string {
+		out, _ := exec.Command("pgrep", "-f", "sleep 3131").Output()
+		return strings.TrimSpace(string(out)) + strings.Join(entries(t, dir), " ")
+	}
+	pf := func(command string, candidate func(string) ([]byte, Verifier, error)) *Preflight {
+		return &Preflight{Command: command, Candidate: candidate, Timeout: 5 * time.Second}
+	}
+
+	t.Run("a serving instance lets the file in", func(t *testing.T) {
+		err := c.Put(context.Background(), File{Path: target, Content: []byte("v2\n"), ReloadCommand: reload, Preflight: pf(serve, served("v2\n"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(mustRead(t, target)); got != "v2\n" {
+			t.Fatalf("the host has %q", got)
+		}
+		waitFor(t, 5*time.Second, "the instance to go", func() bool { return leftovers() == "lb.cfg reloads" })
+	})
+	t.Run("an instance that does not serve keeps the host as it is", func(t *testing.T) {
+		err := c.Put(context.Background(), File{Path: target, Content: []byte("v3\n"), ReloadCommand: reload, Preflight: pf(serve, served("v3-broken\n"))})
+		var stepErr *StepError
+		if !errors.As(err, &stepErr) || stepErr.Step != "preflight" || !strings.Contains(err.Error(), `serves "v3-broken\n"`) ||
+			!strings.Contains(err.Error(), "untouched") {
+			t.Fatalf("want a preflight error with the check's words, got %v", err)
+		}
+		if got := string(mustRead(t, target)); got != "v2\n" {
+			t.Fatalf("the host has %q, want the live file untouched", got)
+		}
+		if got := string(mustRead(t, reloads)); got != "v1\nv2\n" {
+			t.Fatalf("reloads %q: a failed preflight must not reload", got)
+		}
+		waitFor(t, 5*time.Second, "the instance to go", func() bool { return leftovers() == "lb.cfg reloads" })
+	})
+	t.Run("an instance that exits is tried three times and quoted", func(t *testing.T) {
+		attempts := 0
+		candidate := func(work string) ([]byte, Verifier, error) {
+			attempts++
+			return served("v3\n")(work)
+		}
+		err := c.Put(context.Background(), File{Path: target, Content: []byte("v3\n"), Preflight: pf(`echo "cannot bind socket" >&2; exit 1`, candidate)})
+		if err == nil || !strings.Contains(err.Error(), "exited before it served (exited 1)") || !strings.Contains(err.Error(), "cannot bind socket") || attempts != 3 {
+			t.Fatalf("want the instance's own words after 3 attempts, got %d attempts: %v", attempts, err)
+		}
+	})
+	t.Run("a client that goes away stops the instance", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		gone := func(work string) ([]byte, Verifier, error) {
+			return []byte("v5\n"), verifyFunc(func(context.Context, *Client) error {
+				time.Sleep(300 * time.Millisecond) // the instance starts
+				cancel()
+				dropConnection(c)
+				return errors.New("gone")
+			}), nil
+		}
+		if err := c.Put(ctx, File{Path: target, Content: []byte("v5\n"), Preflight: pf(serve, gone)}); err == nil {
+			t.Fatal("a preflight whose client went away succeeded")
+		}
+		waitFor(t, 10*time.Second, "the instance and its directory to go", func() bool { return leftovers() == "lb.cfg reloads" })
+		if got := string(mustRead(t, target)); got != "v2\n" {
+			t.Fatalf("the host has %q", got)
+		}
+	})
 }

@@ -73,6 +73,7 @@ const (
 	exitLocked      = 19
 	exitDamaged     = 20
 	exitRollback    = 21
+	exitVerify      = 22
 	exitValidateEnd = 23
 	exitTimeout     = 124 // timeout(1)
 )
@@ -80,11 +81,14 @@ const (
 // applyScript puts one file in place. It reads the content from stdin,
 // validates it, prints "ready" and waits for the client's "commit" line:
 // a client that is gone (a dropped connection, Ctrl-C) sends none, and
-// the target is never touched. Arguments: target, mode, umask (empty when
+// the target is never touched. With verify set, after the reload it
+// prints "reloaded" and waits for the client's verdict: anything but
+// "keep" (a failed verification, a client that is gone) restores the
+// previous file and reloads it. Arguments: target, mode, umask (empty when
 // the mode needs chmod), owner[:group], create parent dirs (1/0), validate
 // command, reload command, content size, time limit per command in
-// seconds (0: none), random suffix.
-const applyScript = scriptPrelude + `target=$1 mode=$2 mask=$3 owner=$4 mkdirs=$5 validate=$6 reload=$7 size=$8 limit=$9 rand=${10}
+// seconds (0: none), random suffix, verify (1/0).
+const applyScript = scriptPrelude + `target=$1 mode=$2 mask=$3 owner=$4 mkdirs=$5 validate=$6 reload=$7 size=$8 limit=$9 rand=${10} verify=${11}
 dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 if [ ! -d "$dir" ]; then
@@ -110,13 +114,21 @@ if [ -e "$target" ] || [ -L "$target" ]; then
   ln -- "$target" previous 2>/dev/null || cp -p -- "$target" previous || exit 14
 fi
 mv -f -- new "$target" || exit 14
-[ -n "$reload" ] || exit 0
-run "$reload" && exit 0
-rc=$?
+rc=0
+if [ -n "$reload" ]; then run "$reload"; rc=$?; fi
+if [ $rc = 0 ]; then
+  [ "$verify" = 1 ] || exit 0
+  echo reloaded
+  IFS= read -r verdict && [ "$verdict" = keep ] && exit 0
+  rc=22
+fi
 if [ -e previous ] || [ -L previous ]; then mv -f -- previous "$target"; else rm -f -- "$target"; fi || exit 21
-echo "--- the previous state was restored; running the reload command again:" >&2
-run "$reload" || exit 21
+if [ -n "$reload" ]; then
+  echo "--- the previous state was restored; running the reload command again:" >&2
+  run "$reload" || exit 21
+fi
 [ $rc = 124 ] && exit 17
+[ $rc = 22 ] && exit 22
 exit 15
 `
 

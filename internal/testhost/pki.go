@@ -71,3 +71,14 @@ func newPKI() (PKI, error) {
 		Server: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key},
 	}, nil
 }
+
+// OtherCAPEM is a CA certificate that signed none of the test servers: a
+// valid file that verifies nothing here.
+func OtherCAPEM(t testing.TB) string {
+	t.Helper()
+	ca, err := generateCA("kha-other-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.der}))
+}

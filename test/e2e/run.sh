@@ -94,10 +94,6 @@ issue_cert "$pki" admin kha-e2e-admin DNS:admin clientAuth system:masters
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/sa.key" 2>/dev/null
 openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
 
-log "terraform apply the plan: load balancers, keepalived, hosts entries over SSH"
-tf apply tfplan
-out() { (cd "$work" && "$tf" output -json "$1"); }
-
 log "control plane up: etcd and kube-apiserver on h1-h3"
 cluster=h1=https://10.77.0.11:2380,h2=https://10.77.0.12:2380,h3=https://10.77.0.13:2380
 for i in 1 2 3; do
@@ -138,8 +134,10 @@ wait_ready() {
 }
 for i in 1 2 3; do wait_ready h$i https://127.0.0.1:6443; done
 log "control plane ready"
-# The load balancers started before the apiservers; their health checks
-# bring the backends up.
+log "terraform apply the plan: load balancers (each proven in a throwaway instance, then verified), keepalived, hosts entries over SSH"
+tf apply tfplan
+out() { (cd "$work" && "$tf" output -json "$1"); }
+
 wait_ready h4 https://10.77.0.100:8443
 log "the VIP's load balancer sees the apiservers"
 

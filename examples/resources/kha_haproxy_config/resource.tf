@@ -15,7 +15,6 @@ resource "kha_haproxy_config" "worker" {
   listen           = kha_cluster_endpoints.cluster.local_lb_listen
   backends         = kha_cluster_endpoints.cluster.local_lb_backends
   healthcheck_port = 8081
-  health_check     = { ca_file = "/etc/kubernetes/pki/ca.crt" }
   delivery         = "static_pod"
 
   ssh = {
@@ -27,11 +26,13 @@ resource "kha_haproxy_config" "worker" {
 
 # An external load balancer on a VIP, run by the host's haproxy service.
 resource "kha_haproxy_config" "vip" {
-  role         = "external"
-  listen       = { address = "10.0.0.100", port = 8443 }
-  backends     = kha_cluster_endpoints.cluster.local_lb_backends
-  health_check = { ca_file = "/etc/kubernetes/pki/ca.crt" }
-  idle_timeout = "3h"
+  role     = "external"
+  listen   = { address = "10.0.0.100", port = 8443 }
+  backends = kha_cluster_endpoints.cluster.local_lb_backends
+  # The CA is not on this host unless copied there (kha_file).
+  health_check   = { ca_file = "/etc/haproxy/kubernetes-ca.crt" }
+  client_timeout = "1h"
+  server_timeout = "1h"
 
   ssh = { host = "10.0.0.5", user = "admin", sudo = true }
 }

@@ -1,0 +1,3 @@
+resource "kha_cluster_endpoints" "test" {
+  control_plane_nodes = [{ name = "cp1", ip = "10.0.0.11", access_ip = "cp1.example.com" }]
+}

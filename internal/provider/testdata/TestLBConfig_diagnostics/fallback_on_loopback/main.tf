@@ -1,0 +1,5 @@
+resource "kha_nginx_config" "x" {
+  listen   = { address = "127.0.0.1", port = 6443 }
+  backends = [{ name = "cp1", address = "10.0.0.11", port = 6443 }]
+  fallback = { address = "127.0.0.1", port = 8443 }
+}

@@ -1,0 +1,174 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Preflight runs a throwaway instance of a service on its new
+// configuration, beside the live instance, before the configuration
+// replaces the live one: what only a running service shows (a CA that
+// signed none of the backends, a firewall in the way) stops the apply
+// while the live service keeps serving on the previous configuration.
+type Preflight struct {
+	// Command runs the instance in the foreground, "%s" being the path of
+	// its configuration, e.g. "haproxy -db -f %s".
+	Command string
+	// Candidate returns the instance's configuration and its check, given
+	// the private directory the configuration goes into (for files the
+	// instance writes, such as a PID file). An instance that exits before
+	// it is checked (a port in use) is tried again with a new Candidate,
+	// three times in all.
+	Candidate func(dir string) (config []byte, check Verifier, err error)
+	// Timeout bounds the check; the instance lives a little longer.
+	Timeout time.Duration
+}
+
+// preflightScript runs a throwaway instance. It reads the configuration
+// from stdin into a private directory next to the target, starts the
+// command on it (bounded by timeout(1), which takes the command's whole
+// process group down), prints "started", and stops the instance at the
+// client's next line or when the client is gone. When the instance ends,
+// it prints "exited <status>" and the instance's output on stderr.
+// Arguments: target, create parent dirs (1/0), command, size, time limit
+// in seconds, random suffix.
+const preflightScript = scriptPrelude + `target=$1 mkdirs=$2 command=$3 size=$4 limit=$5 rand=$6
+dir=${target%/*} base=${target##*/}
+[ -n "$dir" ] || dir=/
+if [ ! -d "$dir" ]; then
+  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit 10; }
+  mkdir -p -m 0755 -- "$dir" || exit 10
+fi
+command -v timeout >/dev/null || { echo "the host has no timeout(1), which bounds the throwaway instance" >&2; exit 25; }
+sweep
+enter
+umask 077
+head -c "$size" >candidate || exit 11
+KHA_CANDIDATE=$work/candidate; export KHA_CANDIDATE
+exec 3<&0
+(cd 2>/dev/null || cd /; exec timeout -k 2 "$limit" sh -c "$command") </dev/null >plog 2>&1 &
+pid=$!
+echo started
+(IFS= read -r stop <&3; kill "$pid" 2>/dev/null) &
+wait "$pid"; rc=$?
+echo "exited $rc"
+while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <plog >&2
+`
+
+// exitNoTimeout is preflightScript's exit when the host lacks timeout(1).
+const exitNoTimeout = 25
+
+var preflightOutcomes = map[int]string{
+	exitDirectory: "the target's directory does not exist",
+	exitUpload:    "uploading the throwaway instance's configuration failed",
+	exitReplaced:  "the private temporary directory was replaced while in use (someone else can write to the target's directory)",
+	exitNoTimeout: "the host has no timeout(1)",
+}
+
+// errExitedEarly: the throwaway instance ended before its check passed.
+var errExitedEarly = errors.New("the throwaway instance exited before it served")
+
+// preflight runs f's throwaway instance until its check passes, or says
+// why not. The host's files are not touched.
+func (c *Client) preflight(ctx context.Context, f File, fail func(step, output string, err error) error) error {
+	p := f.Preflight
+	for attempt := 1; ; attempt++ {
+		rnd := randomSuffix()
+		config, check, err := p.Candidate(path.Join(path.Dir(f.Path), "."+path.Base(f.Path)+".kha-"+rnd))
+		if err != nil {
+			return fail("preflight", "", err)
+		}
+		start := time.Now()
+		c.log(ctx, LevelDebug, "starting a throwaway instance on the new configuration", map[string]any{"path": f.Path, "attempt": attempt})
+		output, err := c.runPreflight(ctx, f, config, check, rnd)
+		if err == nil {
+			c.log(ctx, LevelDebug, "the throwaway instance served", map[string]any{"path": f.Path, "took": time.Since(start).String()})
+			return nil
+		}
+		c.log(ctx, LevelWarn, "the throwaway instance did not serve", map[string]any{"path": f.Path, "error": err.Error()})
+		if !errors.Is(err, errExitedEarly) || attempt == 3 || ctx.Err() != nil {
+			return fail("preflight", output, fmt.Errorf("the new configuration did not serve in a throwaway instance; "+
+				"the live service and its configuration are untouched: %w", err))
+		}
+	}
+}
+
+// runPreflight runs one throwaway instance and returns its output.
+func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check Verifier, rnd string) (string, error) {
+	session, release, err := c.session(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	stdin, err := session.StdinPipe()
+	if err != nil {
+		return "", err
+	}
+	stdout, err := session.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	var stderr bytes.Buffer
+	session.Stderr = &stderr
+	limit := strconv.Itoa(int((f.Preflight.Timeout + 10*time.Second) / time.Second))
+	mkdirs := map[bool]string{false: "0", true: "1"}[f.CreateParentDirs]
+	command := strings.ReplaceAll(f.Preflight.Command, "%s", `"$KHA_CANDIDATE"`)
+	if err := session.Start(c.command(preflightScript, f.Path, mkdirs, command, strconv.Itoa(len(config)), limit, rnd)); err != nil {
+		return "", err
+	}
+	go func() { _, _ = stdin.Write(config) }()
+	lines := bufio.NewReader(stdout)
+	finish := func() (string, error) {
+		stdin.Close()
+		_, _ = io.Copy(io.Discard, lines)
+		err := session.Wait()
+		var exitErr interface{ ExitStatus() int }
+		if errors.As(err, &exitErr) {
+			what, ok := preflightOutcomes[exitErr.ExitStatus()]
+			if !ok {
+				what = fmt.Sprintf("exit status %d", exitErr.ExitStatus())
+			}
+			err = errors.New(what)
+		}
+		output := trimOutput(stderr.Bytes())
+		return output, c.sudoHint(output, err)
+	}
+	if line, _ := lines.ReadString('\n'); line != "started\n" {
+		output, err := finish()
+		if err == nil {
+			err = errors.New("the host did not start the throwaway instance")
+		}
+		return output, err
+	}
+	// The instance may end on its own (a port in use): that ends the check.
+	checkCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exited := make(chan string, 1)
+	go func() {
+		line, _ := lines.ReadString('\n')
+		exited <- strings.TrimSpace(line)
+		cancel()
+	}()
+	checkErr := check.Verify(checkCtx, c)
+	select {
+	case status := <-exited:
+		output, _ := finish()
+		return output, fmt.Errorf("%w (%s): %v", errExitedEarly, status, checkErr)
+	default:
+	}
+	_, _ = io.WriteString(stdin, "stop\n")
+	<-exited
+	output, err := finish()
+	if checkErr != nil {
+		return output, checkErr
+	}
+	return "", err
+}
