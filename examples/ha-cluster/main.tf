@@ -89,6 +89,7 @@ resource "kha_keepalived_config" "vip" {
   interface         = var.lb_interface
   virtual_router_id = 77
   healthcheck_port  = var.lb_healthcheck_port
+  track_script_path = "${var.config_dir}/keepalived-track.sh"
   config_path       = "${var.config_dir}/keepalived.conf"
   reload_command    = var.commands.keepalived_reload
   destroy_command   = var.commands.keepalived_stop

@@ -290,7 +290,7 @@ func (c *cluster) checkCoverage(r Result) problem.Problems {
 				kind = "ip_addresses"
 			}
 			ps.Errorf(problem.Root("existing_cert_sans"), "Endpoint would fail TLS verification",
-				"%s: host %s is not in existing_cert_sans.%s, so clients would fail with \"x509: certificate is valid for ..., not %s\". Reissue the apiserver certificate with the SANs in apiserver_cert_sans (kubeadm: apiServer.certSANs), then add %s to existing_cert_sans.",
+				"%s: host %s is not in existing_cert_sans.%s, so clients would fail with \"x509: certificate is valid for ..., not %s\". Reissue the apiserver certificate with %s among its SANs (all of apiserver_cert_sans; kubeadm: apiServer.certSANs), then let existing_cert_sans show it (kha_apiserver_certificate reads the certificate the cluster serves).",
 				u.what, u.host, kind, u.host, u.host)
 		}
 	}

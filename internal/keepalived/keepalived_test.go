@@ -2,6 +2,9 @@ package keepalived
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 
 	"crypto/rand"
 	"encoding/hex"
@@ -83,6 +86,51 @@ func TestRenderPassesKeepalivedCheck(t *testing.T) {
 	if !strings.Contains(lb1, "priority 150") || !strings.Contains(lb1, "unicast_peer {\n        10.77.100.2\n") {
 		t.Errorf("lb1 config:\n%s", lb1)
 	}
+	// Sub-second VRRPv3 adverts, a one-failure track script and a
+	// preempt delay against flapping.
+	for _, want := range []string{"vrrp_version 3\n", "advert_int 0.25\n", "preempt_delay 2\n", "fall 1\n", "rise 2\n"} {
+		if !strings.Contains(lb1, want) {
+			t.Errorf("lb1 config lacks %q:\n%s", want, lb1)
+		}
+	}
+	s := pair("lb1")
+	s.NoPreempt, s.AdvertInterval = true, 1500*time.Millisecond
+	if text, _ := Render(s); strings.Contains(text, "preempt_delay") || !strings.Contains(text, "nopreempt\n") || !strings.Contains(text, "advert_int 1.5\n") {
+		t.Errorf("nopreempt config:\n%s", text)
+	} else if err := check(t, keepalived, text); err != nil {
+		t.Errorf("keepalived -t rejects the nopreempt config: %v", err)
+	}
+}
+
+// TestTrackScript runs the rendered track script against a health
+// endpoint: it passes while the endpoint answers 200 and fails at once
+// when it answers otherwise or is gone.
+func TestTrackScript(t *testing.T) {
+	_, err := os.Stat("/usr/bin/curl")
+	testhost.Require(t, err == nil, "curl is not installed")
+	status := 200
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	script := filepath.Join(t.TempDir(), "track.sh")
+	os.WriteFile(script, []byte(TrackScript(srv.URL+"/healthz")), 0o755)
+	run := func() error { return exec.Command(script).Run() }
+	if err := run(); err != nil {
+		t.Fatalf("healthy load balancer: %v", err)
+	}
+	mu.Lock()
+	status = 503
+	mu.Unlock()
+	if err := run(); err == nil {
+		t.Fatal("an unhealthy load balancer passed")
+	}
+	srv.Close()
+	if err := run(); err == nil {
+		t.Fatal("a load balancer that is gone passed")
+	}
 }
 
 func TestValidate(t *testing.T) {
@@ -99,6 +147,9 @@ func TestValidate(t *testing.T) {
 		{"relative track command", "track_command", func(s *Spec) { s.TrackCommand = "curl localhost" }},
 		{"quote in track command", "track_command", func(s *Spec) { s.TrackCommand = `/bin/sh -c "x"` }},
 		{"interface", "interface", func(s *Spec) { s.Interface = "eth 0" }},
+		{"advert interval off the centisecond", "advert_interval", func(s *Spec) { s.AdvertInterval = 255 * time.Millisecond }},
+		{"advert interval too long", "advert_interval", func(s *Spec) { s.AdvertInterval = time.Minute }},
+		{"negative preempt delay", "preempt_delay", func(s *Spec) { s.PreemptDelay = -time.Second }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,6 +256,25 @@ func TestLiveVIPFailover(t *testing.T) {
 	back := waitHolder("lb1", 20*time.Second)
 	t.Logf("VIP on lb1 after %s; lb1's load balancer unhealthy -> VIP on lb2 after %s; healthy again -> back after %s",
 		first.Round(time.Millisecond), moved.Round(time.Millisecond), back.Round(time.Millisecond))
+	// lb1 goes silent (its keepalived frozen, as on a host that hangs or
+	// drops off the network): lb2 hears no adverts and takes over. The VIP
+	// stays configured on the frozen lb1, so only lb2 is asked about.
+	out, _ := exec.Command("ip", "netns", "pids", ns["lb1"]).Output()
+	for _, pid := range strings.Fields(string(out)) {
+		exec.Command("kill", "-STOP", pid).Run()
+	}
+	start := time.Now()
+	for {
+		out, _ := exec.Command("ip", "-n", ns["lb2"], "-br", "addr", "show", "eth0").Output()
+		if strings.Contains(string(out), "10.77.100.100/24") {
+			break
+		}
+		if time.Since(start) > 15*time.Second {
+			t.Fatal("lb2 did not take the VIP over from a silent lb1")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("lb1 silent -> VIP on lb2 after %s", time.Since(start).Round(time.Millisecond))
 }
 
 // FuzzRender: any spec either fails Validate or renders a configuration

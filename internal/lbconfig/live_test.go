@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -465,5 +466,108 @@ func TestLivePreflight(t *testing.T) {
 	wrong.HealthCheck.CAFile = wrongCA
 	if err := run(t, HAProxy, wrong); err == nil || !strings.Contains(err.Error(), "DOWN (check L6RSP") {
 		t.Errorf("the throwaway HAProxy with a CA that signed no apiserver: want its account of the down backends, got %v", err)
+	}
+}
+
+// TestLiveHealthCheckTypesOnRealAPIServers checks each health check type
+// of HAProxy against real kube-apiservers, one answering anonymous
+// requests and one hardened (--anonymous-auth=false): the load balancer
+// serves through every combination but one, the anonymous https check of
+// the hardened apiserver, which kha refuses at plan time (Validate) and
+// which verification reports with HAProxy's own words. nginx, checking
+// nothing actively, serves through both.
+func TestLiveHealthCheckTypesOnRealAPIServers(t *testing.T) {
+	testhost.KubeDir(t)
+	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1"}
+	member.ClientPort, member.PeerPort = freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
+	etcd := testhost.StartEtcd(t, []*testhost.EtcdMember{member}, []string{"127.0.0.1"})
+	apiservers := map[bool]*testhost.KubeAPIServer{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for ip, anonymous := range map[string]bool{"127.0.0.2": true, "127.0.0.3": false} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := testhost.StartKubeAPIServer(t, etcd, ip, anonymous)
+			mu.Lock()
+			apiservers[anonymous] = s
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(apiservers) != 2 {
+		t.FailNow()
+	}
+	dir := t.TempDir()
+	pki := testhost.TestPKI(t)
+	ca := pki.WriteCAFile(t, dir)
+	// The health checks' client certificate: the certificate and its key
+	// side by side, as kubeadm's apiserver-kubelet-client pair.
+	healthCert, _ := pki.WriteClientFiles(t, dir, "lb-health")
+	// A client of the cluster, to send requests through the load balancer.
+	userCert, userKey := pki.WriteClientFiles(t, dir, "user")
+	pair, _ := tls.LoadX509KeyPair(userCert, userKey)
+	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+		TLSClientConfig: &tls.Config{RootCAs: pki.Pool, Certificates: []tls.Certificate{pair}, ServerName: "localhost"}}}
+	dial := Dialer(func(ctx context.Context, address string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", address)
+	})
+	readyz := func(url string) error {
+		resp, err := client.Get(url + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		return nil
+	}
+	for _, anonymous := range []bool{true, false} {
+		host, port, _ := net.SplitHostPort(apiservers[anonymous].Address)
+		p, _ := strconv.Atoi(port)
+		backends := []Backend{{Name: "kas", Address: host, Port: p}}
+		for _, check := range []string{CheckHTTPS, CheckHTTPSClientCert, CheckTCP} {
+			name := fmt.Sprintf("%s check with anonymous-auth=%v", check, anonymous)
+			t.Run(name, func(t *testing.T) {
+				tune := func(s *Spec) {
+					s.HealthcheckPort, s.Observability.Metrics = freePort(t, "127.0.0.1"), true
+					s.HealthCheck = HealthCheck{Type: check, CAFile: ca}
+					if check == CheckHTTPSClientCert {
+						s.HealthCheck.ClientCert = healthCert
+					}
+				}
+				spec := Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: 6443}}, Backends: backends, AnonymousAuthOff: !anonymous}
+				tune(&spec)
+				refused := spec.Validate().HasErrors()
+				if refused != (check == CheckHTTPS && !anonymous) {
+					t.Fatalf("Validate: %v", spec.Validate())
+				}
+				// Run the configuration regardless, to see what the plan
+				// error spares the cluster.
+				lb := startHAProxyWith(t, backends, tune)
+				text, _ := RenderHAProxy(lb.spec)
+				err := VerificationFor(HAProxy, lb.spec, text, 20*time.Second).Run(context.Background(), dial)
+				if refused {
+					if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "refuses anonymous requests") {
+						t.Fatalf("the anonymous check of a hardened apiserver: want HAProxy's 401, got %v", err)
+					}
+					if readyz(lb.url) == nil {
+						t.Fatal("HAProxy served with its only apiserver marked down")
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("verification: %v", err)
+				}
+				if err := readyz(lb.url); err != nil {
+					t.Fatalf("a request through HAProxy: %v", err)
+				}
+			})
+		}
+		t.Run(fmt.Sprintf("nginx with anonymous-auth=%v", anonymous), func(t *testing.T) {
+			lb := startNginx(t, backends)
+			waitFor(t, 10*time.Second, "nginx serving", func() bool { return readyz(lb.url) == nil })
+		})
 	}
 }

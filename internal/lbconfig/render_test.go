@@ -291,6 +291,7 @@ func TestValidate(t *testing.T) {
 		{"anonymous check on a hardened cluster", "health_check.type", "https_client_cert", func(s *Spec) { s.AnonymousAuthOff = true }},
 		{"client cert check without a certificate", "health_check.client_cert", "needs health_check.client_cert", func(s *Spec) { s.HealthCheck.Type = CheckHTTPSClientCert }},
 		{"client cert with the anonymous check", "health_check.client_cert", "set type", func(s *Spec) { s.HealthCheck.ClientCert = "/etc/x.pem" }},
+		{"comma in the stats socket", "stats_socket", "splits socket addresses", func(s *Spec) { s.Runtime.StatsSocket = "/run/a,b.sock" }},
 		{"bad check type", "health_check.type", "tcp", func(s *Spec) { s.HealthCheck.Type = "grpc" }},
 		{"fallback on loopback", "fallback.address", "cannot be the external", func(s *Spec) { s.Fallback = &Backend{Address: "127.0.0.1", Port: 443} }},
 		{"fallback garbage", "fallback.address", "neither", func(s *Spec) { s.Fallback = &Backend{Address: "lb;reload", Port: 443} }},

@@ -366,6 +366,10 @@ func (s Spec) Validate() problem.Problems {
 			ps.SchemaErrorf(problem.Root(attr), "Invalid limit", "%s is %d; use 0 (no limit, or the default) to 1000000.", attr, v)
 		}
 	}
+	if strings.Contains(s.Runtime.StatsSocket, ",") {
+		// HAProxy reads a socket address as a list at commas.
+		ps.Errorf(problem.Root("stats_socket"), "Invalid path", "%q must not contain ',': HAProxy splits socket addresses at commas.", s.Runtime.StatsSocket)
+	}
 	if t := s.Observability.LogTarget; t != LogStdout && t != LogSyslog {
 		ps.Errorf(problem.Root("log_target"), "Invalid log target", "log target %q; use %q or %q.", t, LogStdout, LogSyslog)
 	}

@@ -84,52 +84,72 @@ var connectionFields = []connectionField{
 	{name: "bastion_host_key", kind: "string", description: "Public key of the jump host, or of the CA that signs its host certificate."},
 }
 
+// connectionAttributes builds the attributes of the fields keep admits
+// for one of the framework's schema packages, from one constructor per
+// kind.
+func connectionAttributes[A any](keep func(connectionField) bool, str, num, flag func(connectionField) A) map[string]A {
+	attrs := map[string]A{}
+	for _, f := range connectionFields {
+		if !keep(f) {
+			continue
+		}
+		attrs[f.name] = map[string]func(connectionField) A{"string": str, "int": num, "bool": flag}[f.kind](f)
+	}
+	return attrs
+}
+
 // resourceConnectionAttribute is the `connection` attribute of resources
 // that write to a host.
 func resourceConnectionAttribute() schema.SingleNestedAttribute {
-	attrs := map[string]schema.Attribute{}
-	for _, f := range connectionFields {
-		switch f.kind {
-		case "string":
-			attrs[f.name] = schema.StringAttribute{Optional: true, Sensitive: f.sensitive, WriteOnly: f.writeOnly, MarkdownDescription: f.description}
-		case "int":
-			attrs[f.name] = schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-		case "bool":
-			attrs[f.name] = schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
-		}
-	}
 	return schema.SingleNestedAttribute{
 		Optional: true,
 		MarkdownDescription: "How to reach the host over SSH, with the field names of Terraform's provisioner " +
 			"`connection` block (Terraform reserves the name `connection` itself). Unset fields inherit the provider's " +
 			"`default_ssh`. Host keys are always verified.",
-		Attributes: attrs,
+		Attributes: connectionAttributes(func(connectionField) bool { return true },
+			func(f connectionField) schema.Attribute {
+				return schema.StringAttribute{Optional: true, Sensitive: f.sensitive, WriteOnly: f.writeOnly, MarkdownDescription: f.description}
+			},
+			func(f connectionField) schema.Attribute {
+				return schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
+			},
+			func(f connectionField) schema.Attribute {
+				return schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
+			}),
 	}
 }
 
 // providerConnectionAttribute is the provider's `default_ssh`.
 func providerConnectionAttribute() providerschema.SingleNestedAttribute {
-	attrs := map[string]providerschema.Attribute{}
-	for _, f := range connectionFields {
-		if f.writeOnly {
-			continue
-		}
-		switch f.kind {
-		case "string":
-			attrs[f.name] = providerschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
-		case "int":
-			attrs[f.name] = providerschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-		case "bool":
-			attrs[f.name] = providerschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
-		}
-	}
 	return providerschema.SingleNestedAttribute{
 		Optional: true,
 		MarkdownDescription: "Connection settings every resource's `connection` inherits, field by field. Provider " +
 			"configuration is never written to state, so secrets set here (`private_key`, `password`) stay out of it " +
 			"and remain available for refresh, import and destroy.",
-		Attributes: attrs,
+		Attributes: connectionAttributes(func(f connectionField) bool { return !f.writeOnly },
+			func(f connectionField) providerschema.Attribute {
+				return providerschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
+			},
+			func(f connectionField) providerschema.Attribute {
+				return providerschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
+			},
+			func(f connectionField) providerschema.Attribute {
+				return providerschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
+			}),
 	}
+}
+
+// providerDataFrom is what the provider's Configure gave a resource or a
+// data source; nil before it ran.
+func providerDataFrom(v any, diags *diag.Diagnostics) *providerData {
+	if v == nil {
+		return nil
+	}
+	data, ok := v.(*providerData)
+	if !ok {
+		diags.AddError("Unexpected Provider Data", fmt.Sprintf("got %T. This is always a bug in the provider.", v))
+	}
+	return data
 }
 
 // connectionFrom reads a resource's `ssh` object; null gives an empty

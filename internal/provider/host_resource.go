@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +57,9 @@ type rendered struct {
 	// alwaysDelivered resources go to a host without an `ssh` attribute
 	// (all from default_ssh); the others only render without one.
 	alwaysDelivered bool
+	// applied, when set, runs once every file is in place, before the
+	// state is written: it records what applying learnt.
+	applied func()
 }
 
 // hostFields are the attributes every host resource has.
@@ -119,15 +123,7 @@ func withHostAttributes(ctx context.Context, own map[string]schema.Attribute, id
 }
 
 func (r *hostResource[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected Provider Data", fmt.Sprintf("got %T. This is always a bug in the provider.", req.ProviderData))
-		return
-	}
-	r.data = data
+	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *hostResource[M, P]) ConfigValidators(context.Context) []resource.ConfigValidator {
@@ -445,6 +441,9 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 			return
 		}
 	}
+	if out.applied != nil {
+		out.applied()
+	}
 	h.RemoteSHA256 = types.StringValue(h.SHA256.ValueString())
 	h.ID = types.StringValue(hostID(m.cfg, out.files))
 	diags.Append(state.Set(ctx, &plan)...)
@@ -482,6 +481,38 @@ func (r *hostResource[M, P]) removeLeftovers(ctx context.Context, client *remote
 			}
 		}
 	}
+}
+
+// importHost serves a resource's ImportState: it splits an ID
+// host:port:<rest> (IPv6 hosts in brackets), fills h's id, ssh,
+// keep_on_destroy and timeouts, and connects with the provider's defaults
+// and the usual host key rules. example is an ID to show when the ID does
+// not parse; rest is the part after host:port:.
+func (r *hostResource[M, P]) importHost(ctx context.Context, id, example string, h *hostFields, diags *diag.Diagnostics) (rest string, client *remote.Client) {
+	address := addressOfID(id)
+	host, port, _ := net.SplitHostPort(address)
+	portNum, err := strconv.Atoi(port)
+	rest = strings.TrimPrefix(id, address+":")
+	if address == "" || err != nil || rest == "" {
+		diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not host:port:path, e.g. %s.", id, example))
+		return "", nil
+	}
+	ssh, d := types.ObjectValueFrom(ctx, attributeTypes(resourceConnectionAttribute()), connectionModel{connectionSettings: connectionSettings{
+		Host: types.StringValue(host), Port: types.Int64Value(int64(portNum))}})
+	diags.Append(d...)
+	if diags.HasError() {
+		return "", nil
+	}
+	h.ID, h.KeepOnDestroy, h.SSH = types.StringValue(id), types.BoolValue(false), ssh
+	h.Timeouts.Object = types.ObjectNull(attributeTypes(hostAttributes(ctx, "", "")["timeouts"]))
+	merged, d := r.connection(ctx, h, types.StringNull())
+	diags.Append(d...)
+	if diags.HasError() {
+		return "", nil
+	}
+	client, d = r.connect(ctx, merged)
+	diags.Append(d...)
+	return rest, client
 }
 
 // onHost reads a state for Read and Delete: what it delivered, and the

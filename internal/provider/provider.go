@@ -70,6 +70,7 @@ func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	}
 	data := &providerData{pool: p.pool, defaults: m.DefaultConnection}
 	resp.ResourceData = data
+	resp.DataSourceData = data
 }
 
 func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
@@ -81,11 +82,14 @@ func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewEtcdAccessResource,
 		NewHostsEntriesResource,
 		NewKeepalivedConfigResource,
+		NewKubeconfigServerResource,
 	}
 }
 
 func (p *khaProvider) DataSources(_ context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		NewAPIServerCertificateDataSource,
+	}
 }
 
 func (p *khaProvider) Functions(_ context.Context) []func() function.Function {

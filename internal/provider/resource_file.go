@@ -3,9 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
-	"net"
 	"strconv"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -163,39 +161,20 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 // are read, never its content (it may be a secret): the configuration
 // says what it should be, and the first apply writes it.
 func (r *fileResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	address := addressOfID(req.ID)
-	host, port, _ := net.SplitHostPort(address)
-	portNum, err := strconv.Atoi(port)
-	p := strings.TrimPrefix(req.ID, address+":")
-	if address == "" || err != nil || !filePathPattern.MatchString(p) {
-		resp.Diagnostics.AddError("Invalid Import ID",
-			fmt.Sprintf("%q is not host:port:path, e.g. 10.0.0.11:22:/etc/haproxy/haproxy.cfg or [fd00::11]:22:/etc/kha/nginx.conf.", req.ID))
-		return
-	}
-	ssh, diags := types.ObjectValueFrom(ctx, attributeTypes(resourceConnectionAttribute()), connectionModel{connectionSettings: connectionSettings{
-		Host: types.StringValue(host), Port: types.Int64Value(int64(portNum))}})
-	resp.Diagnostics.Append(diags...)
-	if diags.HasError() {
-		return
-	}
-	m := fileModel{Path: types.StringValue(p), CreateParentDirs: types.BoolValue(true)}
-	m.ID, m.KeepOnDestroy, m.SSH = types.StringValue(req.ID), types.BoolValue(false), ssh
-	m.Timeouts.Object = types.ObjectNull(attributeTypes(hostAttributes(ctx, "", "")["timeouts"]))
-	// The file's digest and mode, with the same pinned or recorded host
-	// key rules as any connection (Read records a first-use key).
-	merged, diags := r.connection(ctx, &m.hostFields, types.StringNull())
-	resp.Diagnostics.Append(diags...)
+	m := fileModel{CreateParentDirs: types.BoolValue(true)}
+	p, client := r.importHost(ctx, req.ID, "10.0.0.11:22:/etc/haproxy/haproxy.cfg or [fd00::11]:22:/etc/kha/nginx.conf", &m.hostFields, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	client, diags := r.connect(ctx, merged)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	if !filePathPattern.MatchString(p) {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not an absolute path to a file.", p, req.ID))
 		return
 	}
+	m.Path = types.StringValue(p)
+	// The file's digest and mode, never its content.
 	seen, err := client.Observe(ctx, []remote.File{{Path: p}})
 	if err == nil && !seen[0].Exists {
-		err = fmt.Errorf("%s has no file at %s", merged.cfg.Address(), p)
+		err = fmt.Errorf("%s has no file at %s", client.Address(), p)
 	}
 	if err != nil {
 		resp.Diagnostics.AddError("Importing Remote File Failed", err.Error())

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -44,6 +45,9 @@ type keepalivedConfigModel struct {
 	TrackCommand    types.String          `tfsdk:"track_command"`
 	HealthcheckPort types.Int64           `tfsdk:"healthcheck_port"`
 	NoPreempt       types.Bool            `tfsdk:"no_preempt"`
+	AdvertInterval  types.String          `tfsdk:"advert_interval"`
+	PreemptDelay    types.String          `tfsdk:"preempt_delay"`
+	TrackScriptPath types.String          `tfsdk:"track_script_path"`
 	ConfigPath      types.String          `tfsdk:"config_path"`
 	ValidateCommand types.String          `tfsdk:"validate_command"`
 	ReloadCommand   types.String          `tfsdk:"reload_command"`
@@ -81,12 +85,31 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 		"virtual_router_id": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 255)},
 			MarkdownDescription: "VRRP router ID, unique among VRRP instances on the network segment."},
 		"track_command": schema.StringAttribute{Optional: true,
-			MarkdownDescription: "Command (absolute path) that exits 0 while the node's load balancer is healthy; two failures in a row " +
-				"hand the VIP to a peer. Default with `healthcheck_port`: a `curl` of `http://127.0.0.1:<port>/healthz`."},
+			MarkdownDescription: "Command (absolute path) that exits 0 while the node's load balancer is healthy, run every " +
+				"second; one failure hands the VIP to a peer, two successes in a row end the fault. Default with " +
+				"`healthcheck_port`: the track script at `track_script_path`."},
 		"healthcheck_port": schema.Int64Attribute{Optional: true, Validators: portValidator,
-			MarkdownDescription: "The load balancer's health port (`kha_haproxy_config`'s `healthcheck_port`), tracked unless `track_command` is set."},
+			MarkdownDescription: "The load balancer's health port (`kha_haproxy_config`'s `healthcheck_port`): unless `track_command` " +
+				"is set, a track script checks `http://127.0.0.1:<port>/healthz` every 200ms (with a 500ms timeout) and fails at " +
+				"the first failed check, so the VIP leaves within about 200ms of the load balancer dying or, for HAProxy, " +
+				"losing every apiserver."},
+		"track_script_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/keepalived/kha-track-lb.sh"),
+			Validators: []validator.String{filePathValidator()},
+			MarkdownDescription: "Where the track script goes (mode 0755, delivered before the config) when `healthcheck_port` is " +
+				"set and `track_command` is not. Its directories must not be writable by other users than root: keepalived's " +
+				"`enable_script_security` refuses it otherwise. Default `/etc/keepalived/kha-track-lb.sh`."},
+		"advert_interval": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("250ms"),
+			Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "VRRPv3 advertisement interval: a peer takes the VIP over after about three missed " +
+				"advertisements (plus a skew under one interval), so 250ms moves the VIP off a node that hangs or leaves " +
+				"the network in under a second. Multiples of 10ms. Default `250ms`; every node of the pair must use the same."},
+		"preempt_delay": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("2s"),
+			Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "How long a recovered higher-priority node waits before it takes the VIP back, so a node " +
+				"that comes and goes does not drag the VIP along (on top of the track script's two successes). Default `2s`."},
 		"no_preempt": schema.BoolAttribute{Optional: true,
-			MarkdownDescription: "Keep the VIP where it is when a higher-priority node recovers, sparing clients a second failover."},
+			MarkdownDescription: "Keep the VIP where it is when a higher-priority node recovers, sparing clients a second failover; " +
+				"`preempt_delay` then does not apply."},
 		"config_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/keepalived/keepalived.conf"),
 			Validators: []validator.String{filePathValidator()}, MarkdownDescription: "Default `/etc/keepalived/keepalived.conf`."},
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("keepalived -t -f %s"),
@@ -103,8 +126,10 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 			"unicast between the load balancer nodes, and a track script that follows the local load balancer's health, " +
 			"so the VIP leaves a node whose load balancer fails and not only a node that fails. One resource per node " +
 			"(`for_each` over `nodes`); without `ssh` it only renders.\n\n" +
-			"Measured with the real keepalived between two network namespaces: the VIP moves in about 2 s after the " +
-			"load balancer turns unhealthy.\n\n-> Import is not supported.",
+			"VRRPv3 with 250ms advertisements and a track script that checks the load balancer every 200ms: measured with " +
+			"the real keepalived and HAProxy, the VIP moves in well under a second when the load balancer dies, in under a " +
+			"second when its node leaves the network, and in about a second when the node loses its routes to every " +
+			"apiserver.\n\n-> Import is not supported.",
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the config when delivered over SSH, else the rendered digest.",
 			"Digest of the config, known at plan time."),
 	}
@@ -114,8 +139,12 @@ func (m *keepalivedConfigModel) spec() keepalived.Spec {
 	s := keepalived.Spec{Node: m.Node.ValueString(), VIP: m.VIP.ValueString(), VIPPrefix: int(m.VIPPrefix.ValueInt64()),
 		Interface: m.Interface.ValueString(), VirtualRouterID: int(m.VirtualRouterID.ValueInt64()),
 		TrackCommand: m.TrackCommand.ValueString(), NoPreempt: m.NoPreempt.ValueBool()}
-	if s.TrackCommand == "" && !m.HealthcheckPort.IsNull() {
-		s.TrackCommand = fmt.Sprintf("/usr/bin/curl -sf -o /dev/null --max-time 1 http://127.0.0.1:%d/healthz", m.HealthcheckPort.ValueInt64())
+	// The schema's validators admit only durations Go parses; unknown
+	// (a new resource's plan) leaves the default.
+	s.AdvertInterval, _ = time.ParseDuration(m.AdvertInterval.ValueString())
+	s.PreemptDelay, _ = time.ParseDuration(m.PreemptDelay.ValueString())
+	if m.trackScript() != "" {
+		s.TrackCommand = m.TrackScriptPath.ValueString()
 	}
 	for _, n := range m.Nodes {
 		s.Nodes = append(s.Nodes, keepalived.Node{Name: n.Name.ValueString(), IP: n.IP.ValueString(), Priority: int(n.Priority.ValueInt64())})
@@ -147,7 +176,20 @@ func (m *keepalivedConfigModel) render(*keepalivedConfigModel) (rendered, diag.D
 		return rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
-	return rendered{files: []remote.File{{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
-		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}},
-		removeCommand: m.DestroyCommand.ValueString()}, diags
+	var files []remote.File
+	if script := m.trackScript(); script != "" {
+		files = append(files, remote.File{Path: m.TrackScriptPath.ValueString(), Content: []byte(script), Mode: 0o755, CreateParentDirs: true})
+	}
+	files = append(files, remote.File{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
+		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()})
+	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
+}
+
+// trackScript is the track script kha delivers, or "" when the user
+// tracks with a command of their own or nothing.
+func (m *keepalivedConfigModel) trackScript() string {
+	if m.TrackCommand.ValueString() != "" || m.HealthcheckPort.IsNull() {
+		return ""
+	}
+	return keepalived.TrackScript(fmt.Sprintf("http://127.0.0.1:%d/healthz", m.HealthcheckPort.ValueInt64()))
 }

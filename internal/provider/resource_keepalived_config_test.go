@@ -23,7 +23,8 @@ func TestAccKeepalivedConfig_pushedAndChecked(t *testing.T) {
 	_, err := os.Stat("/usr/sbin/keepalived")
 	testhost.Require(t, err == nil, "keepalived is not installed")
 	s := testhost.Start(t, testhost.Options{})
-	cfg := filepath.Join(t.TempDir(), "keepalived", "keepalived.conf")
+	dir := filepath.Join(t.TempDir(), "keepalived")
+	cfg, script := filepath.Join(dir, "keepalived.conf"), filepath.Join(dir, "track.sh")
 	config := func(routerID int) string {
 		return fmt.Sprintf(`
 provider "kha" {
@@ -37,10 +38,11 @@ resource "kha_keepalived_config" "lb1" {
   interface         = "eth0"
   virtual_router_id = %d
   healthcheck_port  = 8081
+  track_script_path = %q
   config_path       = %q
   reload_command    = ""
   ssh               = { host = %q, port = %d, host_key = %q }
-}`, s.ClientKey.PEM, routerID, cfg, s.Host, s.Port, s.HostKey.Public())
+}`, s.ClientKey.PEM, routerID, script, cfg, s.Host, s.Port, s.HostKey.Public())
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
@@ -49,12 +51,18 @@ resource "kha_keepalived_config" "lb1" {
 				Config: config(77),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(
-						`(?s)script "/usr/bin/curl -sf -o /dev/null --max-time 1 http://127\.0\.0\.1:8081/healthz".*priority 150.*unicast_peer \{\n\s+10\.0\.0\.6\n.*10\.0\.0\.100/24 dev eth0`))),
+						`(?s)script "`+regexp.QuoteMeta(script)+`".*priority 150\n\s+advert_int 0\.25\n\s+preempt_delay 2\n.*unicast_peer \{\n\s+10\.0\.0\.6\n.*10\.0\.0\.100/24 dev eth0`))),
 				}},
 				Check: func(*terraform.State) error {
 					b, err := os.ReadFile(cfg)
 					if err != nil || !strings.Contains(string(b), "router_id lb1") {
 						return fmt.Errorf("config on the host: %q %v", b, err)
+					}
+					// The track script goes with the config, executable.
+					b, err = os.ReadFile(script)
+					fi, _ := os.Stat(script)
+					if err != nil || !strings.Contains(string(b), "http://127.0.0.1:8081/healthz") || fi.Mode().Perm() != 0o755 {
+						return fmt.Errorf("track script on the host: %q %v", b, err)
 					}
 					return nil
 				},

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"strconv"
 	"strings"
@@ -49,6 +50,16 @@ type File struct {
 	// throwaway instance of the service; if it does not serve, nothing on
 	// the host changes.
 	Preflight *Preflight
+	// Edit, when set, makes the file one kha edits rather than owns (see
+	// Edit): Content, Mode, Owner and Group do not apply, and Remove
+	// takes the change back instead of deleting the file, running
+	// ReloadCommand after it.
+	Edit Edit
+
+	// keepModeOwner keeps the mode, owner and group of the file replaced;
+	// expectSHA256 replaces it only if it still has that digest.
+	keepModeOwner bool
+	expectSHA256  string
 }
 
 // Verifier checks a service after its new configuration is in place and
@@ -66,6 +77,9 @@ func SHA256(b []byte) string {
 // Digest is the digest Observe reports when the host has the content f
 // wants.
 func (f File) Digest() string {
+	if f.Edit != nil {
+		return SHA256([]byte(f.Edit.Want()))
+	}
 	if f.SHA256 != "" {
 		return f.SHA256
 	}
@@ -90,6 +104,8 @@ type Observed struct {
 	Mode         uint32
 	Owner, Group string
 	UID, GID     string
+	// State is what an edited file has of the edit (see Edit.State).
+	State string
 }
 
 // Drift says how the host differs from f, or "" when it has what f
@@ -102,6 +118,12 @@ func (f File) Drift(o Observed) string {
 	}
 	if !o.Exists {
 		return fmt.Sprintf("%s: the %s is missing", f.Path, what)
+	}
+	if f.Edit != nil {
+		if o.SHA256 == f.Digest() {
+			return ""
+		}
+		return fmt.Sprintf("%s: %s, want %s", f.Path, o.State, f.Edit.Want())
 	}
 	var diffs []string
 	if o.SHA256 != f.Digest() {
@@ -167,6 +189,7 @@ var applyOutcomes = map[int]struct{ step, what string }{
 	exitRollback:    {"reload", "the reload command failed with the new file, and restoring the previous file or reloading it failed too: check the host"},
 	exitVerify:      {"verify", "the service did not work with the new file; the previous file was restored and the reload command run again"},
 	exitReplaced:    {"upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
+	exitChanged:     {"commit", "the file changed on the host after kha read it (a credential rotation?); nothing was changed: apply again"},
 }
 
 // ShellQuote quotes s for POSIX sh.
@@ -254,6 +277,9 @@ func (c *Client) Put(ctx context.Context, f File) error {
 	if f.Block != "" {
 		return c.putBlock(ctx, f)
 	}
+	if f.Edit != nil {
+		return c.putEdit(ctx, f, f.Edit.Apply, "edit")
+	}
 	return c.putFile(ctx, f)
 }
 
@@ -270,8 +296,10 @@ func (c *Client) putFile(ctx context.Context, f File) error {
 	if err := checkPath(f.Path); err != nil {
 		return fail("configure", "", err)
 	}
-	mask := ""
-	if f.mode()&^0o666 == 0 { // a mode a new file can be created with
+	mask, mode := "", strconv.FormatUint(uint64(f.mode()), 8)
+	if f.keepModeOwner {
+		mode = "keep"
+	} else if f.mode()&^0o666 == 0 { // a mode a new file can be created with
 		mask = strconv.FormatUint(uint64(0o777&^f.mode()), 8)
 	}
 	owner := f.Owner
@@ -300,8 +328,8 @@ func (c *Client) putFile(ctx context.Context, f File) error {
 	var stderr bytes.Buffer
 	session.Stderr = &stderr
 	verify := map[bool]string{false: "0", true: "1"}[f.Verify != nil]
-	cmd := c.command(applyScript, f.Path, strconv.FormatUint(uint64(f.mode()), 8), mask, owner, mkdirs, validate,
-		f.ReloadCommand, strconv.Itoa(len(f.Content)), commandLimit(ctx), rnd, verify)
+	cmd := c.command(applyScript, f.Path, mode, mask, owner, mkdirs, validate,
+		f.ReloadCommand, strconv.Itoa(len(f.Content)), commandLimit(ctx), rnd, verify, f.expectSHA256)
 	if err := session.Start(cmd); err != nil {
 		return fail("run", "", err)
 	}
@@ -419,8 +447,12 @@ func (c *Client) Observe(ctx context.Context, files []File) ([]Observed, error) 
 		if err := checkPath(f.Path); err != nil {
 			return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: f.Path, Err: err}
 		}
-		if f.Block != "" {
-			o, err := c.readBlock(ctx, f)
+		if f.Block != "" || f.Edit != nil {
+			read := c.readBlock
+			if f.Edit != nil {
+				read = c.observeEdit
+			}
+			o, err := read(ctx, f)
 			if err != nil {
 				return nil, err
 			}
@@ -495,6 +527,13 @@ func parseStat(lines []string, n int) ([]Observed, error) {
 func (c *Client) Remove(ctx context.Context, f File, command string) error {
 	if f.Block != "" {
 		return c.removeBlock(ctx, f)
+	}
+	if f.Edit != nil {
+		err := c.putEdit(ctx, f, f.Edit.Undo, "undo the edit")
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // nothing left to take back
+		}
+		return err
 	}
 	host := c.cfg.Address()
 	if err := checkPath(f.Path); err != nil {

@@ -44,6 +44,9 @@ type Client struct {
 	sudo bool
 }
 
+// Address is the host:port the client connects to.
+func (c *hostConn) Address() string { return c.cfg.Address() }
+
 // hostConn is a pooled connection to one host.
 type hostConn struct {
 	cfg      Config

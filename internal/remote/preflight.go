@@ -20,7 +20,8 @@ import (
 // while the live service keeps serving on the previous configuration.
 type Preflight struct {
 	// Command runs the instance in the foreground, "%s" being the path of
-	// its configuration, e.g. "haproxy -db -f %s".
+	// its configuration, e.g. "haproxy -db -f %s". Without one, only the
+	// Candidate's check runs.
 	Command string
 	// Candidate returns the instance's configuration and its check, given
 	// the private directory the configuration goes into (for files the
@@ -28,7 +29,8 @@ type Preflight struct {
 	// it is checked (a port in use) is tried again with a new Candidate,
 	// three times in all.
 	Candidate func(dir string) (config []byte, check Verifier, err error)
-	// Timeout bounds the check; the instance lives a little longer.
+	// Timeout bounds the check of an instance, which lives a little
+	// longer; without Command, the check bounds itself.
 	Timeout time.Duration
 }
 
@@ -80,6 +82,17 @@ var errExitedEarly = errors.New("the throwaway instance exited before it served"
 // why not. The host's files are not touched.
 func (c *Client) preflight(ctx context.Context, f File, fail func(step, output string, err error) error) error {
 	p := f.Preflight
+	if p.Command == "" {
+		// Nothing to start: the check alone.
+		_, check, err := p.Candidate("")
+		if err == nil {
+			err = check.Verify(ctx, c)
+		}
+		if err != nil {
+			return fail("check", "", fmt.Errorf("the new file would not work; it was not put in place: %w", err))
+		}
+		return nil
+	}
 	for attempt := 1; ; attempt++ {
 		rnd := randomSuffix()
 		config, check, err := p.Candidate(path.Join(path.Dir(f.Path), "."+path.Base(f.Path)+".kha-"+rnd))

@@ -1186,3 +1186,133 @@ func TestPreflight(t *testing.T) {
 		}
 	})
 }
+
+// serverEdit edits the "server=" line of a file, the way a kubeconfig's
+// server is edited, with a check the test controls.
+type serverEdit struct {
+	want, previous string
+	check          func(content []byte) error
+}
+
+func (e serverEdit) set(current []byte, server string) ([]byte, error) {
+	var out []string
+	for _, line := range strings.Split(string(current), "\n") {
+		if strings.HasPrefix(line, "server=") {
+			line = "server=" + server
+		}
+		out = append(out, line)
+	}
+	return []byte(strings.Join(out, "\n")), nil
+}
+func (e serverEdit) Apply(current []byte) ([]byte, error) { return e.set(current, e.want) }
+func (e serverEdit) Undo(current []byte) ([]byte, error)  { return e.set(current, e.previous) }
+func (e serverEdit) Want() string                         { return "server " + e.want }
+func (e serverEdit) State(current []byte) (string, error) {
+	for _, line := range strings.Split(string(current), "\n") {
+		if s, ok := strings.CutPrefix(line, "server="); ok {
+			return "server " + s, nil
+		}
+	}
+	return "", errors.New("no server line")
+}
+func (e serverEdit) Check(content []byte) Verifier {
+	if e.check == nil {
+		return nil
+	}
+	return verifyFunc(func(context.Context, *Client) error { return e.check(content) })
+}
+
+// TestEdits: a file kha edits but does not own keeps everything but the
+// edit, its mode included; a failed check or reload leaves it byte for
+// byte; a file changed between read and commit is not overwritten;
+// Remove takes the edit back.
+func TestEdits(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	dir := t.TempDir()
+	target := filepath.Join(dir, "kubelet.conf")
+	original := "# rotated credentials below\nserver=https://10.0.0.11:6443\nkey=v1\n"
+	os.WriteFile(target, []byte(original), 0o600)
+	var checked []string
+	edit := serverEdit{want: "https://localhost:6443", previous: "https://10.0.0.11:6443", check: func(content []byte) error {
+		checked = append(checked, string(content))
+		return nil
+	}}
+	ctx := context.Background()
+	f := File{Path: target, Edit: edit}
+
+	o, err := c.Observe(ctx, []File{f})
+	if err != nil || f.Drift(o[0]) != target+": server https://10.0.0.11:6443, want server https://localhost:6443" {
+		t.Fatalf("drift before the edit: %q %v", f.Drift(o[0]), err)
+	}
+	if err := c.Put(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(original, "10.0.0.11", "localhost", 1)
+	if got := string(mustRead(t, target)); got != want {
+		t.Fatalf("after the edit: %q", got)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the edit changed the mode to %o", fi.Mode().Perm())
+	}
+	if len(checked) != 1 || checked[0] != want {
+		t.Fatalf("the check saw %q", checked)
+	}
+	// Rotated credentials are not drift; a changed server is.
+	os.WriteFile(target, []byte(strings.Replace(want, "key=v1", "key=v2", 1)), 0o600)
+	if o, _ := c.Observe(ctx, []File{f}); f.Drift(o[0]) != "" {
+		t.Fatalf("a credential rotation is drift: %q", f.Drift(o[0]))
+	}
+
+	t.Run("a failed check leaves the file byte for byte", func(t *testing.T) {
+		before := mustRead(t, target)
+		bad := File{Path: target, Edit: serverEdit{want: "https://10.0.0.99:6443", check: func([]byte) error { return errors.New("x509: certificate is valid for 10.0.0.11, not 10.0.0.99") }}}
+		err := c.Put(ctx, bad)
+		if err == nil || !strings.Contains(err.Error(), "not 10.0.0.99") || !strings.Contains(err.Error(), "not put in place") {
+			t.Fatalf("want the check's error, got %v", err)
+		}
+		if got := mustRead(t, target); !bytes.Equal(got, before) {
+			t.Fatalf("the file changed: %q", got)
+		}
+	})
+	t.Run("a failed reload restores the file", func(t *testing.T) {
+		before := mustRead(t, target)
+		// A service that does not start with the new server.
+		reload := "! grep -q 10.0.0.12 " + ShellQuote(target)
+		err := c.Put(ctx, File{Path: target, Edit: serverEdit{want: "https://10.0.0.12:6443"}, ReloadCommand: reload})
+		if err == nil || !strings.Contains(err.Error(), "previous file was restored") {
+			t.Fatalf("want a reload failure, got %v", err)
+		}
+		if got := mustRead(t, target); !bytes.Equal(got, before) {
+			t.Fatalf("the file was not restored: %q", got)
+		}
+	})
+	t.Run("a file that changes after it was read is not overwritten", func(t *testing.T) {
+		rotated := "server=https://localhost:6443\nkey=v3\n"
+		racing := File{Path: target, Edit: serverEdit{want: "https://10.0.0.13:6443", check: func([]byte) error {
+			return os.WriteFile(target, []byte(rotated), 0o600) // the kubelet rotates its certificate meanwhile
+		}}}
+		err := c.Put(ctx, racing)
+		if err == nil || !strings.Contains(err.Error(), "changed on the host after kha read it") {
+			t.Fatalf("want a refusal, got %v", err)
+		}
+		if got := string(mustRead(t, target)); got != rotated {
+			t.Fatalf("the rotated file was overwritten: %q", got)
+		}
+	})
+	t.Run("remove takes the edit back", func(t *testing.T) {
+		if err := c.Remove(ctx, f, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(mustRead(t, target)); got != "server=https://10.0.0.11:6443\nkey=v3\n" {
+			t.Fatalf("after remove: %q", got)
+		}
+		os.Remove(target)
+		if err := c.Remove(ctx, f, ""); err != nil {
+			t.Fatalf("removing the edit of a file that is gone: %v", err)
+		}
+		if left := entries(t, dir); len(left) != 0 {
+			t.Fatalf("left behind: %v", left)
+		}
+	})
+}

@@ -75,6 +75,7 @@ const (
 	exitRollback    = 21
 	exitVerify      = 22
 	exitValidateEnd = 23
+	exitChanged     = 26
 	exitTimeout     = 124 // timeout(1)
 )
 
@@ -84,11 +85,13 @@ const (
 // the target is never touched. With verify set, after the reload it
 // prints "reloaded" and waits for the client's verdict: anything but
 // "keep" (a failed verification, a client that is gone) restores the
-// previous file and reloads it. Arguments: target, mode, umask (empty when
-// the mode needs chmod), owner[:group], create parent dirs (1/0), validate
-// command, reload command, content size, time limit per command in
-// seconds (0: none), random suffix, verify (1/0).
-const applyScript = scriptPrelude + `target=$1 mode=$2 mask=$3 owner=$4 mkdirs=$5 validate=$6 reload=$7 size=$8 limit=$9 rand=${10} verify=${11}
+// previous file and reloads it. Arguments: target, mode ("keep": the
+// replaced file's mode, owner and group), umask (empty when the mode
+// needs chmod), owner[:group], create parent dirs (1/0), validate command,
+// reload command, content size, time limit per command in seconds (0:
+// none), random suffix, verify (1/0), and the digest the target must
+// still have to be replaced (empty: any).
+const applyScript = scriptPrelude + `target=$1 mode=$2 mask=$3 owner=$4 mkdirs=$5 validate=$6 reload=$7 size=$8 limit=$9 rand=${10} verify=${11} expect=${12}
 dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 if [ ! -d "$dir" ]; then
@@ -101,7 +104,11 @@ if [ -n "$mask" ]; then umask "$mask"; else umask 077; fi
 set -C
 head -c "$size" >new || exit 11
 set +C
-[ -n "$mask" ] || chmod "$mode" new || exit 12
+if [ "$mode" = keep ]; then
+  chmod --reference="$target" new && chown --reference="$target" new || exit 12
+else
+  [ -n "$mask" ] || chmod "$mode" new || exit 12
+fi
 [ -z "$owner" ] || chown -- "$owner" new || exit 12
 KHA_NEW=$work/new; export KHA_NEW
 if [ -n "$validate" ]; then
@@ -110,6 +117,10 @@ if [ -n "$validate" ]; then
 fi
 echo ready
 IFS= read -r answer && [ "$answer" = commit ] || exit 16
+if [ -n "$expect" ]; then
+  sum=$(sha256sum <"$target") || exit 26
+  [ "${sum%% *}" = "$expect" ] || exit 26
+fi
 if [ -e "$target" ] || [ -L "$target" ]; then
   ln -- "$target" previous 2>/dev/null || cp -p -- "$target" previous || exit 14
 fi

@@ -18,6 +18,7 @@ type PKI struct {
 	CAPEM  string
 	Pool   *x509.CertPool
 	Server tls.Certificate
+	ca     testCA
 }
 
 var (
@@ -69,6 +70,7 @@ func newPKI() (PKI, error) {
 		CAPEM:  string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.der})),
 		Pool:   pool,
 		Server: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key},
+		ca:     ca,
 	}, nil
 }
 
@@ -81,4 +83,17 @@ func OtherCAPEM(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.der}))
+}
+
+// WriteCAFile writes the CA certificate as dir/ca.crt.
+func (p PKI) WriteCAFile(t testing.TB, dir string) string {
+	return p.ca.write(t, dir, "ca")
+}
+
+// WriteClientFiles issues a client certificate for user name and writes
+// it as dir/name.crt with its key in dir/name.key, as kubeadm names its
+// pairs.
+func (p PKI) WriteClientFiles(t testing.TB, dir, name string) (certFile, keyFile string) {
+	t.Helper()
+	return p.ca.issue(t, dir, name, nil, x509.ExtKeyUsageClientAuth)
 }

@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/e2e
 export KHA_E2E_DIR=${KHA_E2E_DIR:-/tmp/kha-e2e}
 T=$KHA_E2E_DIR
-kube=${KHA_KUBE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kha-tools/kube-1.36.3}
+kube=${KHA_KUBE_DIR:?run through make e2e, which sets KHA_KUBE_DIR}
 start=$(date +%s)
 log() { echo "== [$(($(date +%s) - start))s] $*"; }
 fail() { echo "E2E FAILED: $*" >&2; exit 1; }
@@ -25,7 +25,7 @@ scripts/setup-host.sh
 eval "$(scripts/tf-env.sh)"
 tf=$TF_ACC_TERRAFORM_PATH
 log "kube-apiserver and kubectl (built once from the Go module proxy, then cached in $kube)"
-"$here/build-kube.sh" "$kube" 1.36.3
+"$here/build-kube.sh" "$kube" "${KUBE_VERSION:-1.36.3}"
 kubectl=$kube/kubectl
 
 cleanup() {
@@ -205,37 +205,46 @@ for h in h4 h5; do
 done
 echo "HAProxy on h4 marked h1 down ${haproxy_down} ms after the kill"
 
-log "the VIP follows the healthy load balancer"
+log "the VIP follows the healthy load balancer: five runs of each fault"
 vip_on() { ip -n "kha-$1" -br addr show eth0 | grep -q '10.77.0.100/'; }
 vip_only_on() { # h4 or h5, the pair
   local other=h4; [ "$1" = h5 ] || other=h5
   vip_on "$1" && ! vip_on "$other"
 }
-vip_moves_to() { # host what-happened: wait for the VIP on host alone, report the time since $t0
-  for _ in $(seq 1 1200); do vip_only_on "$1" && break; sleep 0.025; done
+vip_wait() { # host what-happened: wait for the VIP on host alone; prints ms since $t0
+  for _ in $(seq 1 1200); do vip_only_on "$1" && break; sleep 0.01; done
   vip_only_on "$1" || fail "the VIP did not move to $1 alone after $2"
-  echo "VIP on $1 $(ms_since "$t0") ms after $2"
+  ms_since "$t0"
 }
-t0=$(date +%s%N); vip_moves_to h4 "the apiservers came up (h4 has the higher priority)"
+vip_stays() { # host seconds: no flapping while the fault lasts
+  local end=$(( $(date +%s%N) + $2 * 1000000000 ))
+  while [ "$(date +%s%N)" -lt "$end" ]; do vip_only_on "$1" || fail "the VIP left $1 while the fault lasted"; sleep 0.02; done
+}
+t0=$(date +%s%N); echo "VIP on h4 $(vip_wait h4 "the apiservers came up") ms after the apiservers came up (h4 has the higher priority)"
 # shellcheck disable=SC2016 # expands on the host
-on h4 'kill $(cat /etc/kha/haproxy-vip.pid)'
-t0=$(date +%s%N); vip_moves_to h5 "h4's external HAProxy died"
+kill_vip_lb='p=$(cat /etc/kha/haproxy-vip.pid); pkill -9 -P "$p"; kill -9 "$p"'
+faults=(
+  "the external HAProxy on h4 died|on h4 '$kill_vip_lb'|on h4 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg 2>/dev/null'"
+  "h4 dropped off the network|ip -n kha-h4 link set eth0 down|ip -n kha-h4 link set eth0 up"
+  "h4 lost its routes to every apiserver|for i in 1 2 3; do ip -n kha-h4 route add blackhole 10.77.0.1\$i/32; done|for i in 1 2 3; do ip -n kha-h4 route del blackhole 10.77.0.1\$i/32; done"
+)
+vip_report=()
+for f in "${faults[@]}"; do
+  IFS='|' read -r what fault restore <<< "$f"
+  moves=() backs=()
+  for run in 1 2 3 4 5; do
+    eval "$fault"
+    t0=$(date +%s%N); moves+=("$(vip_wait h5 "$what (run $run)")")
+    kc root https://10.77.0.100:8443 >/dev/null || fail "the VIP does not serve on h5 after $what"
+    vip_stays h5 2
+    eval "$restore"
+    t0=$(date +%s%N); backs+=("$(vip_wait h4 "$what was repaired (run $run)")")
+  done
+  stats() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {printf "median %d ms, max %d ms", v[int((NR + 1) / 2)], v[NR]}'; }
+  vip_report+=("$(printf '%-40s VIP on h5: %s (runs: %s); back on h4 after the repair: %s' "$what" "$(stats "${moves[@]}")" "${moves[*]}" "$(stats "${backs[@]}")")")
+done
+printf '%s\n' "${vip_report[@]}"
 wait_ready root https://10.77.0.100:8443
-on h4 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg 2>/dev/null'
-t0=$(date +%s%N); vip_moves_to h4 "h4's HAProxy came back"
-ip -n kha-h4 link set eth0 down
-t0=$(date +%s%N); vip_moves_to h5 "h4 dropped off the network"
-wait_ready root https://10.77.0.100:8443
-ip -n kha-h4 link set eth0 up
-t0=$(date +%s%N); vip_moves_to h4 "h4 came back"
-wait_ready root https://10.77.0.100:8443
-# h4 stays up but loses its routes to the control plane: its HAProxy's
-# /healthz fails, and keepalived hands the VIP to h5, which still reaches it.
-for i in 1 2 3; do ip -n kha-h4 route add blackhole 10.77.0.1$i/32; done
-t0=$(date +%s%N); vip_moves_to h5 "h4 lost its routes to every apiserver"
-wait_ready root https://10.77.0.100:8443
-for i in 1 2 3; do ip -n kha-h4 route del blackhole 10.77.0.1$i/32; done
-t0=$(date +%s%N); vip_moves_to h4 "h4's routes came back"
 
 log "terraform plan is empty"
 tf plan -detailed-exitcode

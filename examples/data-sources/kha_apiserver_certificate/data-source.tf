@@ -1,0 +1,23 @@
+# The certificate the apiservers really have, read from the first control-plane node.
+data "kha_apiserver_certificate" "live" {
+  ssh = { host = "10.0.0.11", user = "admin", sudo = true }
+}
+
+# Adding an external load balancer: the plan fails, naming the endpoint and the SAN,
+# if the live certificate does not cover api.k8s.example.com yet.
+resource "kha_cluster_endpoints" "cluster" {
+  control_plane_nodes = [
+    { name = "cp1", ip = "10.0.0.11" },
+    { name = "cp2", ip = "10.0.0.12" },
+    { name = "cp3", ip = "10.0.0.13" },
+  ]
+  external_lb = { address = "10.0.0.100", port = 8443, domain_name = "api.k8s.example.com" }
+  existing_cert_sans = {
+    dns_names    = data.kha_apiserver_certificate.live.dns_names
+    ip_addresses = data.kha_apiserver_certificate.live.ip_addresses
+  }
+}
+
+output "apiserver_certificate_expires" {
+  value = data.kha_apiserver_certificate.live.not_after
+}

@@ -1,0 +1,144 @@
+package kubeconfig
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Reader reads a file a kubeconfig refers to (a CA, a client certificate)
+// as its user would.
+type Reader func(ctx context.Context, path string) ([]byte, error)
+
+// Dialer opens a connection as the kubeconfig's user would.
+type Dialer func(ctx context.Context, address string) (net.Conn, error)
+
+// Probe proves that content works: for each selected cluster, a GET of
+// /readyz at its server, verified as its clients verify it (the cluster's
+// CA and TLS server name) and authenticated with the credentials of the
+// context that uses the cluster, answers 200. Errors name the cluster and
+// what failed, never a credential.
+func Probe(ctx context.Context, content []byte, cluster string, read Reader, dial Dialer) error {
+	c, err := Parse(content)
+	if err != nil {
+		return err
+	}
+	selected, err := c.Selected(cluster)
+	if err != nil {
+		return err
+	}
+	for _, nc := range selected {
+		if err := c.probe(ctx, nc, read, dial); err != nil {
+			return fmt.Errorf("cluster %q at %s: %w", nc.Name, nc.Cluster.Server, err)
+		}
+	}
+	return nil
+}
+
+func (c *Config) probe(ctx context.Context, nc NamedCluster, read Reader, dial Dialer) error {
+	u, err := url.Parse(nc.Cluster.Server)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return errors.New("the server is not an https URL")
+	}
+	address := u.Host
+	if u.Port() == "" {
+		address = net.JoinHostPort(u.Hostname(), "443")
+	}
+	tlsConfig := &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: nc.Cluster.InsecureSkipTLSVerify}
+	if nc.Cluster.TLSServerName != "" {
+		tlsConfig.ServerName = nc.Cluster.TLSServerName
+	}
+	ca, err := pemOf(ctx, nc.Cluster.CertificateAuthorityData, nc.Cluster.CertificateAuthority, "certificate-authority", read)
+	if err != nil {
+		return err
+	}
+	if len(ca) > 0 {
+		tlsConfig.RootCAs = x509.NewCertPool()
+		if !tlsConfig.RootCAs.AppendCertsFromPEM(ca) {
+			return errors.New("its certificate authority has no PEM certificate")
+		}
+	}
+	header := http.Header{}
+	if user, ok := c.UserFor(nc.Name); ok {
+		if user.UsesPlugin() {
+			return errors.New("its user's credentials come from an exec or auth-provider plugin, which kha does not run; " +
+				"turn the check off for this kubeconfig")
+		}
+		certPEM, err := pemOf(ctx, user.ClientCertificateData, user.ClientCertificate, "client-certificate", read)
+		if err != nil {
+			return err
+		}
+		keyPEM, err := pemOf(ctx, user.ClientKeyData, user.ClientKey, "client-key", read)
+		if err != nil {
+			return err
+		}
+		if len(certPEM) > 0 {
+			pair, err := tls.X509KeyPair(certPEM, keyPEM)
+			if err != nil {
+				return errors.New("its client certificate and key do not make a key pair")
+			}
+			tlsConfig.Certificates = []tls.Certificate{pair}
+		}
+		token := user.Token
+		if token == "" && user.TokenFile != "" {
+			b, err := read(ctx, user.TokenFile)
+			if err != nil {
+				return fmt.Errorf("reading tokenFile %s: %w", user.TokenFile, err)
+			}
+			token = strings.TrimSpace(string(b))
+		}
+		if token != "" {
+			header.Set("Authorization", "Bearer "+token)
+		}
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx, address) }}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+address+"/readyz", nil)
+	if err != nil {
+		return err
+	}
+	req.Header = header
+	resp, err := client.Do(req)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // the URL is in the caller's message already
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return nil
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("the apiserver refused the kubeconfig's credentials (HTTP %d)", resp.StatusCode)
+	}
+	return fmt.Errorf("GET /readyz answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+}
+
+// pemOf returns inline data, or the file a path names.
+func pemOf(ctx context.Context, data Base64, path, field string, read Reader) ([]byte, error) {
+	if data != "" {
+		b, err := data.Decode()
+		if err != nil {
+			return nil, fmt.Errorf("%s-data is not base64", field)
+		}
+		return b, nil
+	}
+	if path == "" {
+		return nil, nil
+	}
+	b, err := read(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", field, path, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,130 @@
+package kubeconfig
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+func readLocal(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
+
+func dialLocal(ctx context.Context, address string) (net.Conn, error) {
+	return (&net.Dialer{}).DialContext(ctx, "tcp", address)
+}
+
+func kubeconfigFor(server, caFile, certFile, keyFile string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: kubernetes
+  cluster:
+    certificate-authority: %s
+    server: %s
+contexts:
+- name: node@kubernetes
+  context: {cluster: kubernetes, user: node}
+current-context: node@kubernetes
+users:
+- name: node
+  user:
+    client-certificate: %s
+    client-key: %s
+`, caFile, server, certFile, keyFile)
+}
+
+// TestProbeAgainstARealAPIServer: a hardened kube-apiserver accepts the
+// kubeconfig's own client certificate, and the probe fails, saying why,
+// when the certificate is missing, the CA is another, or the server name
+// is not in the apiserver's certificate.
+func TestProbeAgainstARealAPIServer(t *testing.T) {
+	testhost.KubeDir(t)
+	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1", ClientPort: freePort(t), PeerPort: freePort(t)}
+	etcd := testhost.StartEtcd(t, []*testhost.EtcdMember{member}, []string{"127.0.0.1"})
+	kas := testhost.StartKubeAPIServer(t, etcd, "127.0.0.2", false)
+	dir := t.TempDir()
+	pki := testhost.TestPKI(t)
+	ca := pki.WriteCAFile(t, dir)
+	cert, key := pki.WriteClientFiles(t, dir, "system:node:w1")
+	otherCA := filepath.Join(dir, "other-ca.crt")
+	os.WriteFile(otherCA, []byte(testhost.OtherCAPEM(t)), 0o644)
+	_, port, _ := net.SplitHostPort(kas.Address)
+	ok := kubeconfigFor("https://"+kas.Address, ca, cert, key)
+
+	if err := Probe(context.Background(), []byte(ok), "", readLocal, dialLocal); err != nil {
+		t.Fatalf("a working kubeconfig: %v", err)
+	}
+	// By name: the apiserver's certificate has localhost.
+	byName := strings.Replace(ok, "127.0.0.2:"+port, "localhost:"+port, 1)
+	dialToKAS := func(ctx context.Context, _ string) (net.Conn, error) { return dialLocal(ctx, kas.Address) }
+	if err := Probe(context.Background(), []byte(byName), "", readLocal, dialToKAS); err != nil {
+		t.Fatalf("by a name in the certificate: %v", err)
+	}
+	for name, tc := range map[string]struct{ kubeconfig, want string }{
+		"no client certificate": {strings.Replace(strings.Replace(ok, "client-certificate: "+cert, "", 1), "client-key: "+key, "", 1),
+			"refused the kubeconfig's credentials (HTTP 401)"},
+		"another CA":             {strings.Replace(ok, ca, otherCA, 1), "certificate signed by unknown authority"},
+		"a name not in the SANs": {strings.Replace(byName, "localhost:", "api.example.com:", 1), "not api.example.com"},
+		"a missing CA file":      {strings.Replace(ok, ca, "/nonexistent/ca.crt", 1), "reading certificate-authority /nonexistent/ca.crt"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := Probe(context.Background(), []byte(tc.kubeconfig), "", readLocal, dialToKAS)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `cluster "kubernetes"`) {
+				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+		})
+	}
+}
+
+// TestProbeWithATokenAndInlineData: a bearer token (inline and from a
+// file) and inline CA data, against a server that wants the token.
+func TestProbeWithATokenAndInlineData(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" || r.Header.Get("Authorization") != "Bearer s3cret" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	caData := base64.StdEncoding.EncodeToString(pemCert(srv.Certificate().Raw))
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
+	base := fmt.Sprintf("clusters: [{name: c, cluster: {server: %q, certificate-authority-data: %s}}]\n"+
+		"contexts: [{name: x, context: {cluster: c, user: u}}]\n", srv.URL, caData)
+	for name, user := range map[string]string{"inline token": "{token: s3cret}", "token file": fmt.Sprintf("{tokenFile: %s}", tokenFile)} {
+		if err := Probe(context.Background(), []byte(base+"users: [{name: u, user: "+user+"}]\n"), "c", readLocal, dialLocal); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	err := Probe(context.Background(), []byte(base+"users: [{name: u, user: {token: wrong-s3cret}}]\n"), "c", readLocal, dialLocal)
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Fatalf("a refused token: want the status and not the token, got %v", err)
+	}
+	err = Probe(context.Background(), []byte(base+"users: [{name: u, user: {exec: {command: aws}}}]\n"), "c", readLocal, dialLocal)
+	if err == nil || !strings.Contains(err.Error(), "plugin") {
+		t.Fatalf("exec credentials: %v", err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func pemCert(der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}

@@ -1,0 +1,282 @@
+package provider
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+var (
+	_ datasource.DataSourceWithConfigure        = (*apiserverCertificateDataSource)(nil)
+	_ datasource.DataSourceWithConfigValidators = (*apiserverCertificateDataSource)(nil)
+)
+
+// NewAPIServerCertificateDataSource is the constructor of
+// kha_apiserver_certificate.
+func NewAPIServerCertificateDataSource() datasource.DataSource {
+	return &apiserverCertificateDataSource{}
+}
+
+type apiserverCertificateDataSource struct {
+	data *providerData
+}
+
+type apiserverCertificateModel struct {
+	SSH         *dataSourceConnection `tfsdk:"ssh"`
+	Path        types.String          `tfsdk:"path"`
+	Address     types.String          `tfsdk:"address"`
+	ServerName  types.String          `tfsdk:"server_name"`
+	DNSNames    []types.String        `tfsdk:"dns_names"`
+	IPAddresses []types.String        `tfsdk:"ip_addresses"`
+	NotBefore   types.String          `tfsdk:"not_before"`
+	NotAfter    types.String          `tfsdk:"not_after"`
+	Subject     types.String          `tfsdk:"subject"`
+	Issuer      types.String          `tfsdk:"issuer"`
+	Fingerprint types.String          `tfsdk:"sha256_fingerprint"`
+	PEM         types.String          `tfsdk:"certificate_pem"`
+	Source      types.String          `tfsdk:"source"`
+}
+
+// dataSourceConnection is `ssh` without secrets: a data source's
+// arguments are stored in state, so keys and passwords come from the
+// provider's default_ssh or the SSH agent.
+type dataSourceConnection struct {
+	Host           types.String `tfsdk:"host"`
+	Port           types.Int64  `tfsdk:"port"`
+	User           types.String `tfsdk:"user"`
+	Certificate    types.String `tfsdk:"certificate"`
+	Agent          types.Bool   `tfsdk:"agent"`
+	AgentIdentity  types.String `tfsdk:"agent_identity"`
+	HostKey        types.String `tfsdk:"host_key"`
+	KnownHosts     types.String `tfsdk:"known_hosts"`
+	Timeout        types.String `tfsdk:"timeout"`
+	Sudo           types.Bool   `tfsdk:"sudo"`
+	BastionHost    types.String `tfsdk:"bastion_host"`
+	BastionPort    types.Int64  `tfsdk:"bastion_port"`
+	BastionUser    types.String `tfsdk:"bastion_user"`
+	BastionHostKey types.String `tfsdk:"bastion_host_key"`
+}
+
+func (c *dataSourceConnection) model() connectionModel {
+	var m connectionModel
+	m.Host, m.Port, m.User, m.Certificate, m.Agent, m.AgentIdentity = c.Host, c.Port, c.User, c.Certificate, c.Agent, c.AgentIdentity
+	m.HostKey, m.KnownHosts, m.Timeout, m.Sudo = c.HostKey, c.KnownHosts, c.Timeout, c.Sudo
+	m.BastionHost, m.BastionPort, m.BastionUser, m.BastionHostKey = c.BastionHost, c.BastionPort, c.BastionUser, c.BastionHostKey
+	m.Password, m.PrivateKey, m.BastionPrivateKey = types.StringNull(), types.StringNull(), types.StringNull()
+	m.PasswordWO, m.PrivateKeyWO, m.BastionPrivateKeyWO = types.StringNull(), types.StringNull(), types.StringNull()
+	m.InsecureTrustOnFirstUse = types.BoolNull()
+	return m
+}
+
+// dataSourceConnectionAttribute is connectionFields without secrets and
+// without trust on first use, which a data source could not record.
+func dataSourceConnectionAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional: true,
+		MarkdownDescription: "Read the certificate on a control-plane node over SSH (with `address`: make the TLS handshake " +
+			"from that node). Unset fields inherit the provider's `default_ssh`, which is where the private key or password " +
+			"goes: a data source's arguments are stored in state, so this block has no secret fields. Host keys are always " +
+			"verified.",
+		Attributes: connectionAttributes(func(f connectionField) bool { return !f.sensitive && f.name != "insecure_trust_on_first_use" },
+			func(f connectionField) schema.Attribute {
+				return schema.StringAttribute{Optional: true, MarkdownDescription: f.description}
+			},
+			func(f connectionField) schema.Attribute {
+				return schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
+			},
+			func(f connectionField) schema.Attribute {
+				return schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
+			}),
+	}
+}
+
+func (d *apiserverCertificateDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_apiserver_certificate"
+}
+
+func (d *apiserverCertificateDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *apiserverCertificateDataSource) ConfigValidators(context.Context) []datasource.ConfigValidator {
+	return []datasource.ConfigValidator{datasourcevalidator.AtLeastOneOf(path.MatchRoot("ssh"), path.MatchRoot("address"))}
+}
+
+func (d *apiserverCertificateDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	computedList := func(description string) schema.ListAttribute {
+		return schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: description}
+	}
+	computed := func(description string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: description}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads the certificate the cluster's apiserver really has: the file on a control-plane node " +
+			"over SSH (`ssh`, `path`), or the certificate an apiserver presents in a TLS handshake (`address`, from " +
+			"Terraform's machine or, with `ssh`, from the node). Read at plan time, its SANs go straight into " +
+			"`kha_cluster_endpoints`' `existing_cert_sans`, so that the plan fails, naming each endpoint and the SAN it " +
+			"lacks, before a new load balancer name or a new node reaches clients that would fail with `x509: " +
+			"certificate is valid for …, not …`:\n\n" +
+			"```terraform\nexisting_cert_sans = {\n  dns_names    = data.kha_apiserver_certificate.live.dns_names\n" +
+			"  ip_addresses = data.kha_apiserver_certificate.live.ip_addresses\n}\n```\n\n" +
+			"The handshake verifies nothing: it reads what is served. A certificate is public; nothing secret is read.",
+		Attributes: map[string]schema.Attribute{
+			"ssh": dataSourceConnectionAttribute(),
+			"path": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
+				MarkdownDescription: "The certificate file on the node, PEM. Default `/etc/kubernetes/pki/apiserver.crt` (kubeadm's) " +
+					"when `ssh` is set and `address` is not."},
+			"address": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "`host:port` of an apiserver (or a load balancer passing TLS through) to read the certificate " +
+					"from in a TLS handshake, e.g. `10.0.0.11:6443`."},
+			"server_name": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "SNI of the handshake; default: the host of `address` when it is a name."},
+			"dns_names":          computedList("DNS SANs."),
+			"ip_addresses":       computedList("IP SANs, canonical form."),
+			"not_before":         computed("Start of validity, RFC 3339."),
+			"not_after":          computed("End of validity, RFC 3339: renew before it."),
+			"subject":            computed("Subject DN."),
+			"issuer":             computed("Issuer DN."),
+			"sha256_fingerprint": computed("SHA-256 of the certificate (DER), hex."),
+			"certificate_pem":    computed("The certificate, PEM."),
+			"source":             computed("Where it was read: `file <host>:<path>` or `handshake <address>`."),
+		},
+	}
+}
+
+func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m apiserverCertificateModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
+	defer cancel()
+	var client *remote.Client
+	if m.SSH != nil {
+		var defaults *connectionSettings
+		if d.data != nil {
+			defaults = d.data.defaults
+		}
+		merged, err := mergeConnection(m.SSH.model(), defaults, "")
+		if err == nil {
+			err = merged.cfg.Validate()
+		}
+		if err == nil && d.data == nil {
+			err = errors.New("the provider is not configured")
+		}
+		if err == nil {
+			client, err = d.data.pool.Get(ctx, merged.cfg)
+		}
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
+			return
+		}
+	}
+	var der []byte
+	var err error
+	switch {
+	case known(m.Address):
+		m.Source = types.StringValue("handshake " + m.Address.ValueString())
+		tflog.Debug(ctx, "reading the apiserver certificate in a TLS handshake", map[string]any{"address": m.Address.ValueString(), "via_ssh": client != nil})
+		der, err = handshakeCertificate(ctx, client, m.Address.ValueString(), m.ServerName.ValueString())
+	default:
+		if !known(m.Path) {
+			m.Path = types.StringValue("/etc/kubernetes/pki/apiserver.crt")
+		}
+		m.Source = types.StringValue("file " + client.Address() + ":" + m.Path.ValueString())
+		tflog.Debug(ctx, "reading the apiserver certificate file", map[string]any{"host": client.Address(), "path": m.Path.ValueString()})
+		der, err = certificateFile(ctx, client, m.Path.ValueString())
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the Apiserver Certificate Failed", err.Error())
+		return
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the Apiserver Certificate Failed", "the certificate does not parse: "+err.Error())
+		return
+	}
+	m.DNSNames, m.IPAddresses = []types.String{}, []types.String{}
+	for _, n := range cert.DNSNames {
+		m.DNSNames = append(m.DNSNames, types.StringValue(n))
+	}
+	for _, ip := range cert.IPAddresses {
+		m.IPAddresses = append(m.IPAddresses, types.StringValue(ip.String()))
+	}
+	sum := sha256.Sum256(der)
+	m.NotBefore = types.StringValue(cert.NotBefore.UTC().Format(time.RFC3339))
+	m.NotAfter = types.StringValue(cert.NotAfter.UTC().Format(time.RFC3339))
+	m.Subject, m.Issuer = types.StringValue(cert.Subject.String()), types.StringValue(cert.Issuer.String())
+	m.Fingerprint = types.StringValue(hex.EncodeToString(sum[:]))
+	m.PEM = types.StringValue(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// certificateFile reads the first certificate of a PEM file on the host.
+func certificateFile(ctx context.Context, client *remote.Client, p string) ([]byte, error) {
+	content, err := client.ReadFile(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	for rest := content; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return nil, fmt.Errorf("%s has no PEM certificate", p)
+		}
+		if block.Type == "CERTIFICATE" {
+			return block.Bytes, nil
+		}
+	}
+}
+
+// handshakeCertificate returns the leaf certificate address presents,
+// dialled from the host when client is set.
+func handshakeCertificate(ctx context.Context, client *remote.Client, address, serverName string) ([]byte, error) {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, fmt.Errorf("address %q is not host:port", address)
+	}
+	if serverName == "" && net.ParseIP(host) == nil {
+		serverName = host
+	}
+	var conn net.Conn
+	if client != nil {
+		conn, err = client.DialTCP(ctx, address)
+	} else {
+		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", address)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(deadline)
+	}
+	// Reading what is served, not trusting it.
+	tc := tls.Client(conn, &tls.Config{ServerName: serverName, InsecureSkipVerify: true})
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, fmt.Errorf("TLS handshake with %s: %w", address, err)
+	}
+	certs := tc.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("%s presented no certificate", address)
+	}
+	return certs[0].Raw, nil
+}

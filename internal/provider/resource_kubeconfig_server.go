@@ -1,0 +1,330 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/kubeconfig"
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+var (
+	_ resource.ResourceWithConfigure        = (*kubeconfigServerResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*kubeconfigServerResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*kubeconfigServerResource)(nil)
+	_ resource.ResourceWithImportState      = (*kubeconfigServerResource)(nil)
+)
+
+// NewKubeconfigServerResource is the constructor of kha_kubeconfig_server.
+func NewKubeconfigServerResource() resource.Resource { return &kubeconfigServerResource{} }
+
+type kubeconfigServerResource struct {
+	hostResource[kubeconfigServerModel, *kubeconfigServerModel]
+}
+
+type kubeconfigServerModel struct {
+	hostFields
+	Paths           []types.String `tfsdk:"paths"`
+	Server          types.String   `tfsdk:"server"`
+	ClusterName     types.String   `tfsdk:"cluster_name"`
+	RestartCommand  types.String   `tfsdk:"restart_command"`
+	Verify          types.Bool     `tfsdk:"verify"`
+	VerifyTimeout   types.String   `tfsdk:"verify_timeout"`
+	PreviousServers types.Map      `tfsdk:"previous_servers"`
+}
+
+// kubeletConfig is the kubeconfig whose change needs a kubelet restart.
+const kubeletConfig = "kubelet.conf"
+
+var previousServersType = types.MapType{ElemType: types.StringType}
+
+func (m *kubeconfigServerModel) fields() *hostFields { return &m.hostFields }
+
+func (r *kubeconfigServerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_kubeconfig_server"
+}
+
+func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		"paths": schema.ListAttribute{
+			Required: true, ElementType: types.StringType,
+			Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(), listvalidator.ValueStringsAre(filePathValidator())},
+			MarkdownDescription: "Kubeconfigs on the host to point at `server`: `/etc/kubernetes/kubelet.conf` on every node; on " +
+				"control-plane nodes also `admin.conf`, `controller-manager.conf` and `scheduler.conf` where they should use it.",
+		},
+		"server": schema.StringAttribute{
+			Required: true, Validators: []validator.String{serverURLValidator{}},
+			MarkdownDescription: "The apiserver URL, usually `kha_cluster_endpoints.<name>.node_endpoints[<node>]`.",
+		},
+		"cluster_name": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Only the cluster of this name in each kubeconfig (kubeadm names it `kubernetes`). Default: every cluster.",
+		},
+		"restart_command": schema.StringAttribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: "Run after each kubeconfig is changed, then the check runs again; if either fails, the previous " +
+				"file comes back and the command runs again. Default: `systemctl restart kubelet` when a path is a `kubelet.conf`, " +
+				"else none. Processes that read the other kubeconfigs (kube-controller-manager, kube-scheduler) read them at start.",
+		},
+		"verify": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Before a changed kubeconfig replaces the old one, prove that it works, with its own " +
+				"credentials, from the host: kha reads the kubeconfig and the certificate files it names (over the same SSH " +
+				"connection, never into state or logs), connects from the host to the new server through the SSH connection, " +
+				"verifies the apiserver against the kubeconfig's CA and TLS server name as its clients do, and wants `200` from " +
+				"`GET /readyz` with the kubeconfig's client certificate or token. Otherwise the file stays as it was and the apply " +
+				"fails with what went wrong (`x509: certificate is valid for …`, `HTTP 401`, a refused connection). The same check " +
+				"runs after `restart_command`. It needs TCP forwarding allowed for the SSH user; kubeconfigs whose credentials come " +
+				"from an exec plugin cannot be checked: set `false` for them. Unlike kubespray, which rewrites `server:` with " +
+				"`lineinfile`/`sed` and restarts, kha never writes a server the node could not use. Default `true`.",
+		},
+		"verify_timeout": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString("30s"), Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "How long each check may take. Default `30s`.",
+		},
+		"previous_servers": schema.MapAttribute{
+			Computed: true, ElementType: previousServersType,
+			PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "The servers before kha changed them, by path and cluster name, recorded at create (or " +
+				"import). Destroy puts them back, with the same check, so a node is never left pointing at nothing.",
+		},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Points a node's kubeconfigs at its apiserver endpoint, on a running cluster: the `server` of " +
+			"their clusters, and nothing else. The kubeconfigs are edited with a YAML parser, and only the bytes of the " +
+			"server values change: client certificates the kubelet rotates, contexts, extensions and comments stay as " +
+			"they are. A rotated credential is not drift; a changed `server` is.\n\n" +
+			"Each change is proven before it is made (see `verify`), written atomically only if the file did not change " +
+			"since kha read it, followed by `restart_command` and the check again, and rolled back if either fails. " +
+			"Nothing of a kubeconfig's content reaches state, plan or logs: only paths, servers and digests.\n\n" +
+			"Order matters on a live cluster: the endpoint must serve before a kubeconfig points at it. Give the resource " +
+			"`depends_on` the load balancer resources that serve the endpoint; Terraform then deploys and verifies them first " +
+			"and, when moving back, points the kubeconfigs away before it removes them.\n\n" +
+			"Import with `host:port:path`, several paths separated by commas.",
+		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the first kubeconfig.",
+			"Digest of the servers the configuration wants; `remote_sha256` is the digest of what the host's kubeconfigs have."),
+	}
+}
+
+// serverURLValidator wants an https URL with a host, as kubeconfigs do.
+type serverURLValidator struct{}
+
+func (serverURLValidator) Description(context.Context) string {
+	return "must be an https URL such as https://127.0.0.1:6443"
+}
+func (v serverURLValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (v serverURLValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if !known(req.ConfigValue) {
+		return
+	}
+	if err := checkServerURL(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Server URL", err.Error())
+	}
+}
+
+func checkServerURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return fmt.Errorf("%q is not an apiserver URL: use https://<host>:<port>, e.g. kha_cluster_endpoints' node_endpoints", s)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q has an invalid port", s)
+		}
+	}
+	return nil
+}
+
+func (m *kubeconfigServerModel) render(*kubeconfigServerModel) (rendered, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	restart := m.RestartCommand
+	if !known(restart) {
+		restart = types.StringValue("")
+		for _, p := range m.Paths {
+			if path.Base(p.ValueString()) == kubeletConfig {
+				restart = types.StringValue("systemctl restart kubelet")
+			}
+		}
+	}
+	m.RestartCommand = restart
+	timeout, err := time.ParseDuration(m.VerifyTimeout.ValueString())
+	if err != nil {
+		timeout = 30 * time.Second // unknown in a new resource's plan: the default
+	}
+	verify := !m.Verify.Equal(types.BoolValue(false))
+	previous := map[string]map[string]string{}
+	if known(m.PreviousServers) {
+		diags.Append(m.PreviousServers.ElementsAs(context.Background(), &previous, false)...)
+	}
+	recorded := map[string]map[string]string{}
+	out := rendered{alwaysDelivered: true, applied: func() {
+		if !known(m.PreviousServers) { // recorded at create, kept through updates
+			m.PreviousServers, _ = types.MapValueFrom(context.Background(), previousServersType, recorded)
+		}
+	}}
+	for _, p := range m.Paths {
+		recorded[p.ValueString()] = map[string]string{}
+		edit := &kubeconfigEdit{server: m.Server.ValueString(), cluster: m.ClusterName.ValueString(),
+			previous: previous[p.ValueString()], seen: recorded[p.ValueString()]}
+		if verify {
+			edit.checkTimeout = timeout
+		}
+		out.files = append(out.files, remote.File{Path: p.ValueString(), Edit: edit, ReloadCommand: restart.ValueString()})
+	}
+	return out, diags
+}
+
+func previousServersValue(recorded map[string]map[string]string, diags *diag.Diagnostics) types.Map {
+	v, d := types.MapValueFrom(context.Background(), previousServersType, recorded)
+	diags.Append(d...)
+	return v
+}
+
+// kubeconfigEdit sets the server of a kubeconfig's clusters.
+type kubeconfigEdit struct {
+	server, cluster string
+	// previous are the servers before kha, by cluster, for Undo; seen
+	// collects them from the content Apply changes.
+	previous, seen map[string]string
+	// checkTimeout bounds each check; 0 checks nothing.
+	checkTimeout time.Duration
+}
+
+func (e *kubeconfigEdit) Apply(current []byte) ([]byte, error) {
+	servers, err := kubeconfig.Servers(current, e.cluster)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]string{}
+	for name, server := range servers {
+		if e.seen != nil {
+			e.seen[name] = server
+		}
+		want[name] = e.server
+	}
+	return kubeconfig.SetServers(current, want)
+}
+
+func (e *kubeconfigEdit) Undo(current []byte) ([]byte, error) {
+	servers, err := kubeconfig.Servers(current, e.cluster)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]string{}
+	for name := range servers {
+		if previous, ok := e.previous[name]; ok && previous != "" {
+			want[name] = previous
+		}
+	}
+	return kubeconfig.SetServers(current, want)
+}
+
+func (e *kubeconfigEdit) Want() string { return "server " + e.server }
+
+func (e *kubeconfigEdit) State(current []byte) (string, error) {
+	servers, err := kubeconfig.Servers(current, e.cluster)
+	if err != nil {
+		return "", err
+	}
+	distinct := map[string]bool{}
+	var each []string
+	for name, server := range servers {
+		distinct[server] = true
+		each = append(each, name+"="+server)
+	}
+	if len(distinct) == 1 {
+		for server := range distinct {
+			return "server " + server, nil
+		}
+	}
+	sort.Strings(each)
+	return "servers " + strings.Join(each, ", "), nil
+}
+
+func (e *kubeconfigEdit) Check(content []byte) remote.Verifier {
+	if e.checkTimeout == 0 {
+		return nil
+	}
+	return kubeconfigCheck{content: content, cluster: e.cluster, timeout: e.checkTimeout}
+}
+
+// kubeconfigCheck probes a kubeconfig from its host, through the SSH
+// connection: the files it names are read there, the server dialled
+// from there.
+type kubeconfigCheck struct {
+	content []byte
+	cluster string
+	timeout time.Duration
+}
+
+func (k kubeconfigCheck) Verify(ctx context.Context, c *remote.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, k.timeout)
+	defer cancel()
+	return kubeconfig.Probe(ctx, k.content, k.cluster, c.ReadFile, c.DialTCP)
+}
+
+// ImportState takes host:port:path, several paths separated by commas.
+func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	m := kubeconfigServerModel{Verify: types.BoolValue(true), VerifyTimeout: types.StringValue("30s"), RestartCommand: types.StringUnknown()}
+	rest, client := r.importHost(ctx, req.ID, "10.0.0.21:22:/etc/kubernetes/kubelet.conf", &m.hostFields, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var paths []types.String
+	for _, p := range strings.Split(rest, ",") {
+		if !filePathPattern.MatchString(p) {
+			resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not an absolute path to a file.", p, req.ID))
+			return
+		}
+		paths = append(paths, types.StringValue(p))
+	}
+	m.Paths = paths
+	recorded := map[string]map[string]string{}
+	server := ""
+	for _, p := range paths {
+		content, err := client.ReadFile(ctx, p.ValueString())
+		var servers map[string]string
+		if err == nil {
+			servers, err = kubeconfig.Servers(content, "")
+		}
+		if err != nil {
+			resp.Diagnostics.AddError("Importing Kubeconfig Failed", err.Error())
+			return
+		}
+		recorded[p.ValueString()] = servers
+		for _, s := range servers {
+			if server != "" && s != server {
+				resp.Diagnostics.AddError("Importing Kubeconfig Failed", fmt.Sprintf("the kubeconfigs' clusters have "+
+					"different servers (%s and %s): import the kubeconfigs one by one, and set cluster_name", server, s))
+				return
+			}
+			server = s
+		}
+	}
+	m.Server = types.StringValue(server)
+	m.PreviousServers = previousServersValue(recorded, &resp.Diagnostics)
+	out, d := m.render(nil)
+	resp.Diagnostics.Append(d...)
+	m.SHA256 = types.StringValue(desiredDigest(out.files))
+	m.RemoteSHA256 = m.SHA256
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

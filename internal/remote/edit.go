@@ -1,0 +1,104 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+)
+
+// Edit is a change kha makes within a file it does not own, such as the
+// server of a kubeconfig whose credentials the kubelet rotates. Put reads
+// the host's content and writes Apply's result back (only if the file did
+// not change in between), Remove writes Undo's, and Observe reports State.
+// The content never leaves the engine: not in logs, errors or results.
+type Edit interface {
+	// Apply returns the content with the change made.
+	Apply(current []byte) ([]byte, error)
+	// Undo returns the content with the change taken back.
+	Undo(current []byte) ([]byte, error)
+	// State says, without secrets, what content has of what the change
+	// sets; Want is the State of content with the change made.
+	State(current []byte) (string, error)
+	Want() string
+	// Check proves that content would work before it replaces the host's
+	// (and again after the reload command), bounded by its own timeout;
+	// nil checks nothing.
+	Check(content []byte) Verifier
+}
+
+// maxEditSize bounds the files Edit reads.
+const maxEditSize = 1 << 20
+
+// readScript prints a regular file's content, at most $2 bytes and one
+// more, or exits 3 when there is no file.
+const readScript = `set -u
+[ -e "$1" ] || [ -L "$1" ] || exit 3
+[ -f "$1" ] || { echo "$1 is not a regular file" >&2; exit 2; }
+head -c "$2" -- "$1"
+`
+
+// ReadFile returns a file's content. It is the caller's to keep out of
+// logs and state; the engine logs only the path and the size.
+func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	if err := checkPath(path); err != nil {
+		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
+	}
+	stdout, stderr, exit, err := c.script(ctx, readScript, nil, path, strconv.Itoa(maxEditSize+1))
+	switch {
+	case err != nil:
+		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
+	case exit == 3:
+		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fs.ErrNotExist}
+	case exit != 0:
+		out := trimOutput(stderr)
+		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Output: out, Err: c.sudoHint(out, fmt.Errorf("exit status %d", exit))}
+	case len(stdout) > maxEditSize:
+		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
+	}
+	c.log(ctx, LevelDebug, "read", map[string]any{"path": path, "bytes": len(stdout)})
+	return stdout, nil
+}
+
+// putEdit makes f's change on the host.
+func (c *Client) putEdit(ctx context.Context, f File, change func([]byte) ([]byte, error), what string) error {
+	current, err := c.ReadFile(ctx, f.Path)
+	if err != nil {
+		return err
+	}
+	changed, err := change(current)
+	if err != nil {
+		return &StepError{Host: c.cfg.Address(), Step: what, Path: f.Path, Err: err}
+	}
+	if bytes.Equal(changed, current) {
+		c.log(ctx, LevelDebug, "nothing to change", map[string]any{"path": f.Path})
+		return nil
+	}
+	edited := File{Path: f.Path, Content: changed, keepModeOwner: true, expectSHA256: SHA256(current),
+		ValidateCommand: f.ValidateCommand, ReloadCommand: f.ReloadCommand, Verify: f.Verify}
+	if check := f.Edit.Check(changed); check != nil {
+		edited.Preflight = &Preflight{Candidate: func(string) ([]byte, Verifier, error) { return nil, check, nil }}
+		if edited.Verify == nil && f.ReloadCommand != "" {
+			edited.Verify = check
+		}
+	}
+	return c.putFile(ctx, edited)
+}
+
+// observeEdit reports what the host's file has of f's change.
+func (c *Client) observeEdit(ctx context.Context, f File) (Observed, error) {
+	current, err := c.ReadFile(ctx, f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Observed{}, nil
+	}
+	if err != nil {
+		return Observed{}, err
+	}
+	state, err := f.Edit.State(current)
+	if err != nil {
+		return Observed{}, &StepError{Host: c.cfg.Address(), Step: "read", Path: f.Path, Err: err}
+	}
+	return Observed{Exists: true, SHA256: SHA256([]byte(state)), State: state}, nil
+}
