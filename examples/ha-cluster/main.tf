@@ -1,7 +1,19 @@
-# A highly available control plane, end to end: three control-plane nodes
-# (stacked etcd), workers reaching the apiservers through node-local load
-# balancers, and an external HAProxy pair holding a VIP with keepalived for
-# clients outside the cluster. Every value below is known at plan time.
+# A highly available control plane, end to end, on a running cluster:
+# three control-plane nodes (stacked etcd), workers, and an external
+# HAProxy pair holding a VIP with keepalived for clients outside the
+# cluster. `access_mode` moves the cluster between kha's modes on a live
+# cluster, in an order that never leaves a node without a working path to
+# the apiservers:
+#
+#   direct      every node talks to an apiserver directly (workers to the
+#               first control-plane node), as `kubeadm join` leaves them;
+#   local_lb    workers go through a node-local load balancer, outside
+#               clients through the VIP (kubespray's localhost mode);
+#   every_node  every node, control-plane nodes included, goes through its
+#               node-local load balancer on localhost (Epiphany's design,
+#               Talos KubePrism).
+#
+# Every endpoint and SAN below is known at plan time.
 
 terraform {
   required_providers {
@@ -20,50 +32,108 @@ provider "kha" {
   }
 }
 
-resource "kha_cluster_endpoints" "cluster" {
-  control_plane_nodes = var.control_plane_nodes
-  worker_nodes        = [for w in var.worker_nodes : { name = w.name, ip = w.ip }]
+locals {
+  nodes    = concat(var.control_plane_nodes, var.worker_nodes)
+  node_ips = { for n in local.nodes : n.name => n.ip }
+  lb_type  = { for n in local.nodes : n.name => n.local_lb }
+  has_vip  = var.access_mode != "direct"
+  lb_nodes = local.has_vip ? { for n in var.lb_nodes : n.name => n } : {}
+}
 
-  local_lb = { enabled = true }
-  external_lb = {
+# The certificate the apiservers serve: the plan fails if an endpoint of the
+# configuration would not verify against it (a new node, a new LB name).
+data "kha_apiserver_certificate" "live" {
+  count = var.apiserver_certificate_path == null ? 0 : 1
+  ssh   = { host = var.control_plane_nodes[0].ip }
+  path  = var.apiserver_certificate_path
+}
+
+resource "kha_cluster_endpoints" "cluster" {
+  control_plane_nodes = [for n in var.control_plane_nodes : { name = n.name, ip = n.ip }]
+  worker_nodes        = [for n in var.worker_nodes : { name = n.name, ip = n.ip }]
+
+  local_lb = {
+    enabled    = var.access_mode != "direct"
+    every_node = var.access_mode == "every_node"
+    port       = var.access_mode == "every_node" ? var.every_node_port : null
+  }
+  external_lb = local.has_vip ? {
     address     = var.vip
     port        = var.vip_port
     domain_name = var.api_domain_name
-  }
+    nodes       = [for n in var.lb_nodes : n.name] # the VIP's hosts, for the port trap check
+  } : null
   supplementary_addresses = var.extra_cert_sans
+  kubeadm = {
+    kubernetes_version = var.kubernetes_version
+    etcd_endpoints     = kha_etcd_access.etcd.servers
+    etcd_ca_file       = "/etc/ssl/etcd/ssl/ca.pem"
+  }
+  existing_cert_sans = var.apiserver_certificate_path == null ? null : {
+    dns_names    = data.kha_apiserver_certificate.live[0].dns_names
+    ip_addresses = data.kha_apiserver_certificate.live[0].ip_addresses
+  }
 }
 
-# Node-local load balancers: HAProxy or nginx per worker.
+# Every node resolves the API name without DNS: the node-local load
+# balancers fall back to the VIP by that name when no apiserver is reachable.
+resource "kha_hosts_entries" "api" {
+  for_each = length(kha_cluster_endpoints.cluster.hosts_entries) > 0 ? local.node_ips : {}
+
+  entries = kha_cluster_endpoints.cluster.hosts_entries
+  path    = var.hosts_file
+  ssh     = { host = each.value }
+}
+
+# Node-local load balancers, HAProxy or nginx per node. Each new config
+# runs in a throwaway instance before it replaces the live one, and the
+# live one is verified after the reload.
 resource "kha_haproxy_config" "node_local" {
-  for_each = { for w in var.worker_nodes : w.name => w if w.local_lb == "haproxy" }
+  for_each = toset([for n in kha_cluster_endpoints.cluster.local_lb_nodes : n if local.lb_type[n] == "haproxy"])
 
   listen          = kha_cluster_endpoints.cluster.local_lb_listen
   backends        = kha_cluster_endpoints.cluster.local_lb_backends
+  fallback        = kha_cluster_endpoints.cluster.local_lb_fallback
   health_check    = { ca_file = var.ca_file }
   config_path     = "${var.config_dir}/haproxy-local.cfg"
   pid_file        = "${var.config_dir}/haproxy-local.pid"
   stats_socket    = "${var.config_dir}/haproxy-local.sock"
   reload_command  = var.commands.haproxy_local_reload
   destroy_command = var.commands.haproxy_local_stop
-  ssh             = { host = each.value.ip }
+  ssh             = { host = local.node_ips[each.key] }
+
+  depends_on = [kha_hosts_entries.api] # the fallback's name resolves when the LB starts
+
+  # Removed only after what depends on it (the kubeconfigs) has moved away.
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 resource "kha_nginx_config" "node_local" {
-  for_each = { for w in var.worker_nodes : w.name => w if w.local_lb == "nginx" }
+  for_each = toset([for n in kha_cluster_endpoints.cluster.local_lb_nodes : n if local.lb_type[n] == "nginx"])
 
   listen          = kha_cluster_endpoints.cluster.local_lb_listen
   backends        = kha_cluster_endpoints.cluster.local_lb_backends
+  fallback        = kha_cluster_endpoints.cluster.local_lb_fallback
   config_path     = "${var.config_dir}/nginx.conf"
   pid_file        = "${var.config_dir}/nginx.pid"
   reload_command  = var.commands.nginx_reload
   destroy_command = var.commands.nginx_stop
-  ssh             = { host = each.value.ip }
+  ssh             = { host = local.node_ips[each.key] }
+
+  depends_on = [kha_hosts_entries.api] # nginx refuses to start on a name it cannot resolve
+
+  # Removed only after what depends on it (the kubeconfigs) has moved away.
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # The external load balancer pair on the VIP, and keepalived moving the VIP
 # to whichever node's HAProxy is healthy.
 resource "kha_haproxy_config" "vip" {
-  for_each = { for n in var.lb_nodes : n.name => n }
+  for_each = local.lb_nodes
 
   role             = "external"
   listen           = { address = var.vip, port = var.vip_port }
@@ -80,7 +150,7 @@ resource "kha_haproxy_config" "vip" {
 }
 
 resource "kha_keepalived_config" "vip" {
-  for_each = { for n in var.lb_nodes : n.name => n }
+  for_each = local.lb_nodes
 
   node              = each.key
   nodes             = var.lb_nodes
@@ -96,15 +166,27 @@ resource "kha_keepalived_config" "vip" {
   ssh               = { host = each.value.ip }
 
   depends_on = [kha_haproxy_config.vip]
+
+  # Removed only after what depends on it (the kubeconfigs) has moved away.
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
-# Every node resolves the API name to the VIP without DNS.
-resource "kha_hosts_entries" "api" {
-  for_each = { for n in concat(var.control_plane_nodes, var.worker_nodes) : n.name => n.ip }
+# Every node's kubeconfigs point at its endpoint, each change proven with
+# the kubeconfig's own credentials before it is made. depends_on puts the
+# load balancers first when a node moves to one, and the kubeconfigs first
+# (away from it) when a node moves off one: Terraform updates a resource
+# before it destroys what that resource depends on.
+resource "kha_kubeconfig_server" "node" {
+  for_each = local.node_ips
 
-  entries = distinct(concat(kha_cluster_endpoints.cluster.hosts_entries, ["${var.vip} ${var.api_domain_name}"]))
-  path    = var.hosts_file
-  ssh     = { host = each.value }
+  paths           = var.kubeconfig_paths
+  server          = kha_cluster_endpoints.cluster.node_endpoints[each.key]
+  restart_command = var.commands.kubelet_restart
+  ssh             = { host = each.value }
+
+  depends_on = [kha_haproxy_config.node_local, kha_nginx_config.node_local, kha_keepalived_config.vip]
 }
 
 # etcd: every apiserver gets every member.

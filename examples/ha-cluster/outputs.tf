@@ -32,21 +32,36 @@ output "node_endpoints" {
 }
 
 output "kubeadm_cluster_configuration" {
-  description = "The HA part of kubeadm's ClusterConfiguration."
-  value = yamlencode({
-    apiVersion           = "kubeadm.k8s.io/v1beta4"
-    kind                 = "ClusterConfiguration"
-    controlPlaneEndpoint = kha_cluster_endpoints.cluster.kubeadm_control_plane_endpoint
-    apiServer = {
-      certSANs = concat(kha_cluster_endpoints.cluster.apiserver_cert_sans.dns_names, kha_cluster_endpoints.cluster.apiserver_cert_sans.ip_addresses)
+  description = "The HA part of kubeadm's ClusterConfiguration, for `kubeadm init --config`."
+  value       = kha_cluster_endpoints.cluster.kubeadm_cluster_configuration
+}
+
+output "kube_proxy_server" {
+  description = "server: of kube-proxy's kubeconfig, the same on every node."
+  value       = kha_cluster_endpoints.cluster.kube_proxy_server
+}
+
+# kube-proxy's kubeconfig lives in a ConfigMap that every node shares; the
+# kubelets' kubeconfigs are kha_kubeconfig_server's, this one is the
+# cluster's. After each apply that changes it:
+#   kubectl -n kube-system patch configmap kube-proxy --type merge \
+#     -p "$(terraform output -json kube_proxy_configmap_patch)"
+#   kubectl -n kube-system rollout restart daemonset kube-proxy
+output "kube_proxy_configmap_patch" {
+  description = "A merge patch of the kube-proxy ConfigMap: kubeadm's kubeconfig.conf with the server every node can use."
+  value = {
+    data = {
+      "kubeconfig.conf" = yamlencode({
+        apiVersion = "v1"
+        kind       = "Config"
+        clusters = [{
+          name    = "default"
+          cluster = { certificate-authority = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt", server = kha_cluster_endpoints.cluster.kube_proxy_server }
+        }]
+        contexts        = [{ name = "default", context = { cluster = "default", namespace = "default", user = "default" } }]
+        current-context = "default"
+        users           = [{ name = "default", user = { tokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token" } }]
+      })
     }
-    etcd = {
-      external = {
-        endpoints = kha_etcd_access.etcd.servers
-        caFile    = "/etc/ssl/etcd/ssl/ca.pem"
-        certFile  = "/etc/ssl/etcd/ssl/node.pem"
-        keyFile   = "/etc/ssl/etcd/ssl/node-key.pem"
-      }
-    }
-  })
+  }
 }

@@ -1,15 +1,31 @@
 variable "control_plane_nodes" {
-  description = "Control-plane nodes (kube-apiserver and a stacked etcd member each), first one first."
-  type        = list(object({ name = string, ip = string }))
+  description = "Control-plane nodes (kube-apiserver and a stacked etcd member each), first one first, and the node-local load balancer each runs in `every_node` mode."
+  type        = list(object({ name = string, ip = string, local_lb = optional(string, "haproxy") }))
 }
 
 variable "worker_nodes" {
   description = "Worker nodes and the node-local load balancer each runs (haproxy or nginx)."
-  type        = list(object({ name = string, ip = string, local_lb = string }))
+  type        = list(object({ name = string, ip = string, local_lb = optional(string, "haproxy") }))
   validation {
-    condition     = alltrue([for w in var.worker_nodes : contains(["haproxy", "nginx"], w.local_lb)])
+    condition     = alltrue([for n in concat(var.control_plane_nodes, var.worker_nodes) : contains(["haproxy", "nginx"], n.local_lb)])
     error_message = "local_lb must be \"haproxy\" or \"nginx\"."
   }
+}
+
+variable "access_mode" {
+  description = "How nodes reach the apiservers: `direct`, `local_lb` (with the VIP for outside clients) or `every_node` (with the VIP)."
+  type        = string
+  default     = "local_lb"
+  validation {
+    condition     = contains(["direct", "local_lb", "every_node"], var.access_mode)
+    error_message = "access_mode must be \"direct\", \"local_lb\" or \"every_node\"."
+  }
+}
+
+variable "every_node_port" {
+  description = "Port of the node-local load balancers in `every_node` mode (Epiphany uses 3446): not the apiserver port, which kube-apiserver binds on every address of the control-plane nodes."
+  type        = number
+  default     = 7445
 }
 
 variable "lb_nodes" {
@@ -70,10 +86,28 @@ variable "config_dir" {
   default     = "/etc/kha"
 }
 
+variable "kubernetes_version" {
+  description = "Kubernetes release, for kubeadm's configuration."
+  type        = string
+  default     = "v1.36.3"
+}
+
 variable "hosts_file" {
   description = "The hosts file the API name goes into."
   type        = string
   default     = "/etc/hosts"
+}
+
+variable "kubeconfig_paths" {
+  description = "Kubeconfigs on every node to point at its endpoint."
+  type        = list(string)
+  default     = ["/etc/kubernetes/kubelet.conf"]
+}
+
+variable "apiserver_certificate_path" {
+  description = "The apiserver certificate on the first control-plane node; the plan checks every endpoint against it. null skips the check (a cluster that does not run yet)."
+  type        = string
+  default     = "/etc/kubernetes/pki/apiserver.crt"
 }
 
 variable "commands" {
@@ -87,6 +121,7 @@ variable "commands" {
     nginx_stop           = string
     keepalived_reload    = string
     keepalived_stop      = string
+    kubelet_restart      = string
   })
   default = {
     haproxy_local_reload = "systemctl reload-or-restart haproxy@local"
@@ -97,6 +132,7 @@ variable "commands" {
     nginx_stop           = "systemctl stop nginx"
     keepalived_reload    = "systemctl reload-or-restart keepalived"
     keepalived_stop      = "systemctl stop keepalived"
+    kubelet_restart      = "systemctl restart kubelet"
   }
 }
 

@@ -16,6 +16,7 @@ import (
 type kubeadmClusterConfiguration struct {
 	APIVersion           string            `yaml:"apiVersion"`
 	Kind                 string            `yaml:"kind"`
+	KubernetesVersion    string            `yaml:"kubernetesVersion,omitempty"`
 	ControlPlaneEndpoint string            `yaml:"controlPlaneEndpoint"`
 	Networking           kubeadmNetworking `yaml:"networking"`
 	APIServer            kubeadmAPIServer  `yaml:"apiServer"`
@@ -51,7 +52,7 @@ type kubeadmExternalEtcd struct {
 
 func (c *cluster) kubeadmConfiguration(r Result, in KubeadmInput) string {
 	cfg := kubeadmClusterConfiguration{
-		APIVersion: "kubeadm.k8s.io/v1beta4", Kind: "ClusterConfiguration",
+		APIVersion: "kubeadm.k8s.io/v1beta4", Kind: "ClusterConfiguration", KubernetesVersion: in.KubernetesVersion,
 		ControlPlaneEndpoint: r.KubeadmControlPlaneEndpoint,
 		Networking:           kubeadmNetworking{DNSDomain: c.dnsDomain, ServiceSubnet: strings.Join(c.serviceCIDRs, ",")},
 		APIServer:            kubeadmAPIServer{CertSANs: append(append([]string{}, r.CertSANs.DNSNames...), r.CertSANs.IPAddresses...)},

@@ -43,7 +43,7 @@ func dig(doc map[string]any, keys ...string) any {
 func TestKubeadmClusterConfiguration(t *testing.T) {
 	r, ps := Compute(Input{IPFamily: DualStack, ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"}},
 		LocalLB: LocalLB{EveryNode: true, Port: 3446},
-		Kubeadm: KubeadmInput{EtcdEndpoints: []string{"https://10.0.0.11:2379"}, EtcdCAFile: "/etc/ssl/etcd/ssl/ca.pem"}})
+		Kubeadm: KubeadmInput{EtcdEndpoints: []string{"https://10.0.0.11:2379"}, EtcdCAFile: "/etc/ssl/etcd/ssl/ca.pem", KubernetesVersion: "v1.36.3"}})
 	if ps.HasErrors() {
 		t.Fatal(ps)
 	}
@@ -56,6 +56,7 @@ func TestKubeadmClusterConfiguration(t *testing.T) {
 		"apiVersion":                "kubeadm.k8s.io/v1beta4",
 		"kind":                      "ClusterConfiguration",
 		"controlPlaneEndpoint":      "localhost:3446",
+		"kubernetesVersion":         "v1.36.3",
 		"networking.serviceSubnet":  "10.233.0.0/18,fd85:ee78:d8a6:8607::1000/116",
 		"networking.dnsDomain":      "cluster.local",
 		"etcd.external.caFile":      "/etc/ssl/etcd/ssl/ca.pem",

@@ -165,6 +165,9 @@ type KubeadmInput struct {
 	// servers); the files are where the apiservers find its certificates.
 	EtcdEndpoints                         []string
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	// KubernetesVersion, when set, is kubeadm's kubernetesVersion
+	// (otherwise kubeadm asks dl.k8s.io for the latest).
+	KubernetesVersion string
 }
 
 // Endpoints are the apiserver URLs per role.

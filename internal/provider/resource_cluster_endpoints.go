@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -113,6 +114,8 @@ type kubeadmModel struct {
 	EtcdCAFile    types.String   `tfsdk:"etcd_ca_file"`
 	EtcdCertFile  types.String   `tfsdk:"etcd_cert_file"`
 	EtcdKeyFile   types.String   `tfsdk:"etcd_key_file"`
+	// KubernetesVersion is kubeadm's kubernetesVersion.
+	KubernetesVersion types.String `tfsdk:"kubernetes_version"`
 }
 
 type existingSANModel struct {
@@ -342,8 +345,11 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 			},
 			"kubeadm": schema.SingleNestedAttribute{
 				Optional:            true,
-				MarkdownDescription: "What `kubeadm_cluster_configuration` needs besides the endpoints: an external etcd.",
+				MarkdownDescription: "What `kubeadm_cluster_configuration` needs besides the endpoints: the Kubernetes version and an external etcd.",
 				Attributes: map[string]schema.Attribute{
+					"kubernetes_version": schema.StringAttribute{Optional: true,
+						Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`), `must be a Kubernetes release such as "v1.36.3"`)},
+						MarkdownDescription: "`kubernetesVersion`, e.g. `v1.36.3`. Unset, kubeadm looks the latest release up on dl.k8s.io."},
 					"etcd_endpoints": schema.ListAttribute{Optional: true, ElementType: types.StringType,
 						MarkdownDescription: "etcd client URLs for `etcd.external.endpoints`, e.g. `kha_etcd_access.<name>.servers`; unset: stacked etcd."},
 					"etcd_ca_file":   schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()}, MarkdownDescription: "`etcd.external.caFile`."},
@@ -645,7 +651,7 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 	}
 	if k := m.Kubeadm; k != nil {
 		in.Kubeadm = endpoints.KubeadmInput{EtcdEndpoints: stringValues(k.EtcdEndpoints), EtcdCAFile: k.EtcdCAFile.ValueString(),
-			EtcdCertFile: k.EtcdCertFile.ValueString(), EtcdKeyFile: k.EtcdKeyFile.ValueString()}
+			EtcdCertFile: k.EtcdCertFile.ValueString(), EtcdKeyFile: k.EtcdKeyFile.ValueString(), KubernetesVersion: k.KubernetesVersion.ValueString()}
 	}
 	if s := m.ExistingCertSANs; s != nil {
 		in.ExistingCertSANs = &endpoints.SANs{DNSNames: stringValues(s.DNSNames), IPAddresses: stringValues(s.IPAddresses)}

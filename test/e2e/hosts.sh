@@ -3,8 +3,9 @@
 # with addresses 10.77.0.(10+i)/24 on a bridge in namespace kha-sw. The root
 # namespace reaches them through the veth kha-root (10.77.0.1). Each host
 # runs its own sshd on <address>:22 inside a private mount namespace where
-# /etc/kha is a directory of its own and root's home is empty (this
-# machine's dotfiles stay out of the hosts' shells). These addresses exist only inside the
+# /etc/kha is a directory of its own, /etc/hosts a file of its own (a bind
+# mount, as in a container) and root's home is empty (this machine's
+# dotfiles stay out of the hosts' shells). These addresses exist only inside the
 # namespaces made here; hosts have no default route.
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
@@ -57,9 +58,12 @@ up() {
     ip -n "$ns" link set eth0 up
     ip netns exec "$ns" sysctl -qw net.ipv4.ip_nonlocal_bind=1   # a standby binds the VIP too
     mkdir -p "$d/etc-kha"
+    # The hosts file has lines of its own that kha must leave alone.
+    printf '127.0.0.1\tlocalhost\n%s\th%d\n# kept by the host\n' "$addr" "$i" > "$d/hosts"
+    cp "$d/hosts" "$d/hosts.before"
     sshd_files "$d" "$addr" 22 "$T/client_ed25519.pub" || return 1
     ip netns exec "$ns" unshare --mount --uts --propagation private sh -c \
-      "hostname h$i; mount --bind $d/etc-kha /etc/kha; mount -t tmpfs -o mode=0700 tmpfs /root; exec /usr/sbin/sshd -D -e -f $d/sshd_config" > "$d/sshd.log" 2>&1 &
+      "hostname h$i; mount --bind $d/etc-kha /etc/kha; mount --bind $d/hosts /etc/hosts; mount -t tmpfs -o mode=0700 tmpfs /root; exec /usr/sbin/sshd -D -e -f $d/sshd_config" > "$d/sshd.log" 2>&1 &
     known_hosts_lines "$d" "$addr" >> "$T/hosts/known_hosts"
   done
   for i in $(seq 1 "$n"); do
@@ -69,7 +73,7 @@ up() {
 }
 
 case ${1:-} in
-  up) up "${2:-5}" || { down; exit 1; } ;;
+  up) up "${2:-6}" || { down; exit 1; } ;;
   down) down ;;
   *) echo "usage: $0 up N | down" >&2; exit 2 ;;
 esac

@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
-# run.sh: the end-to-end test. Five test hosts in network namespaces (three
-# control-plane nodes with etcd and a real kube-apiserver, two workers that
-# also hold the external VIP), examples/ha-cluster applied to them over SSH
-# by the real terraform CLI, then: kubectl through every endpoint of the
-# matrix from every host, an apiserver killed under load, the VIP moved by
-# keepalived, an empty plan, and a destroy that leaves the hosts clean.
+# run.sh: the end-to-end test. Six test hosts in network namespaces: h1-h3
+# control-plane nodes with etcd and a real kube-apiserver, h4 and h5 workers
+# that also hold the external VIP, h6 a control-plane node added at the end.
+# examples/ha-cluster is applied to them over SSH by the real terraform CLI,
+# and the cluster is moved between modes while every node sends requests
+# with its own kubeconfig:
+#   1. direct: the nodes' kubeconfigs as kubeadm left them;
+#   2. local_lb with the VIP (0 failed requests during the switch); kubectl
+#      through every endpoint of the matrix; an apiserver killed under
+#      load; the VIP moved by keepalived, five runs of each fault;
+#   3. back to direct (0 failed requests);
+#   4. every_node, Epiphany's design (0 failed requests), and an apiserver
+#      killed under load on every node;
+#   5. a fourth control-plane node: a plan error against the live
+#      certificate, then, after re-issuing it, the node joins every load
+#      balancer (0 failed requests);
+# then MetalLB's manifests and kubeadm's configuration against the real
+# apiserver and kubeadm, an empty plan, and a destroy that leaves the hosts
+# as they were.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/e2e
@@ -24,32 +37,29 @@ flock -n 9 || fail "another end-to-end run holds /run/kha-e2e.lock"
 scripts/setup-host.sh
 eval "$(scripts/tf-env.sh)"
 tf=$TF_ACC_TERRAFORM_PATH
-log "kube-apiserver and kubectl (built once from the Go module proxy, then cached in $kube)"
+log "kube-apiserver, kubectl and kubeadm (built once from the Go module proxy, then cached in $kube)"
 "$here/build-kube.sh" "$kube" "${KUBE_VERSION:-1.36.3}"
 kubectl=$kube/kubectl
 
+load_pids=()
 cleanup() {
   set +e
+  touch "$T/load.stop"
+  for p in "${load_pids[@]}"; do wait "$p"; done
   [ -n "${keep:-}" ] && return
   "$here/hosts.sh" down
 }
 trap cleanup EXIT
 rm -rf "$T" && mkdir -p "$T/cp"
 log "hosts up"
-"$here/hosts.sh" up 5
+"$here/hosts.sh" up 6
 
 # The cluster CA exists before the load balancers: HAProxy verifies the
 # apiservers against it, and haproxy -c wants the file.
 pki=$T/cp
 new_ca "$pki" kha-e2e-ca
-for i in 1 2 3 4 5; do
-  cp "$pki/ca.crt" "$T/hosts/h$i/etc-kha/ca.crt"
-  # The hosts file has lines of its own that kha must leave alone.
-  printf '127.0.0.1\tlocalhost\n10.77.0.1%d\th%d\n# kept by the host\n' "$i" "$i" > "$T/hosts/h$i/etc-kha/hosts"
-  cp "$T/hosts/h$i/etc-kha/hosts" "$T/hosts/h$i/hosts.before"
-done
+for i in 1 2 3 4 5 6; do cp "$pki/ca.crt" "$T/hosts/h$i/etc-kha/ca.crt"; done
 
-log "terraform plan examples/ha-cluster"
 work=$T/tf && cp -r examples/ha-cluster "$work"
 dev_provider "$T"
 start_or_reload() { # pidfile start-command reload-signal
@@ -58,33 +68,45 @@ start_or_reload() { # pidfile start-command reload-signal
 stop() { # pidfile runtime-files...: stop the daemon, wait for it to exit, remove what it leaves
   echo "if [ -s $1 ]; then p=\$(cat $1); kill \$p 2>/dev/null; for i in \$(seq 100); do kill -0 \$p 2>/dev/null || break; sleep 0.05; done; fi; rm -f $*"
 }
-jq -n --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" \
-  --arg hl "$(start_or_reload /etc/kha/haproxy-local.pid 'haproxy -W -D -f /etc/kha/haproxy-local.cfg' USR2)" \
-  --arg hv "$(start_or_reload /etc/kha/haproxy-vip.pid 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg' USR2)" \
-  --arg ng "$(start_or_reload /etc/kha/nginx.pid 'nginx -c /etc/kha/nginx.conf' HUP)" \
-  --arg ka "$(start_or_reload /etc/kha/keepalived.pid 'keepalived -f /etc/kha/keepalived.conf -p /etc/kha/keepalived.pid -r /etc/kha/vrrp.pid -c /etc/kha/checkers.pid' HUP)" \
-  --arg hls "$(stop /etc/kha/haproxy-local.pid /etc/kha/haproxy-local.sock)" --arg hvs "$(stop /etc/kha/haproxy-vip.pid)" \
-  --arg ngs "$(stop /etc/kha/nginx.pid)" --arg kas "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)" '{
-  control_plane_nodes: [{name: "h1", ip: "10.77.0.11"}, {name: "h2", ip: "10.77.0.12"}, {name: "h3", ip: "10.77.0.13"}],
-  worker_nodes: [{name: "h4", ip: "10.77.0.14", local_lb: "haproxy"}, {name: "h5", ip: "10.77.0.15", local_lb: "nginx"}],
-  lb_nodes: [{name: "h4", ip: "10.77.0.14", priority: 150}, {name: "h5", ip: "10.77.0.15", priority: 100}],
-  vip: "10.77.0.100", ca_file: "/etc/kha/ca.crt", hosts_file: "/etc/kha/hosts",
-  ssh_private_key_file: $key, ssh_known_hosts_file: $kh,
-  commands: {haproxy_local_reload: $hl, haproxy_local_stop: $hls, haproxy_vip_reload: $hv, haproxy_vip_stop: $hvs,
-             nginx_reload: $ng, nginx_stop: $ngs, keepalived_reload: $ka, keepalived_stop: $kas}
-}' > "$work/terraform.tfvars.json"
+vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terraform.tfvars.json
+  jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert "$pki/apiserver.crt" \
+    --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" \
+    --arg hl "$(start_or_reload /etc/kha/haproxy-local.pid 'haproxy -W -D -f /etc/kha/haproxy-local.cfg' USR2)" \
+    --arg hv "$(start_or_reload /etc/kha/haproxy-vip.pid 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg' USR2)" \
+    --arg ng "$(start_or_reload /etc/kha/nginx.pid 'nginx -c /etc/kha/nginx.conf' HUP)" \
+    --arg ka "$(start_or_reload /etc/kha/keepalived.pid 'keepalived -f /etc/kha/keepalived.conf -p /etc/kha/keepalived.pid -r /etc/kha/vrrp.pid -c /etc/kha/checkers.pid' HUP)" \
+    --arg hls "$(stop /etc/kha/haproxy-local.pid /etc/kha/haproxy-local.sock)" --arg hvs "$(stop /etc/kha/haproxy-vip.pid)" \
+    --arg ngs "$(stop /etc/kha/nginx.pid)" --arg kas "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)" '{
+    access_mode: $mode,
+    control_plane_nodes: [{name: "h1", ip: "10.77.0.11"}, {name: "h2", ip: "10.77.0.12"}, {name: "h3", ip: "10.77.0.13"},
+                          {name: "h6", ip: "10.77.0.16", local_lb: "nginx"}][0:$cps],
+    worker_nodes: [{name: "h4", ip: "10.77.0.14", local_lb: "haproxy"}, {name: "h5", ip: "10.77.0.15", local_lb: "nginx"}],
+    lb_nodes: [{name: "h4", ip: "10.77.0.14", priority: 150}, {name: "h5", ip: "10.77.0.15", priority: 100}],
+    vip: "10.77.0.100", ca_file: "/etc/kha/ca.crt", kubeconfig_paths: ["/etc/kha/kubelet.conf"],
+    apiserver_certificate_path: (if $check then $cert else null end),
+    ssh_private_key_file: $key, ssh_known_hosts_file: $kh,
+    commands: {haproxy_local_reload: $hl, haproxy_local_stop: $hls, haproxy_vip_reload: $hv, haproxy_vip_stop: $hvs,
+               nginx_reload: $ng, nginx_stop: $ngs, keepalived_reload: $ka, keepalived_stop: $kas,
+               kubelet_restart: "echo restarted >> /etc/kha/kubelet-restarts"}
+  }' > "$work/terraform.tfvars.json"
+}
 tf() { # command args...: the terraform CLI in the working copy, bounded, its output in $T/<command>.log
   local log=$T/$1.log
   (cd "$work" && timeout 900 "$tf" "$1" -no-color -input=false "${@:2}") > "$log" 2>&1 || { cat "$log"; fail "terraform $*"; }
 }
+out() { (cd "$work" && "$tf" output -json "$1"); }
+
+log "terraform plan examples/ha-cluster in local_lb mode, before the cluster exists"
+vars local_lb 3 false
 tf plan -out=tfplan
 (cd "$work" && "$tf" show -json tfplan) > "$T/plan.json"
 planned() { # jq filter on the plan; every value the test takes from it must be known
   jq -e -c --arg f "$1" "($1) // error(\"not known at plan time: \" + \$f)" "$T/plan.json" || fail "the plan does not know $1"
 }
 
-log "certificates from the plan's SANs, before anything is applied"
-sans=$(planned .planned_values.outputs.apiserver_cert_sans.value | jq -r '[(.dns_names[] | "DNS:" + .), (.ip_addresses[] | "IP:" + .)] | join(",")')
+log "certificates from the plan's SANs (the VIP planned ahead), before anything is applied"
+sans_of() { jq -r '[(.dns_names[] | "DNS:" + .), (.ip_addresses[] | "IP:" + .)] | join(",")'; }
+sans=$(planned .planned_values.outputs.apiserver_cert_sans.value | sans_of)
 etcd_ips=$(planned .planned_values.outputs.etcd_cert_sans.value | jq -r '[.ip_addresses[] | "IP:" + .] | join(",")')
 etcd_servers=$(planned '.planned_values.root_module.resources[] | select(.address == "kha_etcd_access.etcd") | .values.etcd_servers' | jq -r .)
 issue_cert "$pki" apiserver kube-apiserver "$sans" serverAuth
@@ -93,6 +115,48 @@ issue_cert "$pki" etcd-client kube-apiserver-etcd-client DNS:etcd-client clientA
 issue_cert "$pki" admin kha-e2e-admin DNS:admin clientAuth system:masters
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/sa.key" 2>/dev/null
 openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
+
+# kubelet_conf HOST SERVER: the node's kubeconfig as kubeadm writes it, with
+# the node's own client certificate inline.
+kubelet_conf() {
+  issue_cert "$pki" "kubelet-$1" "system:node:$1" "DNS:$1" clientAuth system:nodes
+  cat > "$T/hosts/$1/etc-kha/kubelet.conf" <<KUBECONFIG
+apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: $(base64 -w0 < "$pki/ca.crt")
+    server: $2
+  name: kubernetes
+contexts:
+- context:
+    cluster: kubernetes
+    user: system:node:$1
+  name: system:node:$1@kubernetes
+current-context: system:node:$1@kubernetes
+kind: Config
+preferences: {}
+users:
+- name: system:node:$1
+  user:
+    client-certificate-data: $(base64 -w0 < "$pki/kubelet-$1.crt")
+    client-key-data: $(base64 -w0 < "$pki/kubelet-$1.key")
+KUBECONFIG
+  chmod 600 "$T/hosts/$1/etc-kha/kubelet.conf"
+  grep '^    server:' "$T/hosts/$1/etc-kha/kubelet.conf" > "$T/hosts/$1/kubelet-server.before"
+}
+
+# kube_apiserver N ETCD_SERVERS: start h<N>'s kube-apiserver.
+kube_apiserver() {
+  local ip=10.77.0.1$1
+  ip netns exec "kha-h$1" "$kube/kube-apiserver" --bind-address=0.0.0.0 --advertise-address="$ip" --secure-port=6443 \
+    --etcd-servers="$2" --etcd-cafile="$pki/ca.crt" --etcd-certfile="$pki/etcd-client.crt" --etcd-keyfile="$pki/etcd-client.key" \
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" --client-ca-file="$pki/ca.crt" \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.233.0.0/18 \
+    --authorization-mode=Node,RBAC >> "$T/cp/kas-$1.log" 2>&1 &
+  echo $! > "$T/cp/kas-$1.pid"
+  disown
+}
 
 log "control plane up: etcd and kube-apiserver on h1-h3"
 cluster=h1=https://10.77.0.11:2380,h2=https://10.77.0.12:2380,h3=https://10.77.0.13:2380
@@ -108,38 +172,71 @@ for i in 1 2 3; do
     > "$T/cp/etcd-$i.log" 2>&1 &
   disown
 done
-for i in 1 2 3; do
-  ip=10.77.0.1$i
-  ip netns exec kha-h$i "$kube/kube-apiserver" --bind-address=0.0.0.0 --advertise-address=$ip --secure-port=6443 \
-    --etcd-servers="$etcd_servers" --etcd-cafile="$pki/ca.crt" --etcd-certfile="$pki/etcd-client.crt" --etcd-keyfile="$pki/etcd-client.key" \
-    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" --client-ca-file="$pki/ca.crt" \
-    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-    --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.233.0.0/18 \
-    --authorization-mode=Node,RBAC > "$T/cp/kas-$i.log" 2>&1 &
-  echo $! > "$T/cp/kas-$i.pid"
-  disown
-done
+for i in 1 2 3; do kube_apiserver "$i" "$etcd_servers"; done
+# kubeadm init and join left these: workers on the first control-plane
+# node, control-plane nodes on their own address.
+for h in h1 h2 h3; do kubelet_conf "$h" "https://10.77.0.1${h#h}:6443"; done
+for h in h4 h5; do kubelet_conf "$h" https://10.77.0.11:6443; done
 
-# kc HOST SERVER [--tls-server-name NAME]: kubectl from a host's namespace
-# (HOST "root" is the root namespace), verifying the apiserver certificate.
+# kc HOST SERVER [--tls-server-name NAME]: kubectl as the admin from a host's
+# namespace (HOST "root" is the root namespace), verifying the apiserver.
 kc() {
   local host=$1 server=$2; shift 2
   local run=(); [ "$host" = root ] || run=(ip netns exec "kha-$host")
   "${run[@]}" "$kubectl" --server "$server" --certificate-authority "$pki/ca.crt" \
     --client-certificate "$pki/admin.crt" --client-key "$pki/admin.key" --request-timeout 3s "$@" get --raw /readyz
 }
+admin() { "$kubectl" --server https://10.77.0.12:6443 --certificate-authority "$pki/ca.crt" --client-certificate "$pki/admin.crt" --client-key "$pki/admin.key" "$@"; }
 wait_ready() {
   for _ in $(seq 1 600); do kc "$1" "$2" >/dev/null 2>&1 && return 0; sleep 0.2; done
   tail -n 20 "$T"/cp/kas-*.log >&2; fail "$1: $2 not ready"
 }
 for i in 1 2 3; do wait_ready h$i https://127.0.0.1:6443; done
 log "control plane ready"
-log "terraform apply the plan: load balancers (each proven in a throwaway instance, then verified), keepalived, hosts entries over SSH"
-tf apply tfplan
-out() { (cd "$work" && "$tf" output -json "$1"); }
 
+# Requests with each node's own kubeconfig, read afresh for each request,
+# every 50ms on a new connection, while a switch runs: what a kubelet would
+# see. load_start HOSTS...; load_stop WHAT.
+go build -o "$T/loadgen" ./test/e2e/loadgen
+load_start() {
+  rm -f "$T/load.stop" "$T"/load-*
+  load_hosts=("$@")
+  for h in "$@"; do
+    ip netns exec "kha-$h" "$T/loadgen" -kubeconfig "$T/hosts/$h/etc-kha/kubelet.conf" -stop "$T/load.stop" \
+      > "$T/load-$h" 2> "$T/load-$h.err" &
+    load_pids+=($!)
+  done
+  sleep 2
+}
+load_stop() { # what-happened [failures allowed per host]: stop, report, fail on failures
+  sleep 2
+  touch "$T/load.stop"
+  for p in "${load_pids[@]}"; do wait "$p"; done
+  load_pids=()
+  local h total failed slowest
+  for h in "${load_hosts[@]}"; do
+    read -r total failed slowest < <(awk '{n++; if ($2 != 0) f++; if ($3 > s) s = $3} END {printf "%d %d %d\n", n, f, s}' "$T/load-$h")
+    printf '  %-3s %4d requests with its own kubeconfig, %d failed, slowest %d ms\n' "$h" "$total" "$failed" "$slowest"
+    [ "$total" -ge 50 ] || fail "$h: too few requests during $1 to judge it"
+    [ "$failed" -le "${2:-0}" ] || { tail -n 5 "$T/load-$h.err"; fail "$h: $failed requests failed during $1"; }
+  done
+}
+server_of() { grep '^    server:' "$T/hosts/$1/etc-kha/kubelet.conf" | awk '{print $2}'; }
+
+log "1. direct: examples/ha-cluster applied as the cluster is (control-plane nodes' kubeconfigs to their own apiserver)"
+vars direct 3 true
+tf apply -auto-approve
+for h in h1 h2 h3; do [ "$(server_of $h)" = https://127.0.0.1:6443 ] || fail "$h's kubeconfig points at $(server_of $h)"; done
+for h in h4 h5; do [ "$(server_of $h)" = https://10.77.0.11:6443 ] || fail "$h's kubeconfig points at $(server_of $h)"; done
+
+log "2. switch to local_lb with the VIP while every node sends requests: load balancers first (each proven in a throwaway instance, then verified), then the kubeconfigs (each proven with its own credentials)"
+load_start h1 h2 h3 h4 h5
+vars local_lb 3 true
+tf apply -auto-approve
+load_stop "the switch to local_lb"
+for h in h4 h5; do [ "$(server_of $h)" = https://localhost:6443 ] || fail "$h's kubeconfig points at $(server_of $h)"; done
+grep -q '^10.77.0.100 api.k8s.example.com$' "$T/hosts/h4/hosts" || fail "hosts entry missing on h4"
 wait_ready h4 https://10.77.0.100:8443
-log "the VIP's load balancer sees the apiservers"
 
 log "kubectl through every endpoint of the matrix, from every host"
 checks=0
@@ -159,51 +256,45 @@ wait_ready root "$(out kubeconfig_server | jq -r .)"
 kc root "$(out api_endpoint | jq -r . | sed 's#api.k8s.example.com#10.77.0.100#')" --tls-server-name api.k8s.example.com >/dev/null \
   || fail "root namespace via the external endpoint"
 checks=$((checks + 2))
-grep -q '^10.77.0.100 api.k8s.example.com$' "$T/hosts/h4/etc-kha/hosts" || fail "hosts entry missing on h4"
 log "$checks kubectl checks passed"
+
+log "kube-proxy's kubeconfig: the ConfigMap kubeadm made, patched with the example's output"
+admin -n kube-system create configmap kube-proxy --from-literal=config.conf='mode: iptables' \
+  --from-literal=kubeconfig.conf="$(printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://10.77.0.11:6443\n  name: default\n')" >/dev/null
+admin -n kube-system patch configmap kube-proxy --type merge -p "$(out kube_proxy_configmap_patch)" >/dev/null
+admin -n kube-system get configmap kube-proxy -o jsonpath='{.data.kubeconfig\.conf}' > "$T/kube-proxy.conf"
+got=$("$kubectl" config view --kubeconfig "$T/kube-proxy.conf" -o jsonpath='{.clusters[0].cluster.server}')
+[ "$got" = "$(out kube_proxy_server | jq -r .)" ] && [ "$got" = https://127.0.0.1:6443 ] || fail "kube-proxy's server is $got"
+[ "$(admin -n kube-system get configmap kube-proxy -o jsonpath='{.data.config\.conf}')" = 'mode: iptables' ] || fail "the patch changed config.conf"
+echo "  kube-proxy's kubeconfig.conf now has server $got"
 
 # on HOST COMMAND: run in a test host's network, mount and UTS namespaces
 # (where its /etc/kha is), like a command given over SSH.
 on() { nsenter -t "$(cat "$T/hosts/$1/sshd.pid")" -m -n -u -- sh -c "$2"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
-log "kill h1's kube-apiserver while both workers send requests through their node-local load balancers"
-load() { # host seconds: curl through the host's localhost endpoint, one line per request: start_ns http_code seconds
-  local end=$(( $(date +%s%N) + $2 * 1000000000 ))
-  while [ "$(date +%s%N)" -lt "$end" ]; do
-    printf '%s %s\n' "$(date +%s%N)" "$(ip netns exec "kha-$1" curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 5 \
-      --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" https://localhost:6443/readyz)"
+# kill_under_load N WHAT: kill h<N>'s apiserver while load runs; a request
+# in flight on it may fail, none started after it refuses connections.
+kill_under_load() {
+  local n=$1 killed h
+  kill -9 "$(cat "$T/cp/kas-$n.pid")"
+  while (exec 3<>"/dev/tcp/10.77.0.1$n/6443") 2>/dev/null; do sleep 0.001; done
+  killed=$(date +%s%N)
+  sleep 3
+  load_stop "$2" 1
+  for h in "${load_hosts[@]}"; do
+    read -r after failed_after < <(awk -v k="$killed" '$1 >= k {a++; if ($2 != 0) f++} END {printf "%d %d\n", a, f}' "$T/load-$h")
+    [ "$after" -ge 20 ] || fail "$h: too few requests after the kill"
+    [ "$failed_after" = 0 ] || fail "$h: $failed_after requests started after the kill failed"
   done
+  echo "  every request started after h$n's apiserver died succeeded"
 }
-load h4 8 > "$T/load-h4" & l4=$!
-load h5 8 > "$T/load-h5" & l5=$!
-sleep 3
-kill -9 "$(cat "$T/cp/kas-1.pid")"
-# The kernel tears the process down after kill returns; h1 is dead once its
-# port refuses connections.
-while (exec 3<>/dev/tcp/10.77.0.11/6443) 2>/dev/null; do sleep 0.001; done
-killed=$(date +%s%N)
-# HAProxy's own view: how long until it marks h1 down.
-for _ in $(seq 1 200); do
-  echo 'show servers state kube_apiserver' | socat stdio "unix-connect:$T/hosts/h4/etc-kha/haproxy-local.sock" |
-    awk '$4 == "h1" && $6 == 0 {found = 1} END {exit !found}' && break
-  sleep 0.01
-done
-haproxy_down=$(ms_since "$killed")
-wait $l4 $l5
-# A request in flight on h1 when it dies fails whatever the proxy does (the
-# proxy passes TLS through); every request started after h1 refuses
-# connections must succeed, through HAProxy's retries and nginx's next
-# upstream.
-for h in h4 h5; do
-  read -r total failed after failed_after slowest < <(awk -v k="$killed" '{n++; if ($2 != 200) f++; if ($1 >= k) {a++; if ($2 != 200) fa++; if ($3 > s) s = $3}}
-    END {printf "%d %d %d %d %.3f\n", n, f, a, fa, s}' "$T/load-$h")
-  echo "$h: $total requests, $failed failed ($failed_after of the $after started after the kill); the slowest after the kill took ${slowest}s"
-  if [ "$total" -le 20 ] || [ "$after" -le 10 ]; then fail "$h: too few requests to judge the failover"; fi
-  [ "$failed_after" = 0 ] || fail "$h: $failed_after requests started after the kill failed"
-  [ "$failed" -le 1 ] || fail "$h: $failed requests failed; only the one in flight on h1 may"
-done
-echo "HAProxy on h4 marked h1 down ${haproxy_down} ms after the kill"
+
+log "kill h1's kube-apiserver while every worker sends requests through its node-local load balancer"
+load_start h4 h5
+kill_under_load 1 "h1's death"
+kube_apiserver 1 "$etcd_servers"
+wait_ready h1 https://127.0.0.1:6443
 
 log "the VIP follows the healthy load balancer: five runs of each fault"
 vip_on() { ip -n "kha-$1" -br addr show eth0 | grep -q '10.77.0.100/'; }
@@ -220,7 +311,7 @@ vip_stays() { # host seconds: no flapping while the fault lasts
   local end=$(( $(date +%s%N) + $2 * 1000000000 ))
   while [ "$(date +%s%N)" -lt "$end" ]; do vip_only_on "$1" || fail "the VIP left $1 while the fault lasted"; sleep 0.02; done
 }
-t0=$(date +%s%N); echo "VIP on h4 $(vip_wait h4 "the apiservers came up") ms after the apiservers came up (h4 has the higher priority)"
+t0=$(date +%s%N); echo "  VIP on h4 $(vip_wait h4 "the apply") ms after the apply (h4 has the higher priority)"
 # shellcheck disable=SC2016 # expands on the host
 kill_vip_lb='p=$(cat /etc/kha/haproxy-vip.pid); pkill -9 -P "$p"; kill -9 "$p"'
 faults=(
@@ -228,7 +319,7 @@ faults=(
   "h4 dropped off the network|ip -n kha-h4 link set eth0 down|ip -n kha-h4 link set eth0 up"
   "h4 lost its routes to every apiserver|for i in 1 2 3; do ip -n kha-h4 route add blackhole 10.77.0.1\$i/32; done|for i in 1 2 3; do ip -n kha-h4 route del blackhole 10.77.0.1\$i/32; done"
 )
-vip_report=()
+stats() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {printf "median %d ms, max %d ms", v[int((NR + 1) / 2)], v[NR]}'; }
 for f in "${faults[@]}"; do
   IFS='|' read -r what fault restore <<< "$f"
   moves=() backs=()
@@ -240,26 +331,90 @@ for f in "${faults[@]}"; do
     eval "$restore"
     t0=$(date +%s%N); backs+=("$(vip_wait h4 "$what was repaired (run $run)")")
   done
-  stats() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {printf "median %d ms, max %d ms", v[int((NR + 1) / 2)], v[NR]}'; }
-  vip_report+=("$(printf '%-40s VIP on h5: %s (runs: %s); back on h4 after the repair: %s' "$what" "$(stats "${moves[@]}")" "${moves[*]}" "$(stats "${backs[@]}")")")
+  printf '  %-38s VIP on h5: %s (runs: %s); back on h4 after the repair: %s\n' "$what" "$(stats "${moves[@]}")" "${moves[*]}" "$(stats "${backs[@]}")"
 done
-printf '%s\n' "${vip_report[@]}"
 wait_ready root https://10.77.0.100:8443
+
+log "3. back to direct while every node sends requests: the kubeconfigs move first, then the load balancers go"
+load_start h1 h2 h3 h4 h5
+vars direct 3 true
+tf apply -auto-approve
+load_stop "the switch back to direct"
+for h in h4 h5; do
+  [ "$(server_of $h)" = https://10.77.0.11:6443 ] || fail "$h's kubeconfig points at $(server_of $h)"
+  ! ip netns pids "kha-$h" | xargs -r ps -o comm= -p | grep -q -e haproxy -e nginx -e keepalived || fail "$h still runs a load balancer"
+done
+
+log "4. every_node (Epiphany's design, Talos KubePrism) while every node sends requests: every node through localhost:7445"
+load_start h1 h2 h3 h4 h5
+vars every_node 3 true
+tf apply -auto-approve
+load_stop "the switch to every_node"
+for h in h1 h2 h3 h4 h5; do [ "$(server_of $h)" = https://localhost:7445 ] || fail "$h's kubeconfig points at $(server_of $h)"; done
+(cd "$work" && "$tf" output -raw kubeadm_cluster_configuration) | grep -q '^controlPlaneEndpoint: localhost:7445$' \
+  || fail "kubeadm's controlPlaneEndpoint is not localhost:7445"
+log "kill h2's kube-apiserver while every node, control-plane nodes included, sends requests through localhost:7445"
+load_start h1 h2 h3 h4 h5
+kill_under_load 2 "h2's death"
+kube_apiserver 2 "$etcd_servers"
+wait_ready h2 https://127.0.0.1:6443
+
+log "5. a fourth control-plane node, h6: the plan checks the new endpoints against the live certificate"
+vars every_node 4 true
+if (cd "$work" && "$tf" plan -no-color -input=false) > "$T/plan-h6.log" 2>&1; then fail "the plan accepted h6, which the live certificate lacks"; fi
+plan_h6=$(tr -s ' \n' ' ' < "$T/plan-h6.log") # Terraform wraps diagnostics
+echo "$plan_h6" | grep -q 'Endpoint would fail TLS verification' && echo "$plan_h6" | grep -q 'host 10.77.0.16 is not in' \
+  || { cat "$T/plan-h6.log"; fail "the plan failed, but not for h6's missing SAN"; }
+echo "  the plan refused h6: $(echo "$plan_h6" | grep -o 'local_lb_backends h6 [^ ]*: host 10.77.0.16 is not in existing_cert_sans.ip_addresses' | head -1)"
+log "re-issue the apiserver certificate with the SANs of the planned cluster; the apiservers reload it"
+vars every_node 4 false
+tf plan -out=tfplan-h6
+(cd "$work" && "$tf" show -json tfplan-h6) > "$T/plan.json"
+sans=$(planned .planned_values.outputs.apiserver_cert_sans.value | sans_of)
+issue_cert "$pki" apiserver-new kube-apiserver "$sans" serverAuth
+mv "$pki/apiserver-new.key" "$pki/apiserver.key" && mv "$pki/apiserver-new.crt" "$pki/apiserver.crt"
+for i in 1 2 3; do
+  for _ in $(seq 1 300); do
+    echo | ip netns exec kha-h$i openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -ext subjectAltName 2>/dev/null |
+      grep -q 10.77.0.16 && break
+    sleep 0.2
+  done
+done
+kube_apiserver 6 "$etcd_servers"
+kubelet_conf h6 https://10.77.0.16:6443
+wait_ready h6 https://127.0.0.1:6443
+log "apply with the check on: h6 joins every load balancer while every node sends requests"
+load_start h1 h2 h3 h4 h5
+vars every_node 4 true
+tf apply -auto-approve
+load_stop "h6's addition"
+[ "$(server_of h6)" = https://localhost:7445 ] || fail "h6's kubeconfig points at $(server_of h6)"
+grep -q 'server h6 10.77.0.16:6443' "$T/hosts/h4/etc-kha/haproxy-local.cfg" || fail "h4's load balancer lacks h6"
+grep -q '10.77.0.16:6443' "$T/hosts/h5/etc-kha/nginx.conf" || fail "h5's load balancer lacks h6"
+
+log "MetalLB's manifests and kubeadm's configuration against the real apiserver and kubeadm"
+manifests=$T/manifests && cp -r "$here/manifests" "$manifests"
+(cd "$manifests" && "$tf" apply -auto-approve -no-color -input=false > "$T/manifests.log" 2>&1) || { cat "$T/manifests.log"; fail "the manifests' apply"; }
+(cd "$manifests" && "$tf" output -raw metallb_manifests) > "$T/metallb.yaml"
+admin apply --dry-run=server -f "$T/metallb.yaml" || fail "the apiserver refuses the MetalLB manifests"
+for cfg in "$manifests:kubeadm_cluster_configuration" "$work:kubeadm_cluster_configuration"; do
+  (cd "${cfg%%:*}" && "$tf" output -raw "${cfg##*:}") > "$T/kubeadm.yaml"
+  # In a host's namespace: kubeadm cannot reach the Internet from there.
+  ip netns exec kha-h1 "$kube/kubeadm" config validate --config "$T/kubeadm.yaml" || { cat "$T/kubeadm.yaml"; fail "kubeadm refuses the configuration"; }
+done
 
 log "terraform plan is empty"
 tf plan -detailed-exitcode
 
-log "terraform destroy leaves the hosts clean"
+log "terraform destroy leaves the hosts as they were: kubeconfigs back on kubeadm's servers first"
 tf destroy -auto-approve
-for i in 4 5; do
-  left=$(find "$T/hosts/h$i/etc-kha" -mindepth 1 ! -name ca.crt ! -name hosts -printf '%f ')
+for i in 1 2 3 4 5 6; do
+  d=$T/hosts/h$i
+  left=$(find "$d/etc-kha" -mindepth 1 ! -name ca.crt ! -name kubelet.conf ! -name kubelet-restarts -printf '%f ')
   [ -z "$left" ] || fail "h$i still has: $left"
-done
-for i in 1 2 3 4 5; do
-  cmp -s "$T/hosts/h$i/hosts.before" "$T/hosts/h$i/etc-kha/hosts" || fail "h$i's hosts file differs from before the apply"
-done
-for i in 4 5; do
-  ! ip netns pids kha-h$i | xargs -r ps -o comm= -p | grep -q -e haproxy -e nginx -e keepalived \
+  cmp -s "$d/hosts.before" "$d/hosts" || fail "h$i's hosts file differs from before the apply"
+  grep '^    server:' "$d/etc-kha/kubelet.conf" | cmp -s - "$d/kubelet-server.before" || fail "h$i's kubeconfig was not put back"
+  ! ip netns pids "kha-h$i" | xargs -r ps -o comm= -p | grep -q -e haproxy -e nginx -e keepalived \
     || fail "h$i still runs a load balancer after destroy"
 done
 log "E2E PASSED in $(($(date +%s) - start))s"
