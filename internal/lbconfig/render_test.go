@@ -225,7 +225,7 @@ func TestStaticPods(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, tc.name, got)
-			pod := parsePod(t, got)
+			pod := testhost.MustParsePod(t, got)
 			c := pod.Spec.Containers[0]
 			if pod.Kind != "Pod" || pod.APIVersion != "v1" || pod.Metadata.Namespace != "kube-system" || !pod.Spec.HostNetwork ||
 				pod.Metadata.Annotations[string(tc.pod.Kind)+"-cfg-checksum"] != "sha256:"+tc.pod.ConfigSHA256 || len(pod.Spec.Containers) != 1 {

@@ -183,7 +183,7 @@ func (v Verification) backendsUp(ctx context.Context, dial Dialer) error {
 		if s.state == "UP" && strings.HasSuffix(s.check, "OK") {
 			return nil
 		}
-		allDown = allDown && s.state == "DOWN" && checkHints[s.check] != ""
+		allDown = allDown && s.state == "DOWN" && lasting(s)
 		r := name + " " + orDash(s.state) + " (check " + orDash(s.check)
 		if s.code != 0 {
 			r += ", HTTP " + strconv.Itoa(s.code)
@@ -208,9 +208,9 @@ func (v Verification) backendsUp(ctx context.Context, dial Dialer) error {
 	return err
 }
 
-// allDownError: every server failed its checks, which HAProxy only
-// reports after they failed health_check.fall times in a row. Waiting
-// longer would only delay the verdict.
+// allDownError: every server failed its checks (health_check.fall times
+// in a row) in a way that waiting does not heal, so waiting longer would
+// only delay the verdict.
 type allDownError struct{ error }
 
 func (e *allDownError) Unwrap() error { return e.error }
@@ -225,6 +225,21 @@ var checkHints = map[string]string{
 	"L7RSP":   "an answer that is not HTTP",
 	"L7STS":   "an HTTP status other than 200",
 	"SOCKERR": "a socket error",
+}
+
+// lasting reports whether a server's failed check is one that waiting does
+// not heal: a TLS handshake the CA or client certificate breaks, an answer
+// that is not HTTP, a refusal of the check's credentials. Timeouts, refused
+// connections and other statuses (a 500 from an apiserver that starts or
+// waits on etcd) may pass, so they wait for the timeout.
+func lasting(s *serverState) bool {
+	switch s.check {
+	case "L6RSP", "L7RSP":
+		return true
+	case "L7STS":
+		return s.code == 401 || s.code == 403
+	}
+	return false
 }
 
 func orDash(s string) string {

@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"context"
+
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/kha/terraform-provider-kha/internal/problem"
 )
@@ -57,5 +60,18 @@ func appendProblems(diags *diag.Diagnostics, problems problem.Problems, errorsOn
 				add(p)
 			}
 		}
+	}
+}
+
+// validateConfig reports a resource's core findings once its configuration
+// is fully known; problems reads them off the decoded model.
+func validateConfig[M any](ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse, problems func(*M) problem.Problems) {
+	if !req.Config.Raw.IsFullyKnown() {
+		return
+	}
+	var m M
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if !resp.Diagnostics.HasError() {
+		appendProblems(&resp.Diagnostics, problems(&m), true)
 	}
 }

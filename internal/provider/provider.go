@@ -83,6 +83,7 @@ func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewHostsEntriesResource,
 		NewKeepalivedConfigResource,
 		NewKubeconfigServerResource,
+		NewKubeVIPResource,
 	}
 }
 

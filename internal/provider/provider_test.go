@@ -10,6 +10,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 )
 
@@ -43,4 +46,10 @@ func expectPlanErrors(t *testing.T, cases map[string]string, vars config.Variabl
 			})
 		})
 	}
+}
+
+// expectRendered checks at plan time that a resource's `rendered` is known
+// and matches pattern.
+func expectRendered(addr, pattern string) plancheck.PlanCheck {
+	return plancheck.ExpectKnownValue(addr, tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(pattern)))
 }

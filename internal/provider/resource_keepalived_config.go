@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/keepalived"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -153,14 +154,7 @@ func (m *keepalivedConfigModel) spec() keepalived.Spec {
 }
 
 func (r *keepalivedConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	if !req.Config.Raw.IsFullyKnown() {
-		return
-	}
-	var m keepalivedConfigModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if !resp.Diagnostics.HasError() {
-		appendProblems(&resp.Diagnostics, m.spec().Validate(), true)
-	}
+	validateConfig(ctx, req, resp, func(m *keepalivedConfigModel) problem.Problems { return m.spec().Validate() })
 }
 
 func (m *keepalivedConfigModel) render(*keepalivedConfigModel) (rendered, diag.Diagnostics) {

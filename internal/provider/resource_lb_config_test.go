@@ -54,9 +54,6 @@ func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
 // for a hardened cluster with an external load balancer reach both load
 // balancers, with kubespray's tuning values expressed.
 func TestLBConfig_hardenedClusterWithFallback(t *testing.T) {
-	rendered := func(addr, pattern string) plancheck.PlanCheck {
-		return plancheck.ExpectKnownValue(addr, tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(pattern)))
-	}
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
@@ -66,12 +63,12 @@ func TestLBConfig_hardenedClusterWithFallback(t *testing.T) {
 					"address": knownvalue.StringExact("api.k8s.example.com"), "port": knownvalue.Int64Exact(8443)})),
 				plancheck.ExpectKnownValue("kha_cluster_endpoints.c", tfjsonpath.New("kubeadm_cluster_configuration"),
 					knownvalue.StringRegexp(regexp.MustCompile(`(?s)extraArgs:\n\s+- name: anonymous-auth\n\s+value: "false"`))),
-				rendered("kha_haproxy_config.w1", `(?s)timeout client 5m\n\s+timeout server 15m\n.*`+
+				expectRendered("kha_haproxy_config.w1", `(?s)timeout client 5m\n\s+timeout server 15m\n.*`+
 					`verify required ca-file /etc/kubernetes/pki/ca\.crt crt /etc/kubernetes/pki/lb-health\.crt .* slowstart 1m maxconn 1000 maxqueue 256\n.*`+
 					`server kha_fallback api\.k8s\.example\.com:8443 backup`),
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)mountPath: "/etc/kubernetes/pki/lb-health\.crt".*mountPath: "/etc/kubernetes/pki/lb-health\.key"`))),
-				rendered("kha_nginx_config.w1", `(?s)worker_connections 16384;.*fail_timeout=10s; # cp2\n\s+server api\.k8s\.example\.com:8443 max_fails=1 fail_timeout=10s backup;`),
+				expectRendered("kha_nginx_config.w1", `(?s)worker_connections 16384;.*fail_timeout=10s; # cp2\n\s+server api\.k8s\.example\.com:8443 max_fails=1 fail_timeout=10s backup;`),
 			}},
 		}},
 	})

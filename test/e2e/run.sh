@@ -15,6 +15,8 @@
 #   5. a fourth control-plane node: a plan error against the live
 #      certificate, then, after re-issuing it, the node joins every load
 #      balancer (0 failed requests);
+#   6. kube-vip from kha_kube_vip's manifests on h1-h3: one holder of a
+#      second VIP, which moves when its kube-vip stops or its node leaves;
 # then MetalLB's manifests and kubeadm's configuration against the real
 # apiserver and kubeadm, an empty plan, and a destroy that leaves the hosts
 # as they were.
@@ -402,6 +404,83 @@ for cfg in "$manifests:kubeadm_cluster_configuration" "$work:kubeadm_cluster_con
   # In a host's namespace: kubeadm cannot reach the Internet from there.
   ip netns exec kha-h1 "$kube/kubeadm" config validate --config "$T/kubeadm.yaml" || { cat "$T/kubeadm.yaml"; fail "kubeadm refuses the configuration"; }
 done
+
+log "6. kube-vip instead of keepalived: kha_kube_vip renders ARP with leader election and delivers it to h1-h3 over SSH; each node runs kube-vip from its manifest"
+kv=$T/kube-vip && cp -r "$here/kube-vip" "$kv"
+kvtf() { # command args...: terraform in the kube-vip working copy
+  (cd "$kv" && timeout 300 "$tf" "$1" -no-color -input=false -var "ssh_private_key_file=$T/client_ed25519" \
+    -var "ssh_known_hosts_file=$T/hosts/known_hosts" "${@:2}") > "$T/kube-vip-$1.log" 2>&1 || { cat "$T/kube-vip-$1.log"; fail "kube-vip: terraform $*"; }
+}
+go build -o "$T/podrun.bin" ./test/e2e/podrun
+cp "$kube/kube-vip" "$T/kube-vip.bin" # root's home is empty on the hosts
+for i in 1 2 3; do # the admin kubeconfig kube-vip takes its Lease with
+  f=$T/hosts/h$i/etc-kha/kube-vip.conf
+  "$kubectl" config --kubeconfig "$f" set-cluster e2e --server "https://10.77.0.1$i:6443" --certificate-authority "$pki/ca.crt" --embed-certs >/dev/null
+  "$kubectl" config --kubeconfig "$f" set-credentials admin --client-certificate "$pki/admin.crt" --client-key "$pki/admin.key" --embed-certs >/dev/null
+  "$kubectl" config --kubeconfig "$f" set-context e2e --cluster e2e --user admin >/dev/null
+  "$kubectl" config --kubeconfig "$f" use-context e2e >/dev/null
+done
+kvtf apply -auto-approve
+mkdir -p "$T/podrun-tmp"
+# The kubelet's part: run the static pod, restart it when it exits.
+kube_vip_run() {
+  local i=$1
+  rm -f "$T/kube-vip-h$i.stop"
+  (while [ ! -f "$T/kube-vip-h$i.stop" ] && kill -0 "$(cat "$T/hosts/h$i/sshd.pid")" 2>/dev/null; do
+     nsenter -t "$(cat "$T/hosts/h$i/sshd.pid")" -m -n -u -- env TMPDIR="$T/podrun-tmp" \
+       "$T/podrun.bin" /etc/kha/manifests/kube-vip.yml "$T/kube-vip.bin" >> "$T/kube-vip-h$i.log" 2>&1 & echo $! > "$T/kube-vip-h$i.pid"
+     wait
+     sleep 1
+   done) &
+  disown
+}
+kube_vip_stop() { touch "$T/kube-vip-h$1.stop"; kill -"${2:-TERM}" "$(cat "$T/kube-vip-h$1.pid")" 2>/dev/null; }
+cp_vip_on() { ip -n "kha-h$1" -br addr show eth0 | grep -q '10.77.0.200/'; }
+cp_vip_holders() { # N...: those of h<N> that have the VIP, space-separated
+  local i out=()
+  for i in "$@"; do if cp_vip_on "$i"; then out+=("h$i"); fi; done
+  echo "${out[*]}"
+}
+cp_vip_wait() { # "N..." [hN]: wait until exactly one of h<N>, not hN, has the VIP; prints ms since $t0 and the holder
+  local holders
+  for _ in $(seq 1 3000); do
+    holders=$(cp_vip_holders $1)
+    [ "$(wc -w <<< "$holders")" = 1 ] && [ "$holders" != "${2:-}" ] && break
+    sleep 0.01
+  done
+  [ "$(wc -w <<< "$holders")" = 1 ] && [ "$holders" != "${2:-}" ] || { tail -n 20 "$T"/kube-vip-h*.log >&2; fail "kube-vip: the VIP is on '$holders'"; }
+  echo "$(ms_since "$t0") $holders"
+}
+t0=$(date +%s%N)
+for i in 1 2 3; do kube_vip_run "$i"; done
+r=$(cp_vip_wait "1 2 3")
+read -r ms holder <<< "$r"
+echo "  the VIP is on $holder alone, $ms ms after kube-vip started on h1-h3"
+[ "$(admin -n kube-system get lease plndr-cp-lock -o jsonpath='{.spec.holderIdentity}')" = "$holder" ] || fail "kube-vip: $holder holds the VIP but not the Lease"
+kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null || fail "kube-vip: the VIP does not serve"
+t0=$(date +%s%N); kube_vip_stop "${holder#h}"
+r=$(cp_vip_wait "1 2 3" "$holder")
+read -r ms next <<< "$r"
+kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null || fail "kube-vip: the VIP does not serve on $next"
+echo "  $holder's kube-vip stopped (as for an upgrade): the VIP is on $next alone after $ms ms"
+kube_vip_run "${holder#h}"
+t0=$(date +%s%N); ip -n "kha-$next" link set eth0 down
+rest=$(for i in 1 2 3; do [ "h$i" = "$next" ] || echo "$i"; done | tr '\n' ' ')
+r=$(cp_vip_wait "$rest")
+read -r ms third <<< "$r"
+for _ in $(seq 1 100); do kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null 2>&1 && break; sleep 0.1; done
+kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null || fail "kube-vip: the VIP does not serve on $third"
+echo "  $next dropped off the network: the VIP is on $third after $ms ms and serves after $(ms_since "$t0") ms (the Lease must expire: lease_duration 5s)"
+ip -n "kha-$next" link set eth0 up
+kvtf destroy -auto-approve
+for i in 1 2 3; do
+  [ ! -e "$T/hosts/h$i/etc-kha/manifests/kube-vip.yml" ] || fail "h$i still has kube-vip's manifest after destroy"
+  kube_vip_stop "$i"
+  rm -f "$T/hosts/h$i/etc-kha/kube-vip.conf"
+  rmdir "$T/hosts/h$i/etc-kha/manifests" 2>/dev/null || true
+done
+for _ in $(seq 1 100); do [ -z "$(cp_vip_holders 1 2 3)" ] && break; sleep 0.1; done
+[ -z "$(cp_vip_holders 1 2 3)" ] || fail "kube-vip left the VIP on $(cp_vip_holders 1 2 3)"
 
 log "terraform plan is empty"
 tf plan -detailed-exitcode

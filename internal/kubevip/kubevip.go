@@ -1,0 +1,354 @@
+// Package kubevip renders kube-vip's static pod for the control-plane VIP:
+// ARP (or NDP) with leader election, or BGP, with the environment that
+// kubespray's kube-vip manifest sets.
+package kubevip
+
+import (
+	"fmt"
+	"net/netip"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/kha/terraform-provider-kha/internal/problem"
+)
+
+// Mode is how the VIP reaches the network.
+type Mode string
+
+const (
+	// ARP: one control-plane node holds the VIP, elected through a Lease,
+	// and announces it with gratuitous ARP (NDP for IPv6).
+	ARP Mode = "arp"
+	// BGP: every control-plane node advertises the VIP to its BGP peers.
+	BGP Mode = "bgp"
+)
+
+// Defaults, as kubespray has them.
+const (
+	DefaultImage            = "ghcr.io/kube-vip/kube-vip:v1.0.3"
+	DefaultIPTablesImage    = "ghcr.io/kube-vip/kube-vip-iptables:v1.0.3"
+	DefaultLeaseName        = "plndr-cp-lock"
+	DefaultLeaseDuration    = 5
+	DefaultRenewDeadline    = 3
+	DefaultRetryPeriod      = 1
+	DefaultBGPAS            = 65000
+	DefaultDNSMode          = "first"
+	DefaultForwardingMethod = "local"
+	// KubeconfigInPod is where kube-vip reads its kubeconfig; the host file
+	// is mounted there.
+	KubeconfigInPod = "/etc/kubernetes/admin.conf"
+)
+
+// ForwardingMethods are kube-vip's IPVS forwarding methods.
+var ForwardingMethods = []string{"local", "masquerade", "tunnel", "direct", "bypass"}
+
+// DNSModes are kube-vip's ways of resolving a DNS name given as address.
+var DNSModes = []string{"first", "ipv4", "ipv6", "dual"}
+
+// Peer is a BGP neighbour.
+type Peer struct {
+	Address  string
+	AS       int64
+	Multihop bool
+}
+
+// Spec is one control-plane node's kube-vip.
+type Spec struct {
+	// NodeName is the node's Kubernetes name (vip_nodename).
+	NodeName string
+	// Address is the VIP: an IP, or a DNS name kube-vip resolves.
+	Address string
+	// Port is kube-apiserver's port, which kube-vip's VIP serves.
+	Port int
+	// Interface carries the VIP; "" lets kube-vip take the default route's.
+	Interface string
+	// Subnet is the VIP's prefix length; 0 means 32 (128 for IPv6).
+	Subnet int
+	Mode   Mode
+	// LeaseName and the lease timings (seconds) drive ARP's leader election.
+	LeaseName                                 string
+	LeaseDuration, RenewDeadline, RetryPeriod int
+	// BGP settings, for Mode BGP.
+	BGPRouterID string
+	BGPAS       int64
+	BGPPeers    []Peer
+	// ServicesEnabled makes kube-vip serve LoadBalancer Services too.
+	ServicesEnabled bool
+	// LoadBalancer balances the VIP over every apiserver with IPVS.
+	LoadBalancer     bool
+	ForwardingMethod string
+	DNSMode          string
+	DDNS             bool
+	Image            string
+	// Kubeconfig is the host file mounted as the pod's kubeconfig.
+	Kubeconfig string
+}
+
+func (s Spec) withDefaults() Spec {
+	if s.Mode == "" {
+		s.Mode = ARP
+	}
+	if s.Port == 0 {
+		s.Port = 6443
+	}
+	if s.Subnet == 0 {
+		s.Subnet = 32
+		if a, err := netip.ParseAddr(s.Address); err == nil && a.Is6() {
+			s.Subnet = 128
+		}
+	}
+	if s.LeaseName == "" {
+		s.LeaseName = DefaultLeaseName
+	}
+	if s.LeaseDuration == 0 {
+		s.LeaseDuration = DefaultLeaseDuration
+	}
+	if s.RenewDeadline == 0 {
+		s.RenewDeadline = DefaultRenewDeadline
+	}
+	if s.RetryPeriod == 0 {
+		s.RetryPeriod = DefaultRetryPeriod
+	}
+	if s.BGPAS == 0 {
+		s.BGPAS = DefaultBGPAS
+	}
+	if s.ForwardingMethod == "" {
+		s.ForwardingMethod = DefaultForwardingMethod
+	}
+	if s.DNSMode == "" {
+		s.DNSMode = DefaultDNSMode
+	}
+	if s.Image == "" {
+		s.Image = DefaultImage
+		if s.LoadBalancer && s.ForwardingMethod == "masquerade" {
+			s.Image = DefaultIPTablesImage
+		}
+	}
+	if s.Kubeconfig == "" {
+		s.Kubeconfig = KubeconfigInPod
+	}
+	return s
+}
+
+// Validate reports every problem of s, addressed to the resource's
+// attribute names.
+func (s Spec) Validate() problem.Problems {
+	s = s.withDefaults()
+	var ps problem.Problems
+	if !isNodeName(s.NodeName) {
+		ps.Errorf(problem.Root("node_name"), "Invalid node name", "%q is not a Kubernetes node name (lower-case letters, digits, '-' and '.').", s.NodeName)
+	}
+	vip, err := netip.ParseAddr(s.Address)
+	switch {
+	case err == nil && (vip.Zone() != "" || vip.IsUnspecified() || vip.IsLoopback() || vip.IsMulticast()):
+		ps.Errorf(problem.Root("address"), "Invalid VIP", "%q is not an address a VIP can have.", s.Address)
+	case err != nil && !isNodeName(s.Address):
+		ps.Errorf(problem.Root("address"), "Invalid VIP", "%q is neither an IP address nor a DNS name.", s.Address)
+	}
+	if !problem.ValidPort(s.Port) {
+		ps.SchemaErrorf(problem.Root("port"), "Invalid port", "port is %d; use kube-apiserver's port.", s.Port)
+	}
+	if s.Interface != "" && !problem.IsIdentifier(s.Interface) {
+		ps.Errorf(problem.Root("interface"), "Invalid interface", "%q is not a network interface name.", s.Interface)
+	}
+	maxPrefix := 32
+	if vip.Is6() {
+		maxPrefix = 128
+	}
+	if s.Subnet < 1 || s.Subnet > maxPrefix {
+		ps.Errorf(problem.Root("subnet"), "Invalid prefix length", "subnet is %d; use 1 to %d.", s.Subnet, maxPrefix)
+	}
+	if !problem.IsIdentifier(s.LeaseName) {
+		ps.Errorf(problem.Root("leader_election").At("lease_name"), "Invalid lease name", "%q is not a Lease name.", s.LeaseName)
+	}
+	if !(s.RetryPeriod < s.RenewDeadline && s.RenewDeadline < s.LeaseDuration) {
+		ps.Errorf(problem.Root("leader_election"), "Inconsistent lease timings",
+			"need retry_period < renew_deadline < lease_duration (kubespray: 1, 3, 5 seconds); got %d, %d, %d.",
+			s.RetryPeriod, s.RenewDeadline, s.LeaseDuration)
+	}
+	switch s.Mode {
+	case ARP:
+		if len(s.BGPPeers) > 0 || s.BGPRouterID != "" {
+			ps.Errorf(problem.Root("bgp"), "BGP settings in ARP mode", "set mode = \"bgp\" to use them, or remove bgp.")
+		}
+	case BGP:
+		if a, err := netip.ParseAddr(s.BGPRouterID); err != nil || !a.Is4() {
+			ps.Errorf(problem.Root("bgp").At("router_id"), "Invalid router ID", "%q is not an IPv4 address; BGP router IDs are (use the node's IPv4 address).", s.BGPRouterID)
+		}
+		if !validAS(s.BGPAS) {
+			ps.Errorf(problem.Root("bgp").At("as"), "Invalid AS number", "%d is not a 32-bit AS number.", s.BGPAS)
+		}
+		if len(s.BGPPeers) == 0 {
+			ps.Errorf(problem.Root("bgp").At("peers"), "No BGP peers", "mode \"bgp\" needs at least one peer to advertise the VIP to.")
+		}
+		for i, p := range s.BGPPeers {
+			at := problem.Root("bgp").At("peers").Index(i)
+			if a, err := netip.ParseAddr(p.Address); err != nil || a.Zone() != "" {
+				ps.Errorf(at.At("address"), "Invalid peer address", "%q is not an IP address.", p.Address)
+			}
+			if !validAS(p.AS) {
+				ps.Errorf(at.At("as"), "Invalid AS number", "%d is not a 32-bit AS number.", p.AS)
+			}
+		}
+	default:
+		ps.SchemaErrorf(problem.Root("mode"), "Invalid mode", "mode %q is not \"arp\" or \"bgp\".", s.Mode)
+	}
+	if !oneOf(s.ForwardingMethod, ForwardingMethods) {
+		ps.SchemaErrorf(problem.Root("load_balancer").At("forwarding_method"), "Invalid forwarding method", "%q is not one of %s.", s.ForwardingMethod, strings.Join(ForwardingMethods, ", "))
+	}
+	if !oneOf(s.DNSMode, DNSModes) {
+		ps.SchemaErrorf(problem.Root("dns_mode"), "Invalid DNS mode", "%q is not one of %s.", s.DNSMode, strings.Join(DNSModes, ", "))
+	}
+	if !path.IsAbs(s.Kubeconfig) || path.Clean(s.Kubeconfig) != s.Kubeconfig || strings.ContainsAny(s.Kubeconfig, "\"\\\n\r\t") {
+		ps.Errorf(problem.Root("kubeconfig_path"), "Invalid kubeconfig path", "%q is not a clean absolute path.", s.Kubeconfig)
+	}
+	return ps
+}
+
+func validAS(as int64) bool { return as >= 1 && as <= 4294967295 }
+
+func oneOf(s string, choices []string) bool {
+	for _, c := range choices {
+		if s == c {
+			return true
+		}
+	}
+	return false
+}
+
+// isNodeName reports whether s is a DNS subdomain (RFC 1123), the form of
+// Kubernetes node names and of host names kube-vip resolves.
+func isNodeName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Env is kube-vip's environment for s, in the manifest's order: kubespray's
+// variables first, then BGP and the load balancer when enabled.
+func Env(s Spec) [][2]string {
+	s = s.withDefaults()
+	b := strconv.FormatBool
+	env := [][2]string{{"vip_arp", b(s.Mode == ARP)}, {"port", strconv.Itoa(s.Port)}, {"vip_nodename", s.NodeName}}
+	if s.Interface != "" {
+		env = append(env, [2]string{"vip_interface", s.Interface})
+	}
+	env = append(env,
+		[2]string{"vip_subnet", strconv.Itoa(s.Subnet)},
+		[2]string{"dns_mode", s.DNSMode},
+		[2]string{"cp_enable", "true"},
+		[2]string{"cp_namespace", "kube-system"},
+		[2]string{"vip_ddns", b(s.DDNS)},
+		[2]string{"svc_enable", b(s.ServicesEnabled)})
+	if s.Mode == ARP {
+		env = append(env,
+			[2]string{"vip_leaderelection", "true"},
+			[2]string{"vip_leasename", s.LeaseName},
+			[2]string{"vip_leaseduration", strconv.Itoa(s.LeaseDuration)},
+			[2]string{"vip_renewdeadline", strconv.Itoa(s.RenewDeadline)},
+			[2]string{"vip_retryperiod", strconv.Itoa(s.RetryPeriod)})
+	} else {
+		env = append(env,
+			[2]string{"bgp_enable", "true"},
+			[2]string{"bgp_routerid", s.BGPRouterID},
+			[2]string{"bgp_as", strconv.FormatInt(s.BGPAS, 10)},
+			[2]string{"bgp_peers", bgpPeers(s.BGPPeers)})
+	}
+	env = append(env, [2]string{"address", s.Address})
+	if s.LoadBalancer {
+		env = append(env,
+			[2]string{"lb_enable", "true"},
+			[2]string{"lb_port", strconv.Itoa(s.Port)},
+			[2]string{"lb_fwdmethod", s.ForwardingMethod})
+	}
+	return env
+}
+
+// bgpPeers is kube-vip's peer list: address:AS:password:multihop, IPv6
+// addresses in brackets, no password (it would land in the manifest).
+func bgpPeers(peers []Peer) string {
+	items := make([]string, len(peers))
+	for i, p := range peers {
+		addr := p.Address
+		if a, err := netip.ParseAddr(addr); err == nil && a.Is6() {
+			addr = "[" + a.String() + "]"
+		}
+		items[i] = fmt.Sprintf("%s:%d::%t", addr, p.AS, p.Multihop)
+	}
+	return strings.Join(items, ",")
+}
+
+// Render renders the static pod manifest (YAML, deterministic). It
+// refuses a Spec that Validate finds errors in.
+func Render(s Spec) (string, error) {
+	if ps := s.Validate(); ps.HasErrors() {
+		return "", fmt.Errorf("invalid kube-vip spec: %s", ps[0])
+	}
+	s = s.withDefaults()
+	q := strconv.Quote
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Rendered by kha.")
+	w("apiVersion: v1")
+	w("kind: Pod")
+	w("metadata:")
+	w("  name: kube-vip")
+	w("  namespace: kube-system")
+	w("  labels:")
+	w("    addonmanager.kubernetes.io/mode: Reconcile")
+	w("spec:")
+	w("  hostNetwork: true")
+	// kube-vip talks to the apiserver as https://kubernetes:<port>; on a
+	// control-plane node that is the local apiserver.
+	w("  hostAliases:")
+	w("    - ip: 127.0.0.1")
+	w("      hostnames:")
+	w("        - kubernetes")
+	w("  priority: 2000001000")
+	w("  priorityClassName: system-node-critical")
+	w("  containers:")
+	w("    - name: kube-vip")
+	w("      image: %s", q(s.Image))
+	w("      imagePullPolicy: IfNotPresent")
+	w("      args:")
+	w("        - manager")
+	w("      env:")
+	for _, e := range Env(s) {
+		w("        - name: %s", e[0])
+		w("          value: %s", q(e[1]))
+	}
+	w("      resources: {}")
+	w("      securityContext:")
+	if s.LoadBalancer && s.ForwardingMethod == "masquerade" {
+		// kube-vip writes iptables rules for masquerading.
+		w("        privileged: true")
+	}
+	w("        capabilities:")
+	w("          add:")
+	w("            - NET_ADMIN")
+	w("            - NET_RAW")
+	w("          drop:")
+	w("            - ALL")
+	w("      volumeMounts:")
+	w("        - name: kubeconfig")
+	w("          mountPath: %s", KubeconfigInPod)
+	w("          readOnly: true")
+	w("  volumes:")
+	w("    - name: kubeconfig")
+	w("      hostPath:")
+	w("        path: %s", q(s.Kubeconfig))
+	w("        type: File")
+	return b.String(), nil
+}

@@ -1,0 +1,184 @@
+package kubevip
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+func envOf(pod testhost.Pod) map[string]string {
+	env := map[string]string{}
+	for _, e := range pod.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	return env
+}
+
+// TestKubesprayDefaults pins the pod kubespray renders with
+// kube_vip_enabled, kube_vip_controlplane_enabled, kube_vip_arp_enabled
+// and kube_vip_address set and everything else at its default.
+func TestKubesprayDefaults(t *testing.T) {
+	text, err := Render(Spec{NodeName: "cp1", Address: "10.0.0.100", Interface: "eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := testhost.MustParsePod(t, text)
+	want := map[string]string{
+		"vip_arp": "true", "port": "6443", "vip_nodename": "cp1", "vip_interface": "eth0", "vip_subnet": "32",
+		"dns_mode": "first", "cp_enable": "true", "cp_namespace": "kube-system", "vip_ddns": "false",
+		"svc_enable": "false", "vip_leaderelection": "true", "vip_leasename": "plndr-cp-lock",
+		"vip_leaseduration": "5", "vip_renewdeadline": "3", "vip_retryperiod": "1", "address": "10.0.0.100",
+	}
+	got := envOf(pod)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("env %s = %q, kubespray sets %q", k, got[k], v)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("env %s = %q is not in kubespray's default manifest", k, got[k])
+		}
+	}
+	c := pod.Spec.Containers[0]
+	switch {
+	case pod.Metadata.Name != "kube-vip" || pod.Metadata.Namespace != "kube-system":
+		t.Errorf("pod %s/%s", pod.Metadata.Namespace, pod.Metadata.Name)
+	case !pod.Spec.HostNetwork:
+		t.Error("kube-vip must run in the host's network namespace to hold the VIP")
+	case len(pod.Spec.HostAliases) != 1 || pod.Spec.HostAliases[0].IP != "127.0.0.1" || pod.Spec.HostAliases[0].Hostnames[0] != "kubernetes":
+		t.Errorf("hostAliases %+v, want kubernetes -> 127.0.0.1", pod.Spec.HostAliases)
+	case c.Image != "ghcr.io/kube-vip/kube-vip:v1.0.3" || c.Args[0] != "manager":
+		t.Errorf("image %s args %v", c.Image, c.Args)
+	case strings.Join(c.SecurityContext.Capabilities.Add, ",") != "NET_ADMIN,NET_RAW" || c.SecurityContext.Capabilities.Drop[0] != "ALL" || c.SecurityContext.Privileged:
+		t.Errorf("securityContext %+v", c.SecurityContext)
+	case c.VolumeMounts[0].MountPath != "/etc/kubernetes/admin.conf" || pod.Spec.Volumes[0].HostPath.Path != "/etc/kubernetes/admin.conf":
+		t.Errorf("kubeconfig mount %+v from %+v", c.VolumeMounts, pod.Spec.Volumes)
+	}
+}
+
+func TestVariants(t *testing.T) {
+	tests := []struct {
+		name      string
+		spec      Spec
+		env       map[string]string // expected values; "" means absent
+		image     string
+		privilege bool
+		hostFile  string
+	}{
+		{
+			name: "first control-plane node during kubeadm init mounts super-admin.conf",
+			spec: Spec{NodeName: "cp1", Address: "10.0.0.100", Kubeconfig: "/etc/kubernetes/super-admin.conf"},
+			env:  map[string]string{"vip_interface": ""}, hostFile: "/etc/kubernetes/super-admin.conf",
+		},
+		{
+			name: "IPv6 VIP gets a /128",
+			spec: Spec{NodeName: "cp1", Address: "fd00::100"},
+			env:  map[string]string{"vip_subnet": "128", "address": "fd00::100"},
+		},
+		{
+			name: "BGP replaces ARP and leader election",
+			spec: Spec{NodeName: "cp1", Address: "10.0.0.100", Mode: BGP, BGPRouterID: "10.0.0.11",
+				BGPPeers: []Peer{{Address: "10.0.0.1", AS: 65001}, {Address: "fd00::1", AS: 65002, Multihop: true}}},
+			env: map[string]string{"vip_arp": "false", "bgp_enable": "true", "bgp_routerid": "10.0.0.11", "bgp_as": "65000",
+				"bgp_peers": "10.0.0.1:65001::false,[fd00::1]:65002::true", "vip_leaderelection": "", "vip_leasename": ""},
+		},
+		{
+			name:  "IPVS masquerade takes the iptables image and privileges",
+			spec:  Spec{NodeName: "cp1", Address: "10.0.0.100", Port: 8443, LoadBalancer: true, ForwardingMethod: "masquerade"},
+			env:   map[string]string{"lb_enable": "true", "lb_port": "8443", "lb_fwdmethod": "masquerade", "port": "8443"},
+			image: DefaultIPTablesImage, privilege: true,
+		},
+		{
+			name: "a DNS name as address",
+			spec: Spec{NodeName: "cp1", Address: "vip.k8s.example", DNSMode: "dual", DDNS: true, ServicesEnabled: true},
+			env:  map[string]string{"address": "vip.k8s.example", "dns_mode": "dual", "vip_ddns": "true", "svc_enable": "true"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			text, err := Render(tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := testhost.MustParsePod(t, text)
+			got := envOf(pod)
+			for k, v := range tc.env {
+				if actual, ok := got[k]; v == "" && ok || v != "" && actual != v {
+					t.Errorf("env %s = %q (present %t), want %q", k, actual, ok, v)
+				}
+			}
+			c := pod.Spec.Containers[0]
+			if tc.image != "" && c.Image != tc.image {
+				t.Errorf("image %s, want %s", c.Image, tc.image)
+			}
+			if c.SecurityContext.Privileged != tc.privilege {
+				t.Errorf("privileged %t", c.SecurityContext.Privileged)
+			}
+			if tc.hostFile != "" && pod.Spec.Volumes[0].HostPath.Path != tc.hostFile {
+				t.Errorf("kubeconfig from %s, want %s", pod.Spec.Volumes[0].HostPath.Path, tc.hostFile)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := Spec{NodeName: "cp1", Address: "10.0.0.100"}
+	tests := []struct {
+		name string
+		edit func(*Spec)
+		path string
+	}{
+		{"loopback VIP", func(s *Spec) { s.Address = "127.0.0.1" }, "address"},
+		{"garbage address", func(s *Spec) { s.Address = "10.0.0.1\n  - name: x" }, "address"},
+		{"upper-case node name", func(s *Spec) { s.NodeName = "CP1" }, "node_name"},
+		{"interface with a space", func(s *Spec) { s.Interface = "eth 0" }, "interface"},
+		{"prefix too long", func(s *Spec) { s.Subnet = 33 }, "subnet"},
+		{"renew deadline beyond the lease", func(s *Spec) { s.RenewDeadline = 9 }, "leader_election"},
+		{"BGP without peers", func(s *Spec) { s.Mode = BGP; s.BGPRouterID = "10.0.0.11" }, "bgp.peers"},
+		{"BGP router ID not IPv4", func(s *Spec) {
+			s.Mode, s.BGPRouterID, s.BGPPeers = BGP, "fd00::1", []Peer{{Address: "10.0.0.1", AS: 65001}}
+		}, "bgp.router_id"},
+		{"BGP peer by name", func(s *Spec) {
+			s.Mode, s.BGPRouterID, s.BGPPeers = BGP, "10.0.0.11", []Peer{{Address: "router", AS: 65001}}
+		}, "bgp.peers[0].address"},
+		{"BGP peers in ARP mode", func(s *Spec) { s.BGPPeers = []Peer{{Address: "10.0.0.1", AS: 65001}} }, "bgp"},
+		{"relative kubeconfig", func(s *Spec) { s.Kubeconfig = "admin.conf" }, "kubeconfig_path"},
+		{"kubeconfig path with a quote", func(s *Spec) { s.Kubeconfig = "/etc/a\"b" }, "kubeconfig_path"},
+	}
+	if ps := ok.Validate(); len(ps) != 0 {
+		t.Fatalf("valid spec: %v", ps)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ok
+			tc.edit(&s)
+			ps := s.Validate()
+			if !ps.HasErrors() || ps[0].Path.String() != tc.path {
+				t.Fatalf("problems %v, want an error at %s", ps, tc.path)
+			}
+			if _, err := Render(s); err == nil {
+				t.Error("Render accepted an invalid spec")
+			}
+		})
+	}
+}
+
+// FuzzRender: whatever the input, Render either refuses it or returns a
+// pod whose environment holds exactly the given values.
+func FuzzRender(f *testing.F) {
+	f.Add("cp1", "10.0.0.100", "eth0", "/etc/kubernetes/admin.conf", "first")
+	f.Add("cp1", "vip.example", "", "/etc/kubernetes/super-admin.conf", "dual")
+	f.Add("cp1", "10.0.0.100\"\n    - name: x", "eth0", "/etc/k", "first")
+	f.Fuzz(func(t *testing.T, node, address, iface, kubeconfig, dnsMode string) {
+		text, err := Render(Spec{NodeName: node, Address: address, Interface: iface, Kubeconfig: kubeconfig, DNSMode: dnsMode})
+		if err != nil {
+			return
+		}
+		env := envOf(testhost.MustParsePod(t, text))
+		if env["address"] != address || env["vip_nodename"] != node || iface != "" && env["vip_interface"] != iface {
+			t.Fatalf("values changed on the way into the manifest: %v", env)
+		}
+	})
+}

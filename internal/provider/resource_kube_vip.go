@@ -1,0 +1,233 @@
+package provider
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/boolvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/kubevip"
+	"github.com/kha/terraform-provider-kha/internal/problem"
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+var (
+	_ resource.ResourceWithConfigure        = (*kubeVIPResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*kubeVIPResource)(nil)
+	_ resource.ResourceWithValidateConfig   = (*kubeVIPResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*kubeVIPResource)(nil)
+)
+
+// NewKubeVIPResource is the constructor of kha_kube_vip.
+func NewKubeVIPResource() resource.Resource { return &kubeVIPResource{} }
+
+type kubeVIPResource struct {
+	hostResource[kubeVIPModel, *kubeVIPModel]
+}
+
+// superAdminConf is kubeadm's (1.29+) kubeconfig with system:masters
+// rights, the only one that works before `kubeadm init` has bound
+// admin.conf's group.
+const superAdminConf = "/etc/kubernetes/super-admin.conf"
+
+type kubeVIPModel struct {
+	hostFields
+	NodeName        types.String         `tfsdk:"node_name"`
+	Address         types.String         `tfsdk:"address"`
+	Port            types.Int64          `tfsdk:"port"`
+	Interface       types.String         `tfsdk:"interface"`
+	Subnet          types.Int64          `tfsdk:"subnet"`
+	Mode            types.String         `tfsdk:"mode"`
+	LeaderElection  *leaderElectionModel `tfsdk:"leader_election"`
+	BGP             *kubeVIPBGPModel     `tfsdk:"bgp"`
+	ServicesEnabled types.Bool           `tfsdk:"services_enabled"`
+	LoadBalancer    *kubeVIPLBModel      `tfsdk:"load_balancer"`
+	DNSMode         types.String         `tfsdk:"dns_mode"`
+	DDNS            types.Bool           `tfsdk:"ddns"`
+	Image           types.String         `tfsdk:"image"`
+	Bootstrap       types.Bool           `tfsdk:"bootstrap"`
+	KubeconfigPath  types.String         `tfsdk:"kubeconfig_path"`
+	ManifestPath    types.String         `tfsdk:"manifest_path"`
+	Rendered        types.String         `tfsdk:"rendered"`
+}
+
+type leaderElectionModel struct {
+	LeaseName     types.String `tfsdk:"lease_name"`
+	LeaseDuration types.Int64  `tfsdk:"lease_duration"`
+	RenewDeadline types.Int64  `tfsdk:"renew_deadline"`
+	RetryPeriod   types.Int64  `tfsdk:"retry_period"`
+}
+
+type kubeVIPBGPModel struct {
+	RouterID types.String       `tfsdk:"router_id"`
+	AS       types.Int64        `tfsdk:"as"`
+	Peers    []kubeVIPPeerModel `tfsdk:"peers"`
+}
+
+type kubeVIPPeerModel struct {
+	Address  types.String `tfsdk:"address"`
+	AS       types.Int64  `tfsdk:"as"`
+	Multihop types.Bool   `tfsdk:"multihop"`
+}
+
+type kubeVIPLBModel struct {
+	ForwardingMethod types.String `tfsdk:"forwarding_method"`
+}
+
+func (r *kubeVIPResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_kube_vip"
+}
+
+func (m *kubeVIPModel) fields() *hostFields { return &m.hostFields }
+
+var asValidator = []validator.Int64{int64validator.Between(1, 4294967295)}
+
+func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	seconds := func(what string, dflt int) schema.Int64Attribute {
+		return schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 3600)},
+			MarkdownDescription: what + " in seconds. Default `" + strconv.Itoa(dflt) + "`, as kubespray."}
+	}
+	attrs := map[string]schema.Attribute{
+		"node_name": schema.StringAttribute{Required: true,
+			MarkdownDescription: "The node's Kubernetes name (kube-vip's `vip_nodename`; kubespray's `inventory_hostname`)."},
+		"address": schema.StringAttribute{Required: true,
+			MarkdownDescription: "The VIP (kubespray's `kube_vip_address`): `kha_cluster_endpoints`' `external_lb.address`, which " +
+				"puts it into the apiserver SANs. An IP, or a DNS name kube-vip resolves (`dns_mode`)."},
+		"port": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(6443), Validators: portValidator,
+			MarkdownDescription: "kube-apiserver's port, which the VIP serves: kube-vip only moves the address, the apiserver " +
+				"answers on it. Default `6443`."},
+		"interface": schema.StringAttribute{Optional: true,
+			MarkdownDescription: "Interface that carries the VIP (kubespray's `kube_vip_interface`). Unset: kube-vip takes the " +
+				"default route's."},
+		"subnet": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 128)},
+			MarkdownDescription: "Prefix length of the VIP (kubespray's `kube_vip_cidr`). Default `32` (`128` for IPv6)."},
+		"mode": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(kubevip.ARP)),
+			Validators: []validator.String{stringvalidator.OneOf(string(kubevip.ARP), string(kubevip.BGP))},
+			MarkdownDescription: "`arp`: one control-plane node holds the VIP, elected through a Lease, and announces it by ARP " +
+				"(NDP for IPv6); the nodes must share a layer-2 segment. `bgp`: every node advertises the VIP to `bgp.peers`, " +
+				"no layer-2 adjacency needed. Default `arp`."},
+		"leader_election": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: "The Lease of `arp` mode: a node that stops renewing loses the VIP after `lease_duration`.",
+			Attributes: map[string]schema.Attribute{
+				"lease_name": schema.StringAttribute{Optional: true,
+					MarkdownDescription: "Default `" + kubevip.DefaultLeaseName + "`, as kubespray."},
+				"lease_duration": seconds("How long a Lease lasts", kubevip.DefaultLeaseDuration),
+				"renew_deadline": seconds("How long the holder keeps trying to renew", kubevip.DefaultRenewDeadline),
+				"retry_period":   seconds("The time between tries", kubevip.DefaultRetryPeriod),
+			}},
+		"bgp": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: "BGP settings of `bgp` mode. Unlike kubespray, peers take no password: it would land in the " +
+				"manifest, which `rendered` keeps in state; use peers without TCP MD5, or deliver the manifest with " +
+				"`kha_file`'s write-only `content_wo`.",
+			Attributes: map[string]schema.Attribute{
+				"router_id": schema.StringAttribute{Required: true,
+					MarkdownDescription: "This node's BGP router ID, an IPv4 address (usually the node's)."},
+				"as": schema.Int64Attribute{Optional: true, Validators: asValidator,
+					MarkdownDescription: "This node's AS. Default `65000`, as kubespray."},
+				"peers": schema.ListNestedAttribute{Required: true, Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+					MarkdownDescription: "The routers that learn the VIP.",
+					NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+						"address":  schema.StringAttribute{Required: true, MarkdownDescription: "Peer IP (IPv4 or IPv6)."},
+						"as":       schema.Int64Attribute{Required: true, Validators: asValidator, MarkdownDescription: "Peer AS."},
+						"multihop": schema.BoolAttribute{Optional: true, MarkdownDescription: "eBGP multihop. Default `false`."},
+					}},
+				},
+			}},
+		"services_enabled": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Let kube-vip also serve Services of type LoadBalancer (`svc_enable`). Default `false`."},
+		"load_balancer": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: "Balance connections to the VIP over every apiserver with IPVS (kubespray's `kube_vip_lb_enable`) " +
+				"instead of sending them all to the VIP's holder.",
+			Attributes: map[string]schema.Attribute{
+				"forwarding_method": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(kubevip.ForwardingMethods...)},
+					MarkdownDescription: "IPVS forwarding (`lb_fwdmethod`). `masquerade` takes kube-vip's iptables image and a " +
+						"privileged container, as kubespray. Default `local`."},
+			}},
+		"dns_mode": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(kubevip.DNSModes...)},
+			MarkdownDescription: "How a DNS name in `address` is resolved. Default `first`, as kubespray."},
+		"ddns": schema.BoolAttribute{Optional: true, MarkdownDescription: "Get the VIP by DHCP (`vip_ddns`). Default `false`."},
+		"image": schema.StringAttribute{Optional: true, Validators: []validator.String{imageValidator()},
+			MarkdownDescription: "Default `" + kubevip.DefaultImage + "` (kubespray's)."},
+		"bootstrap": schema.BoolAttribute{Optional: true,
+			Validators: []validator.Bool{boolvalidator.ConflictsWith(path.MatchRoot("kubeconfig_path"))},
+			MarkdownDescription: "Set on the first control-plane node for the apply before `kubeadm init`, and unset after: kube-vip " +
+				"then reads `" + superAdminConf + "`, because kubeadm (1.29+) grants `admin.conf` its rights only at the end of " +
+				"the init that needs the VIP. Unlike kubespray, which detects a first install itself, kha asks: Terraform " +
+				"cannot see whether kubeadm has run."},
+		"kubeconfig_path": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
+			MarkdownDescription: "Kubeconfig on the host that kube-vip uses for its Lease (mounted at `" + kubevip.KubeconfigInPod +
+				"`). Default `" + kubevip.KubeconfigInPod + "`, or `" + superAdminConf + "` with `bootstrap`."},
+		"manifest_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/kubernetes/manifests/kube-vip.yml"),
+			Validators:          []validator.String{filePathValidator()},
+			MarkdownDescription: "Static pod manifest path (kubespray's). Default `/etc/kubernetes/manifests/kube-vip.yml`."},
+		"rendered": schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest, known at plan time."},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Holds the control-plane VIP with [kube-vip](https://kube-vip.io) as a kubelet static pod on a " +
+			"control-plane node, as kubespray's `kube_vip_enabled`: ARP with leader election, or BGP. One resource per " +
+			"control-plane node (`for_each`); without `ssh` it only renders.\n\n" +
+			"Pair it with `kha_cluster_endpoints`' `external_lb = { address = <VIP>, nodes = [] }`: the VIP then is in every " +
+			"endpoint and SAN, and `nodes = []` says that no process binds `VIP:port` (kube-vip binds no socket; the " +
+			"apiserver answers on the VIP itself), so there is no port trap.\n\n" +
+			"The manifest is written atomically (mode 0640); the kubelet starts or restarts kube-vip when it changes, and " +
+			"destroy removes it, which stops kube-vip. kha does not wait for the VIP: with leader election one node of " +
+			"many holds it.\n\n-> Import is not supported.",
+		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the manifest when delivered over SSH, else the rendered digest.",
+			"Digest of the manifest, known at plan time."),
+	}
+}
+
+func (m *kubeVIPModel) spec() kubevip.Spec {
+	s := kubevip.Spec{NodeName: m.NodeName.ValueString(), Address: m.Address.ValueString(), Port: int(m.Port.ValueInt64()),
+		Interface: m.Interface.ValueString(), Subnet: int(m.Subnet.ValueInt64()), Mode: kubevip.Mode(m.Mode.ValueString()),
+		ServicesEnabled: m.ServicesEnabled.ValueBool(), DNSMode: m.DNSMode.ValueString(), DDNS: m.DDNS.ValueBool(),
+		Image: m.Image.ValueString(), Kubeconfig: m.KubeconfigPath.ValueString()}
+	if m.Bootstrap.ValueBool() {
+		s.Kubeconfig = superAdminConf
+	}
+	if le := m.LeaderElection; le != nil {
+		s.LeaseName, s.LeaseDuration = le.LeaseName.ValueString(), int(le.LeaseDuration.ValueInt64())
+		s.RenewDeadline, s.RetryPeriod = int(le.RenewDeadline.ValueInt64()), int(le.RetryPeriod.ValueInt64())
+	}
+	if b := m.BGP; b != nil {
+		s.BGPRouterID, s.BGPAS = b.RouterID.ValueString(), b.AS.ValueInt64()
+		for _, p := range b.Peers {
+			s.BGPPeers = append(s.BGPPeers, kubevip.Peer{Address: p.Address.ValueString(), AS: p.AS.ValueInt64(), Multihop: p.Multihop.ValueBool()})
+		}
+	}
+	if lb := m.LoadBalancer; lb != nil {
+		s.LoadBalancer, s.ForwardingMethod = true, lb.ForwardingMethod.ValueString()
+	}
+	return s
+}
+
+func (r *kubeVIPResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	validateConfig(ctx, req, resp, func(m *kubeVIPModel) problem.Problems { return m.spec().Validate() })
+}
+
+func (m *kubeVIPModel) render(*kubeVIPModel) (rendered, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	s := m.spec()
+	if ps := s.Validate(); ps.HasErrors() {
+		appendProblems(&diags, ps, true)
+		return rendered{}, diags
+	}
+	text, err := kubevip.Render(s)
+	if err != nil {
+		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
+		return rendered{}, diags
+	}
+	m.Rendered = types.StringValue(text)
+	return rendered{files: []remote.File{{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: 0o640, CreateParentDirs: true}}}, diags
+}

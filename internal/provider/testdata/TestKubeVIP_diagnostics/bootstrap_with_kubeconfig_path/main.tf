@@ -1,0 +1,6 @@
+resource "kha_kube_vip" "cp1" {
+  node_name       = "cp1"
+  address         = "10.0.0.100"
+  bootstrap       = true
+  kubeconfig_path = "/etc/kubernetes/admin.conf"
+}

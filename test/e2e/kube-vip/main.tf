@@ -1,0 +1,39 @@
+# kube-vip in ARP mode with leader election on the control-plane nodes
+# h1-h3, holding a second VIP, 10.77.0.200, for the end-to-end test: kha
+# renders the static pods and delivers them over SSH; the test runs each
+# from its manifest and moves the VIP.
+
+terraform {
+  required_providers {
+    kha = {
+      source = "kha/kha"
+    }
+  }
+}
+
+variable "ssh_private_key_file" { type = string }
+variable "ssh_known_hosts_file" { type = string }
+
+provider "kha" {
+  default_ssh = {
+    user        = "root"
+    private_key = file(var.ssh_private_key_file)
+    known_hosts = file(var.ssh_known_hosts_file)
+  }
+}
+
+resource "kha_cluster_endpoints" "cluster" {
+  control_plane_nodes = [for i in [1, 2, 3] : { name = "h${i}", ip = "10.77.0.1${i}" }]
+  external_lb         = { address = "10.77.0.200", nodes = [] } # kube-vip binds no socket
+}
+
+resource "kha_kube_vip" "cp" {
+  for_each        = { for n in kha_cluster_endpoints.cluster.control_plane_nodes : n.name => n }
+  node_name       = each.key
+  address         = kha_cluster_endpoints.cluster.external_lb.address
+  interface       = "eth0"
+  subnet          = 24
+  kubeconfig_path = "/etc/kha/kube-vip.conf"
+  manifest_path   = "/etc/kha/manifests/kube-vip.yml"
+  ssh             = { host = each.value.ip }
+}
