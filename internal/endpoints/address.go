@@ -54,9 +54,9 @@ func isDNSLabel(l string) bool {
 	return true
 }
 
-// isNodeName reports whether s is a valid Kubernetes node name (a
+// IsNodeName reports whether s is a valid Kubernetes node name (a
 // lowercase DNS-1123 subdomain).
-func isNodeName(s string) bool {
+func IsNodeName(s string) bool {
 	return s == strings.ToLower(s) && isDNSName(s, false) && !strings.HasSuffix(s, ".")
 }
 

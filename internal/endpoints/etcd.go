@@ -239,12 +239,12 @@ func parseEtcdMembers(ps *problem.Problems, family IPFamily, in []EtcdMember) []
 		at := problem.Root("members").Index(i)
 		em := etcdMember{EtcdMember: m, clientPort: orDefault(m.ClientPort, DefaultEtcdClientPort), peerPort: orDefault(m.PeerPort, DefaultEtcdPeerPort),
 			memberName: orDefault(m.MemberName, fmt.Sprintf("etcd%d", i+1))}
-		if !isNodeName(m.Name) {
+		if !IsNodeName(m.Name) {
 			ps.Errorf(at.At("name"), "Invalid host name", "%q is not a valid host name: use lowercase letters, digits, '-' and '.'.", m.Name)
 		} else {
 			seen.claim(ps, "host name", m.Name, at.At("name"))
 		}
-		if !isNodeName(em.memberName) {
+		if !IsNodeName(em.memberName) {
 			ps.Errorf(at.At("member_name"), "Invalid member name", "%q is not a valid etcd member name: use lowercase letters, digits, '-' and '.'.", em.memberName)
 		} else {
 			seen.claim(ps, "member name", em.memberName, at.At("member_name"))

@@ -213,7 +213,7 @@ func (d duplicateIndex) claim(ps *problem.Problems, kind, value string, at probl
 
 func (c *cluster) parseNode(ps *problem.Problems, seen duplicateIndex, n Node, at problem.Path, controlPlane bool, defaultBind netip.Addr) node {
 	p := node{Node: n, path: at, controlPlane: controlPlane}
-	if !isNodeName(n.Name) {
+	if !IsNodeName(n.Name) {
 		ps.Errorf(at.At("name"), "Invalid node name",
 			"%q is not a valid Kubernetes node name: use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit.", n.Name)
 	} else {
@@ -422,7 +422,7 @@ func (c *cluster) parseLoadBalancers(ps *problem.Problems, in Input) {
 			ps.Errorf(at.At("address"), "MetalLB VIP is not an IP address",
 				"external_lb.address %q must be the VIP MetalLB announces (an IP address of one of its pools); give a DNS name in domain_name.", ext.Address)
 		}
-		if p := ext.MetalLB.AddressPool; p != "" && !isNodeName(p) {
+		if p := ext.MetalLB.AddressPool; p != "" && !IsNodeName(p) {
 			ps.Errorf(at.At("metallb").At("address_pool"), "Invalid address pool", "%q is not a Kubernetes object name.", p)
 		}
 	}

@@ -78,7 +78,7 @@ func (s Spec) Validate() problem.Problems {
 		ps.Errorf(problem.Root("preempt_delay"), "Invalid preempt delay", "preempt_delay %s must be a multiple of 10ms from 0 to 1000s.", d)
 	}
 	vip, err := netip.ParseAddr(s.VIP)
-	if err != nil || vip.Zone() != "" || vip.IsUnspecified() || vip.IsLoopback() || vip.IsMulticast() {
+	if err != nil || !problem.IsServiceAddress(vip) {
 		ps.Errorf(problem.Root("vip"), "Invalid VIP", "%q is not an address a VIP can have.", s.VIP)
 	}
 	maxPrefix := 32

@@ -48,7 +48,7 @@ users:
 // is not in the apiserver's certificate.
 func TestProbeAgainstARealAPIServer(t *testing.T) {
 	testhost.KubeDir(t)
-	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1", ClientPort: freePort(t), PeerPort: freePort(t)}
+	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1", ClientPort: testhost.FreePort(t, "127.0.0.1"), PeerPort: testhost.FreePort(t, "127.0.0.1")}
 	etcd := testhost.StartEtcd(t, []*testhost.EtcdMember{member}, []string{"127.0.0.1"})
 	kas := testhost.StartKubeAPIServer(t, etcd, "127.0.0.2", false)
 	dir := t.TempDir()
@@ -114,15 +114,6 @@ func TestProbeWithATokenAndInlineData(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "plugin") {
 		t.Fatalf("exec credentials: %v", err)
 	}
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func pemCert(der []byte) []byte {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kha/terraform-provider-kha/internal/endpoints"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
@@ -136,14 +137,14 @@ func (s Spec) withDefaults() Spec {
 func (s Spec) Validate() problem.Problems {
 	s = s.withDefaults()
 	var ps problem.Problems
-	if !isNodeName(s.NodeName) {
+	if !endpoints.IsNodeName(s.NodeName) {
 		ps.Errorf(problem.Root("node_name"), "Invalid node name", "%q is not a Kubernetes node name (lower-case letters, digits, '-' and '.').", s.NodeName)
 	}
 	vip, err := netip.ParseAddr(s.Address)
 	switch {
-	case err == nil && (vip.Zone() != "" || vip.IsUnspecified() || vip.IsLoopback() || vip.IsMulticast()):
+	case err == nil && !problem.IsServiceAddress(vip):
 		ps.Errorf(problem.Root("address"), "Invalid VIP", "%q is not an address a VIP can have.", s.Address)
-	case err != nil && !isNodeName(s.Address):
+	case err != nil && !endpoints.IsNodeName(s.Address):
 		ps.Errorf(problem.Root("address"), "Invalid VIP", "%q is neither an IP address nor a DNS name.", s.Address)
 	}
 	if !problem.ValidPort(s.Port) {
@@ -215,25 +216,6 @@ func oneOf(s string, choices []string) bool {
 		}
 	}
 	return false
-}
-
-// isNodeName reports whether s is a DNS subdomain (RFC 1123), the form of
-// Kubernetes node names and of host names kube-vip resolves.
-func isNodeName(s string) bool {
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(s, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // Env is kube-vip's environment for s, in the manifest's order: kubespray's

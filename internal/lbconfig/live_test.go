@@ -66,7 +66,7 @@ func startBackends(t *testing.T, hosts ...string) []*backendProc {
 	certFile, keyFile := testhost.TestPKI(t).WriteServerFiles(t, t.TempDir())
 	var procs []*backendProc
 	for i, host := range hosts {
-		b := &backendProc{name: fmt.Sprintf("cp%d", i+1), addr: net.JoinHostPort(host, strconv.Itoa(freePort(t, host)))}
+		b := &backendProc{name: fmt.Sprintf("cp%d", i+1), addr: net.JoinHostPort(host, strconv.Itoa(testhost.FreePort(t, host)))}
 		b.cmd = exec.Command(os.Args[0])
 		b.cmd.Env = append(os.Environ(), backendEnv+"="+strings.Join([]string{b.name, b.addr, certFile, keyFile}, ","))
 		b.cmd.Stderr = os.Stderr
@@ -97,16 +97,6 @@ func backendsOf(procs []*backendProc) []Backend {
 		out = append(out, Backend{Name: p.name, Address: host, Port: n})
 	}
 	return out
-}
-
-func freePort(t *testing.T, host string) int {
-	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) time.Duration {
@@ -191,7 +181,7 @@ func startHAProxyWith(t *testing.T, backends []Backend, tune func(*Spec)) *liveL
 	t.Helper()
 	haproxy := requireBinary(t, "haproxy")
 	lb := &liveLB{dir: t.TempDir()}
-	port := freePort(t, "127.0.0.1")
+	port := testhost.FreePort(t, "127.0.0.1")
 	lb.url = fmt.Sprintf("https://127.0.0.1:%d", port)
 	ca := filepath.Join(lb.dir, "ca.crt")
 	os.WriteFile(ca, []byte(testhost.TestPKI(t).CAPEM), 0o644)
@@ -319,7 +309,7 @@ func startNginx(t *testing.T, backends []Backend) *liveLB {
 	t.Helper()
 	nginx := requireBinary(t, "nginx")
 	lb := &liveLB{dir: t.TempDir()}
-	port := freePort(t, "127.0.0.1")
+	port := testhost.FreePort(t, "127.0.0.1")
 	lb.url = fmt.Sprintf("https://127.0.0.1:%d", port)
 	lb.spec = Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: port}}, Backends: backends,
 		HealthCheck: HealthCheck{InsecureSkipVerify: true},
@@ -366,7 +356,7 @@ func TestLiveVerification(t *testing.T) {
 	dial := Dialer(func(ctx context.Context, address string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "tcp", address)
 	})
-	metrics := freePort(t, "127.0.0.1")
+	metrics := testhost.FreePort(t, "127.0.0.1")
 	lb := startHAProxyWith(t, backendsOf(procs), func(s *Spec) {
 		s.HealthcheckPort, s.Observability.Metrics = metrics, true
 	})
@@ -390,7 +380,7 @@ func TestLiveVerification(t *testing.T) {
 	wrongCA := filepath.Join(t.TempDir(), "other-ca.crt")
 	os.WriteFile(wrongCA, []byte(testhost.OtherCAPEM(t)), 0o644)
 	bad := startHAProxyWith(t, backendsOf(procs), func(s *Spec) {
-		s.HealthcheckPort, s.Observability.Metrics, s.HealthCheck.CAFile = freePort(t, "127.0.0.1"), true, wrongCA
+		s.HealthcheckPort, s.Observability.Metrics, s.HealthCheck.CAFile = testhost.FreePort(t, "127.0.0.1"), true, wrongCA
 	})
 	badText, _ := RenderHAProxy(bad.spec)
 	err = VerificationFor(HAProxy, bad.spec, badText, time.Minute).Run(context.Background(), dial)
@@ -435,7 +425,7 @@ func TestLivePreflight(t *testing.T) {
 		HealthcheckPort: 8081, HealthCheck: HealthCheck{CAFile: ca},
 		Runtime: Runtime{PIDFile: "/run/live.pid", StatsSocket: "/run/live.sock", NginxStreamModule: streamModule}}
 	run := func(t *testing.T, kind Kind, spec Spec) error {
-		p, err := PreflightFor(kind, spec, freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1"), filepath.Join(t.TempDir(), "nginx.pid"), 20*time.Second)
+		p, err := PreflightFor(kind, spec, testhost.FreePort(t, "127.0.0.1"), testhost.FreePort(t, "127.0.0.1"), filepath.Join(t.TempDir(), "nginx.pid"), 20*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -479,7 +469,7 @@ func TestLivePreflight(t *testing.T) {
 func TestLiveHealthCheckTypesOnRealAPIServers(t *testing.T) {
 	testhost.KubeDir(t)
 	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1"}
-	member.ClientPort, member.PeerPort = freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
+	member.ClientPort, member.PeerPort = testhost.FreePort(t, "127.0.0.1"), testhost.FreePort(t, "127.0.0.1")
 	etcd := testhost.StartEtcd(t, []*testhost.EtcdMember{member}, []string{"127.0.0.1"})
 	apiservers := map[bool]*testhost.KubeAPIServer{}
 	var wg sync.WaitGroup
@@ -531,7 +521,7 @@ func TestLiveHealthCheckTypesOnRealAPIServers(t *testing.T) {
 			name := fmt.Sprintf("%s check with anonymous-auth=%v", check, anonymous)
 			t.Run(name, func(t *testing.T) {
 				tune := func(s *Spec) {
-					s.HealthcheckPort, s.Observability.Metrics = freePort(t, "127.0.0.1"), true
+					s.HealthcheckPort, s.Observability.Metrics = testhost.FreePort(t, "127.0.0.1"), true
 					s.HealthCheck = HealthCheck{Type: check, CAFile: ca}
 					if check == CheckHTTPSClientCert {
 						s.HealthCheck.ClientCert = healthCert

@@ -266,7 +266,7 @@ func (s Spec) Validate() problem.Problems {
 		at := problem.Root("fallback")
 		a, err := netip.ParseAddr(fb.Address)
 		switch {
-		case err == nil && (a.Zone() != "" || a.IsUnspecified() || a.IsMulticast() || a.IsLoopback()):
+		case err == nil && !problem.IsServiceAddress(a):
 			ps.Errorf(at.At("address"), "Invalid fallback address", "%s cannot be the external load balancer.", a)
 		case err != nil && !endpoints.IsDNSName(fb.Address):
 			ps.Errorf(at.At("address"), "Invalid fallback address", "%q is neither an IP address nor a DNS name.", fb.Address)

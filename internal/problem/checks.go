@@ -1,5 +1,7 @@
 package problem
 
+import "net/netip"
+
 // ValidPort reports whether p is a TCP port.
 func ValidPort(p int) bool { return p >= 1 && p <= 65535 }
 
@@ -15,4 +17,11 @@ func IsIdentifier(s string) bool {
 		}
 	}
 	return true
+}
+
+// IsServiceAddress reports whether other hosts can reach a service on a:
+// a VIP or a load balancer's address is not loopback, unspecified,
+// multicast or scoped to one link.
+func IsServiceAddress(a netip.Addr) bool {
+	return a.IsValid() && a.Zone() == "" && !a.IsUnspecified() && !a.IsLoopback() && !a.IsMulticast()
 }

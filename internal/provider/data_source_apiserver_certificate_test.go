@@ -89,7 +89,7 @@ func TestAccAPIServerCertificate_errors(t *testing.T) {
   ssh  = { host = "` + s.Host + `", port = ` + strconv.Itoa(s.Port) + `, host_key = "` + s.RSAHostKey.Public() + `" }
   path = "` + notPEM + `"
 }`, `has\s+no\s+PEM\s+certificate`},
-		"nothing answers": {`data "kha_apiserver_certificate" "x" { address = "127.0.0.1:` + strconv.Itoa(freePortOn(t, "127.0.0.1")) + `" }`, `connection refused`},
+		"nothing answers": {`data "kha_apiserver_certificate" "x" { address = "127.0.0.1:` + strconv.Itoa(testhost.FreePort(t, "127.0.0.1")) + `" }`, `connection refused`},
 		"neither":         {`data "kha_apiserver_certificate" "x" { server_name = "a" }`, `(?s)At least one of these attributes must be configured: \[ssh,address\]`},
 	} {
 		t.Run(name, func(t *testing.T) {

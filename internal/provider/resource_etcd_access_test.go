@@ -79,10 +79,10 @@ func TestAccEtcdAccess_realCluster(t *testing.T) {
 	members := []*testhost.EtcdMember{{Name: "etcd1", IP: "127.0.0.11", ExtraClientIP: "127.0.0.111"}, {Name: "etcd2", IP: "127.0.0.12"}, {Name: "etcd3", IP: "127.0.0.13"}}
 	var hcl []string
 	for _, m := range members {
-		m.ClientPort, m.PeerPort = freePortOn(t, m.IP), freePortOn(t, m.IP)
+		m.ClientPort, m.PeerPort = testhost.FreePort(t, m.IP), testhost.FreePort(t, m.IP)
 		hcl = append(hcl, fmt.Sprintf(`{ name = %q, ip = %q, client_port = %d, peer_port = %d }`, m.Name, m.IP, m.ClientPort, m.PeerPort))
 	}
-	proxyPort := freePortOn(t, "127.0.0.1")
+	proxyPort := testhost.FreePort(t, "127.0.0.1")
 	reload := fmt.Sprintf(`if [ -s %[1]s ] && kill -0 $(cat %[1]s) 2>/dev/null; then kill -USR2 $(cat %[1]s); else haproxy -W -D -p %[1]s -f %[2]s; fi`, pidFile, cfgFile)
 	config := fmt.Sprintf(`
 provider "kha" {

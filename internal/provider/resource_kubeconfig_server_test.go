@@ -57,7 +57,7 @@ users:
 // the SSH connection.
 func TestAccKubeconfigServer_lifecycle(t *testing.T) {
 	testhost.KubeDir(t)
-	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1", ClientPort: freePortOn(t, "127.0.0.1"), PeerPort: freePortOn(t, "127.0.0.1")}
+	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1", ClientPort: testhost.FreePort(t, "127.0.0.1"), PeerPort: testhost.FreePort(t, "127.0.0.1")}
 	etcd := testhost.StartEtcd(t, []*testhost.EtcdMember{member}, []string{"127.0.0.1"})
 	kas := testhost.StartKubeAPIServer(t, etcd, "127.0.0.1", false)
 	_, port, _ := net.SplitHostPort(kas.Address)

@@ -96,8 +96,8 @@ type liveHAProxy struct {
 
 func newLiveHAProxy(t *testing.T) *liveHAProxy {
 	dir := t.TempDir()
-	h := &liveHAProxy{dir: dir, pid: filepath.Join(dir, "haproxy.pid"), ca: filepath.Join(dir, "ca.crt"), port: freePortOn(t, "127.0.0.1"),
-		healthPort: freePortOn(t, "127.0.0.1")}
+	h := &liveHAProxy{dir: dir, pid: filepath.Join(dir, "haproxy.pid"), ca: filepath.Join(dir, "ca.crt"), port: testhost.FreePort(t, "127.0.0.1"),
+		healthPort: testhost.FreePort(t, "127.0.0.1")}
 	if err := os.WriteFile(h.ca, []byte(testhost.TestPKI(t).CAPEM), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -192,15 +192,6 @@ func (h *liveHAProxy) waitAnswers(want ...string) resource.TestCheckFunc {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-}
-
-func freePortOn(t *testing.T, host string) int {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestAccHAProxyConfig_liveOverSSH pushes the config to an sshd, runs it

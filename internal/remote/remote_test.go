@@ -641,7 +641,7 @@ func TestConnectionFailuresRetryOnlyWhatCanHeal(t *testing.T) {
 	})
 	t.Run("a refused port is retried until the timeout, and the error says so", func(t *testing.T) {
 		cfg := configFor(s)
-		cfg.Port = closedPort(t)
+		cfg.Port = testhost.FreePort(t, "127.0.0.1")
 		cfg.Timeout = 1500 * time.Millisecond
 		_, err := NewPool(nil).Get(ctx, cfg)
 		var stepErr *StepError
@@ -835,17 +835,6 @@ func FuzzShellQuote(f *testing.F) {
 			t.Fatalf("%q came back as %q (%v)", s, out, err)
 		}
 	})
-}
-
-func closedPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
 }
 
 func TestBlocks(t *testing.T) {

@@ -303,7 +303,7 @@ func Start(t testing.TB, opts Options) *Server {
 	for attempt := 0; attempt < 5; attempt++ {
 		s.Port = opts.Port
 		if s.Port == 0 {
-			s.Port = freePort(t, addr)
+			s.Port = FreePort(t, addr)
 		}
 		if lastErr = s.start(opts); lastErr == nil {
 			t.Cleanup(s.Stop)
@@ -394,8 +394,8 @@ Subsystem sftp internal-sftp
 	return fmt.Errorf("sshd did not answer on %s: %s", s.Address(), s.Log())
 }
 
-// freePort asks the kernel for a port that is free at the moment.
-func freePort(t testing.TB, host string) int {
+// FreePort asks the kernel for a port that is free at the moment.
+func FreePort(t testing.TB, host string) int {
 	t.Helper()
 	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
