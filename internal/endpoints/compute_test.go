@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -372,6 +373,11 @@ func TestProblems(t *testing.T) {
 		{"external LB on an unknown node", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", Port: 8443, Nodes: []string{"lb9"}}}, "external_lb.nodes[0]", "not in control_plane_nodes", false},
 		{"kube-proxy has no server for every node", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Port: 16443}}, "local_lb.port", "kube_proxy_server", true},
 		{"duplicate address", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.12"}}}, "worker_nodes[0].ip", "already used", false},
+		{"compact worker with a bad name", Input{ControlPlaneNodes: threeCPs, WorkerAddresses: map[string]string{"W_1": "10.0.0.31"}}, `worker_addresses["W_1"]`, "node name", false},
+		{"compact worker with a bad address", Input{ControlPlaneNodes: threeCPs, WorkerAddresses: map[string]string{"w1": "10.0.0.300"}}, `worker_addresses["w1"]`, "not an IP", false},
+		{"compact worker on a node's address", Input{ControlPlaneNodes: threeCPs, WorkerAddresses: map[string]string{"w1": "10.0.0.12"}}, `worker_addresses["w1"]`, "already used", false},
+		{"compact worker named like a worker_nodes entry", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, WorkerAddresses: map[string]string{twoWorkers[0].Name: "10.0.0.99"}}, fmt.Sprintf("worker_addresses[%q]", twoWorkers[0].Name), "worker_nodes[0].name", false},
+		{"compact worker repeating a control-plane node elsewhere", Input{ControlPlaneNodes: threeCPs, WorkerAddresses: map[string]string{"cp2": "10.0.0.50"}}, `worker_addresses["cp2"]`, "control_plane_nodes only", false},
 		{"duplicate access address", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.31", AccessIP: "192.0.2.12"}}}, "worker_nodes[0].access_ip", "already used", false},
 		{"invalid ip", Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.300"}}}, "control_plane_nodes[0].ip", "not an IP", false},
 		{"missing ip", Input{ControlPlaneNodes: []Node{{Name: "cp1"}}}, "control_plane_nodes[0].ip", "must be set", false},
@@ -461,6 +467,40 @@ func TestCheckHostsEntry(t *testing.T) {
 	for _, bad := range []string{"", "10.0.0.1", "api.example.com 10.0.0.1", "10.0.0.1 bad_name", "10.0.0.1 a # comment"} {
 		if CheckHostsEntry(bad) == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestCompactWorkersAreWorkerNodes: worker_addresses is worker_nodes with
+// only name and ip, taken in name order after worker_nodes.
+func TestCompactWorkersAreWorkerNodes(t *testing.T) {
+	for _, family := range []IPFamily{IPv4, IPv6} {
+		cps, addr := threeCPs, func(i int) string { return fmt.Sprintf("10.0.1.%d", i) }
+		if family == IPv6 {
+			cps = []Node{{Name: "cp1", IP: "fd00::11"}, {Name: "cp2", IP: "fd00::12"}, {Name: "cp3", IP: "fd00::13"}}
+			addr = func(i int) string { return fmt.Sprintf("fd00::1:%d", i) }
+		}
+		long := Input{IPFamily: family, ControlPlaneNodes: cps, WorkerNodes: []Node{{Name: "w9", IP: addr(9)}}}
+		compact := long
+		compact.WorkerAddresses = map[string]string{}
+		for _, i := range []int{3, 1, 2} {
+			name := fmt.Sprintf("w%d", i)
+			long.WorkerNodes = append(long.WorkerNodes, Node{})
+			compact.WorkerAddresses[name] = addr(i)
+		}
+		for i := 1; i <= 3; i++ {
+			long.WorkerNodes[i] = Node{Name: fmt.Sprintf("w%d", i), IP: addr(i)}
+		}
+		want, problems := Compute(long)
+		if problems.HasErrors() {
+			t.Fatalf("%s: %v", family, problems)
+		}
+		got, problems := Compute(compact)
+		if problems.HasErrors() {
+			t.Fatalf("%s: %v", family, problems)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: compact workers computed\n%+v\nwant\n%+v", family, got, want)
 		}
 	}
 }

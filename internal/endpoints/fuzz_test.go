@@ -26,6 +26,11 @@ func FuzzCompute(f *testing.F) {
 			LocalLB:              LocalLB{Port: lbPort, HealthcheckPort: hcPort, Type: []string{"", LBTypeNginx, LBTypeHAProxy, "x"}[flags%4]},
 			IPFamily:             []IPFamily{"", IPv4, IPv6, DualStack}[flags/4%4],
 		}
+		if n := len(in.WorkerNodes); n > 1 {
+			// the last worker in its compact form
+			in.WorkerAddresses = map[string]string{in.WorkerNodes[n-1].Name: in.WorkerNodes[n-1].IP}
+			in.WorkerNodes = in.WorkerNodes[:n-1]
+		}
 		if supplementary != "" {
 			in.SupplementaryAddresses = strings.Split(supplementary, ",")
 		}

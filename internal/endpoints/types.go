@@ -132,6 +132,9 @@ type SANs struct {
 type Input struct {
 	ControlPlaneNodes []Node
 	WorkerNodes       []Node
+	// WorkerAddresses is the compact form of workers, name to ip; they
+	// follow WorkerNodes in name order.
+	WorkerAddresses map[string]string
 	// APIServerPort 0 means DefaultAPIServerPort.
 	APIServerPort int
 	// APIServerBindAddress empty means DefaultBindAddress.

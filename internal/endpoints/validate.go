@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -109,25 +110,27 @@ func normalize(in Input) (*cluster, problem.Problems) {
 	if len(in.ControlPlaneNodes) == 0 {
 		ps.SchemaErrorf(problem.Root("control_plane_nodes"), "No control-plane nodes", "control_plane_nodes must list at least one node.")
 	}
-	seen := make(duplicateIndex, 3*(len(in.ControlPlaneNodes)+len(in.WorkerNodes)))
-	c.nodes = make([]node, 0, len(in.ControlPlaneNodes)+len(in.WorkerNodes))
+	nodes := len(in.ControlPlaneNodes) + len(in.WorkerNodes) + len(in.WorkerAddresses)
+	seen := make(duplicateIndex, 3*nodes)
+	c.nodes = make([]node, 0, nodes)
 	for i, n := range in.ControlPlaneNodes {
 		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, problem.Root("control_plane_nodes").Index(i), true, defaultBind))
 	}
 	for i, n := range in.WorkerNodes {
-		at := problem.Root("worker_nodes").Index(i)
-		if cp, both := allInOne(in.ControlPlaneNodes, n); both {
-			// kubespray lists such a host in kube_control_plane and in
-			// kube_node; it is a control-plane node for every rule here.
-			if !sameNode(cp, n) {
-				ps.Errorf(at, "Node listed twice with different addresses",
-					"%q is in control_plane_nodes and in worker_nodes (a control-plane node that runs workloads, as kubespray "+
-						"inventories list it in kube_control_plane and kube_node); both entries must give the same ip, access_ip, "+
-						"ip6 and access_ip6, or list the node in control_plane_nodes only.", n.Name)
+		c.addWorker(&ps, seen, in.ControlPlaneNodes, n, problem.Root("worker_nodes").Index(i), defaultBind)
+	}
+	for _, name := range slices.Sorted(maps.Keys(in.WorkerAddresses)) {
+		// A compact entry has no attributes of its own: what parseNode says
+		// of its name or ip is said of the entry.
+		at := problem.Root("worker_addresses").Key(name)
+		var found problem.Problems
+		c.addWorker(&found, seen, in.ControlPlaneNodes, Node{Name: name, IP: in.WorkerAddresses[name]}, at, defaultBind)
+		for _, p := range found {
+			if p.Path.Within(at) {
+				p.Path = at
 			}
-			continue
+			ps = append(ps, p)
 		}
-		c.nodes = append(c.nodes, c.parseNode(&ps, seen, n, at, false, defaultBind))
 	}
 	c.controlPlanes, c.workers = c.nodes[:len(in.ControlPlaneNodes)], c.nodes[len(in.ControlPlaneNodes):]
 
@@ -178,6 +181,23 @@ func serviceIP(ps *problem.Problems, family IPFamily, in Input) netip.Addr {
 }
 
 // allInOne finds the control-plane node a worker entry names, if any.
+// addWorker adds a worker node at path at, unless it repeats a control-plane
+// node.
+func (c *cluster) addWorker(ps *problem.Problems, seen duplicateIndex, controlPlanes []Node, n Node, at problem.Path, defaultBind netip.Addr) {
+	if cp, both := allInOne(controlPlanes, n); both {
+		// kubespray lists such a host in kube_control_plane and in
+		// kube_node; it is a control-plane node for every rule here.
+		if !sameNode(cp, n) {
+			ps.Errorf(at, "Node listed twice with different addresses",
+				"%q is in control_plane_nodes and among the workers (a control-plane node that runs workloads, as kubespray "+
+					"inventories list it in kube_control_plane and kube_node); both entries must give the same ip, access_ip, "+
+					"ip6 and access_ip6, or list the node in control_plane_nodes only.", n.Name)
+		}
+		return
+	}
+	c.nodes = append(c.nodes, c.parseNode(ps, seen, n, at, false, defaultBind))
+}
+
 func allInOne(cps []Node, w Node) (Node, bool) {
 	for _, cp := range cps {
 		if cp.Name == w.Name && w.Name != "" {

@@ -5,12 +5,17 @@ package problem
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // Path addresses an input attribute with the names the Terraform schema
-// uses: strings are attribute names, ints are list indexes.
+// uses: strings are attribute names, ints are list indexes, Keys are map
+// keys.
 type Path []any
+
+// Key is a map key in a Path.
+type Key string
 
 // Root starts a path at a top-level attribute.
 func Root(name string) Path { return Path{name} }
@@ -21,12 +26,22 @@ func (p Path) At(name string) Path { return append(p[:len(p):len(p)], name) }
 // Index returns the path of a list element.
 func (p Path) Index(i int) Path { return append(p[:len(p):len(p)], i) }
 
+// Key returns the path of a map element.
+func (p Path) Key(k string) Path { return append(p[:len(p):len(p)], Key(k)) }
+
+// Within says whether p is at or under prefix.
+func (p Path) Within(prefix Path) bool {
+	return len(p) >= len(prefix) && slices.Equal(p[:len(prefix)], prefix)
+}
+
 func (p Path) String() string {
 	var b strings.Builder
 	for _, step := range p {
 		switch s := step.(type) {
 		case int:
 			fmt.Fprintf(&b, "[%d]", s)
+		case Key:
+			fmt.Fprintf(&b, "[%q]", string(s))
 		default:
 			if b.Len() > 0 {
 				b.WriteByte('.')

@@ -210,11 +210,3 @@ func (f *fleet) raw(b *testing.B) (apply, check time.Duration) {
 	return apply, check
 }
 
-func buildProvider(b *testing.B) string {
-	dir := b.TempDir()
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-kha"), "github.com/kha/terraform-provider-kha")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("building the provider: %v\n%s", err, out)
-	}
-	return dir
-}

@@ -17,6 +17,8 @@ func attributePath(p problem.Path) path.Path {
 		switch s := step.(type) {
 		case int:
 			out = out.AtListIndex(s)
+		case problem.Key:
+			out = out.AtMapKey(string(s))
 		case string:
 			if i == 0 {
 				out = path.Root(s)

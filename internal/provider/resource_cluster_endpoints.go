@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
 )
@@ -40,21 +41,22 @@ func NewClusterEndpointsResource() resource.Resource {
 type clusterEndpointsResource struct{}
 
 type clusterEndpointsModel struct {
-	ID                     types.String      `tfsdk:"id"`
-	ControlPlaneNodes      []nodeModel       `tfsdk:"control_plane_nodes"`
-	WorkerNodes            []nodeModel       `tfsdk:"worker_nodes"`
-	APIServerPort          types.Int64       `tfsdk:"apiserver_port"`
-	APIServerBindAddress   types.String      `tfsdk:"apiserver_bind_address"`
-	APIServerAnonymousAuth types.Bool        `tfsdk:"apiserver_anonymous_auth"`
-	LocalLB                *localLBModel     `tfsdk:"local_lb"`
-	ExternalLB             *externalLBModel  `tfsdk:"external_lb"`
-	SupplementaryAddresses []types.String    `tfsdk:"supplementary_addresses"`
-	DNSDomain              types.String      `tfsdk:"dns_domain"`
-	ServiceCIDR            types.String      `tfsdk:"service_cidr"`
-	ServiceCIDRIPv6        types.String      `tfsdk:"service_cidr_ipv6"`
-	IPFamily               types.String      `tfsdk:"ip_family"`
-	ExistingCertSANs       *existingSANModel `tfsdk:"existing_cert_sans"`
-	Kubeadm                *kubeadmModel     `tfsdk:"kubeadm"`
+	ID                     types.String            `tfsdk:"id"`
+	ControlPlaneNodes      []nodeModel             `tfsdk:"control_plane_nodes"`
+	WorkerNodes            []nodeModel             `tfsdk:"worker_nodes"`
+	WorkerAddresses        map[string]types.String `tfsdk:"worker_addresses"`
+	APIServerPort          types.Int64             `tfsdk:"apiserver_port"`
+	APIServerBindAddress   types.String            `tfsdk:"apiserver_bind_address"`
+	APIServerAnonymousAuth types.Bool              `tfsdk:"apiserver_anonymous_auth"`
+	LocalLB                *localLBModel           `tfsdk:"local_lb"`
+	ExternalLB             *externalLBModel        `tfsdk:"external_lb"`
+	SupplementaryAddresses []types.String          `tfsdk:"supplementary_addresses"`
+	DNSDomain              types.String            `tfsdk:"dns_domain"`
+	ServiceCIDR            types.String            `tfsdk:"service_cidr"`
+	ServiceCIDRIPv6        types.String            `tfsdk:"service_cidr_ipv6"`
+	IPFamily               types.String            `tfsdk:"ip_family"`
+	ExistingCertSANs       *existingSANModel       `tfsdk:"existing_cert_sans"`
+	Kubeadm                *kubeadmModel           `tfsdk:"kubeadm"`
 
 	Mode                        types.String `tfsdk:"mode"`
 	LBDomainName                types.String `tfsdk:"lb_domain_name"`
@@ -223,6 +225,15 @@ func (r *clusterEndpointsResource) Schema(_ context.Context, _ resource.SchemaRe
 				MarkdownDescription: "Nodes without kube-apiserver (kubespray's `kube_node` hosts that are not in " +
 					"`kube_control_plane`). A control-plane node that also runs workloads belongs only in `control_plane_nodes`.",
 				NestedObject: schema.NestedAttributeObject{Attributes: nodeAttributes("worker")},
+			},
+			"worker_addresses": schema.MapAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Workers in compact form, node name → `ip`: each entry is a `worker_nodes` element that " +
+					"sets only `name` and `ip`, for fleets whose workers need nothing more (an IPv6-only cluster takes the " +
+					"IPv6 address here). They follow `worker_nodes` in name order, and names and addresses are unique across " +
+					"both. A worker costs Terraform one value here instead of nine there, so plans and applies of thousands " +
+					"of workers run several times faster.",
 			},
 			"apiserver_port": schema.Int64Attribute{
 				Optional: true, Computed: true,
@@ -570,7 +581,13 @@ func (r *clusterEndpointsResource) ModifyPlan(ctx context.Context, req resource.
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+	raw, err := m.withComputed(ctx, req.Plan.Raw)
+	if err != nil {
+		resp.Diagnostics.AddError("Internal Error", "writing the computed values into the plan failed: "+err.Error()+
+			". This is always a bug in the provider.")
+		return
+	}
+	resp.Plan.Raw = raw
 }
 
 func (r *clusterEndpointsResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -593,7 +610,49 @@ func (r *clusterEndpointsResource) apply(ctx context.Context, plan tfsdk.Plan, s
 	if diags.HasError() {
 		return
 	}
-	diags.Append(state.Set(ctx, &m)...)
+	raw, err := m.withComputed(ctx, plan.Raw)
+	if err != nil {
+		diags.AddError("Internal Error", "writing the computed values into the state failed: "+err.Error()+
+			". This is always a bug in the provider.")
+		return
+	}
+	state.Raw = raw
+}
+
+// withComputed returns inputs (a plan of this resource) with the computed
+// attributes replaced by m's. Unlike Plan.Set, it leaves the node lists as
+// they are instead of converting every node back, value by value: at
+// thousands of nodes that conversion was a large share of a plan.
+func (m *clusterEndpointsModel) withComputed(ctx context.Context, inputs tftypes.Value) (tftypes.Value, error) {
+	var attrs map[string]tftypes.Value
+	if err := inputs.As(&attrs); err != nil {
+		return tftypes.Value{}, err
+	}
+	for name, v := range m.computedValues() {
+		tv, err := v.ToTerraformValue(ctx)
+		if err != nil {
+			return tftypes.Value{}, fmt.Errorf("%s: %w", name, err)
+		}
+		if old, ok := attrs[name]; !ok || !old.Type().Equal(tv.Type()) {
+			return tftypes.Value{}, fmt.Errorf("%s: the schema has no attribute of type %s by that name", name, tv.Type())
+		}
+		attrs[name] = tv
+	}
+	return tftypes.NewValue(inputs.Type(), attrs), nil
+}
+
+// computedValues maps each computed attribute to its value in m.
+func (m *clusterEndpointsModel) computedValues() map[string]attr.Value {
+	return map[string]attr.Value{
+		"id": m.ID, "mode": m.Mode, "lb_domain_name": m.LBDomainName, "endpoints": m.Endpoints,
+		"node_endpoints": m.NodeEndpoints, "kubeadm_control_plane_endpoint": m.KubeadmControlPlaneEndpoint,
+		"kubeadm_discovery_address": m.KubeadmDiscoveryAddress, "kube_proxy_server": m.KubeProxyServer,
+		"kubeadm_cluster_configuration": m.KubeadmClusterConfiguration, "metallb_manifests": m.MetalLBManifests,
+		"kubeconfig_server": m.KubeconfigServer, "apiserver_service_ip": m.APIServerServiceIP,
+		"apiserver_cert_sans": m.APIServerCertSANs, "hosts_entries": m.HostsEntries, "local_lb_type": m.LocalLBType,
+		"local_lb_listen": m.LocalLBListen, "local_lb_backends": m.LocalLBBackends, "local_lb_nodes": m.LocalLBNodes,
+		"local_lb_fallback": m.LocalLBFallback,
+	}
 }
 
 func (r *clusterEndpointsResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
@@ -623,6 +682,12 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 	}
 	for _, n := range m.WorkerNodes {
 		in.WorkerNodes = append(in.WorkerNodes, n.node())
+	}
+	if m.WorkerAddresses != nil {
+		in.WorkerAddresses = make(map[string]string, len(m.WorkerAddresses))
+		for name, ip := range m.WorkerAddresses {
+			in.WorkerAddresses[name] = ip.ValueString()
+		}
 	}
 	if lb := m.LocalLB; lb != nil {
 		in.LocalLB = endpoints.LocalLB{

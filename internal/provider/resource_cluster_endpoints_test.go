@@ -1,8 +1,13 @@
 package provider
 
 import (
+	"context"
 	"regexp"
+	"slices"
+	"sort"
 	"testing"
+
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -97,8 +102,22 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 				}},
 			},
 			{
+				// Workers in compact form: w1 moves there unchanged, w2 joins.
+				ConfigDirectory: config.TestStepDirectory(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(endpointsAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"cp1": knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
+						"cp2": knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
+						"cp3": knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
+						"w1":  knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
+						"w2":  knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
+					})),
+				}},
+			},
+			{
 				// Re-applying the same configuration plans nothing.
-				ConfigDirectory: config.StaticDirectory("testdata/TestClusterEndpoints_knownAtPlanAndUpdatedInPlace/2"),
+				ConfigDirectory: config.StaticDirectory("testdata/TestClusterEndpoints_knownAtPlanAndUpdatedInPlace/3"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),
 				}},
@@ -125,7 +144,8 @@ func TestClusterEndpoints_unknownInputsStayUnknown(t *testing.T) {
 
 func TestClusterEndpoints_diagnostics(t *testing.T) {
 	cases := map[string]string{
-		"node_in_both_lists_with_other_addresses": `(?s)Node listed twice with different addresses.*worker_nodes\[0\]: "cp1" is in\s+control_plane_nodes and in worker_nodes`,
+		"node_in_both_lists_with_other_addresses": `(?s)Node listed twice with different addresses.*worker_nodes\[0\]: "cp1" is in\s+control_plane_nodes and among the workers`,
+		"compact_worker_with_a_bad_address":       `(?s)Invalid IP address.*worker_addresses\["w1"\]: ip "10\.0\.0\.300" is not an IP`,
 		"loopback_external_lb":                    `(?s)Loopback load balancer address.*local_lb = \{ every_node = true`,
 		"every_node_on_the_apiserver_port":        `(?s)Port conflict.*local_lb\.port: on node "cp1"`,
 		"ip_given_as_a_name":                      `(?s)Host name instead of an IP address.*access_ip takes an IP address only`,
@@ -182,4 +202,27 @@ func TestClusterEndpoints_epiphanyKubePrismAndMetalLB(t *testing.T) {
 			}},
 		}},
 	})
+}
+
+// withComputed writes only the attributes computedValues names; one the
+// schema marks computed but the list forgets would stay unknown in the plan.
+func TestClusterEndpoints_computedValuesCoverTheSchema(t *testing.T) {
+	var resp fwresource.SchemaResponse
+	NewClusterEndpointsResource().Schema(context.Background(), fwresource.SchemaRequest{}, &resp)
+	var computed []string
+	for name, a := range resp.Schema.Attributes {
+		if a.IsComputed() && !a.IsOptional() {
+			computed = append(computed, name)
+		}
+	}
+	var m clusterEndpointsModel
+	var written []string
+	for name := range m.computedValues() {
+		written = append(written, name)
+	}
+	sort.Strings(computed)
+	sort.Strings(written)
+	if !slices.Equal(computed, written) {
+		t.Fatalf("computed attributes %v, computedValues writes %v", computed, written)
+	}
 }
