@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -160,9 +161,33 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// parsedSigner is what signers returns for one key and certificate.
+type parsedSigner struct {
+	signer ssh.Signer
+	name   string
+	ok     bool
+	err    error
+}
+
+// signerCache holds parsed keys by their text: a provider process parses a
+// key once, not once per host and step.
+var signerCache sync.Map // sha256 of key and certificate -> parsedSigner
+
 // signers parses the private key and its certificate. It never echoes
 // key material in an error.
-func (c Config) signers() (signer ssh.Signer, name string, ok bool, err error) {
+func (c Config) signers() (ssh.Signer, string, bool, error) {
+	id := sha256.Sum256([]byte(c.PrivateKey + "\x00" + c.Certificate))
+	if p, ok := signerCache.Load(id); ok {
+		p := p.(parsedSigner)
+		return p.signer, p.name, p.ok, p.err
+	}
+	var p parsedSigner
+	p.signer, p.name, p.ok, p.err = c.parseSigners()
+	signerCache.Store(id, p)
+	return p.signer, p.name, p.ok, p.err
+}
+
+func (c Config) parseSigners() (signer ssh.Signer, name string, ok bool, err error) {
 	if c.PrivateKey == "" {
 		if c.Certificate != "" {
 			return nil, "", false, errors.New("ssh.certificate needs ssh.private_key: the certificate signs that key")
@@ -207,7 +232,7 @@ func CheckHostKey(text string) error {
 
 // CheckKnownHosts parses known_hosts content.
 func CheckKnownHosts(content string) error {
-	_, err := knownHostsChecker(content)
+	_, err := parseKnownHosts(content)
 	return err
 }
 
@@ -310,9 +335,13 @@ type verifier struct {
 	knowsHost bool
 }
 
-// verifierCache holds verifiers by the configuration's key material: a
-// provider-wide known_hosts is parsed once, not once per host.
-var verifierCache sync.Map // string -> *verifier
+// verifierCache holds verifiers by the configuration's key material and
+// address.
+var verifierCache sync.Map // verifierKey -> *verifier
+
+// verifierKey keeps the parts apart: joining them would copy a fleet's
+// known_hosts for every host.
+type verifierKey struct{ address, pinned, trusted, knownHosts string }
 
 func (c Config) verifier() (*verifier, error) {
 	pinned := c.HostKey
@@ -320,15 +349,20 @@ func (c Config) verifier() (*verifier, error) {
 	if pinned == "" && c.InsecureTrustOnFirstUse {
 		trusted = c.TrustedHostKey
 	}
-	cacheKey := c.Address() + "\x00" + pinned + "\x00" + trusted + "\x00" + c.KnownHosts
+	cacheKey := verifierKey{c.Address(), pinned, trusted, c.KnownHosts}
 	if v, ok := verifierCache.Load(cacheKey); ok {
 		return v.(*verifier), nil
 	}
 	v := &verifier{address: c.Address()}
-	var lines []string
+	var dbs []*knownHostsDB
 	if c.KnownHosts != "" {
-		lines = append(lines, c.KnownHosts)
+		db, err := parseKnownHosts(linesFor(c.KnownHosts, c.Host, c.Address()))
+		if err != nil {
+			return nil, err
+		}
+		dbs = append(dbs, db)
 	}
+	var lines []string
 	var plain []ssh.PublicKey
 	mayBeCA := false
 	for attr, text := range map[string]string{"ssh.host_key": pinned, "the recorded trusted_host_key": trusted} {
@@ -348,12 +382,19 @@ func (c Config) verifier() (*verifier, error) {
 		}
 	}
 	if len(lines) > 0 {
-		check, err := knownHostsChecker(strings.Join(lines, "\n") + "\n")
+		db, err := parseKnownHosts(strings.Join(lines, "\n") + "\n")
 		if err != nil {
 			return nil, err
 		}
-		v.check = check
-		known, ca := knownFor(check, c.Address(), strings.Join(lines, "\n"))
+		dbs = append(dbs, db)
+	}
+	if len(dbs) > 0 {
+		v.check = unionCheck(dbs)
+		var cas []ssh.PublicKey
+		for _, db := range dbs {
+			cas = append(cas, db.cas...)
+		}
+		known, ca := knownFor(v.check, c.Address(), cas)
 		plain = append(plain, known...)
 		mayBeCA = mayBeCA || ca
 	}
@@ -410,22 +451,13 @@ var probeAddr = &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 22}
 // knownFor asks a known_hosts checker what it holds for an address: the
 // plain keys (a probe key's mismatch lists every key of a matching line)
 // and whether an @cert-authority line applies. For the latter each CA key
-// of the content is tried on a probe certificate that names it as its
+// (cas: the keys of the checker's @cert-authority lines) is tried on a probe certificate that names it as its
 // signer: the checker refuses it for its principal, not for a lack of
 // authorities, when the CA's line matches the address.
-func knownFor(check ssh.HostKeyCallback, address, content string) (keys []ssh.PublicKey, ca bool) {
-	var cas []ssh.PublicKey
+func knownFor(check ssh.HostKeyCallback, address string, cas []ssh.PublicKey) (keys []ssh.PublicKey, ca bool) {
 	isCA := map[string]bool{}
-	for rest := []byte(content); len(rest) > 0; {
-		marker, _, key, _, next, err := ssh.ParseKnownHosts(rest)
-		if err != nil {
-			break
-		}
-		if marker == "cert-authority" {
-			cas = append(cas, key)
-			isCA[string(key.Marshal())] = true
-		}
-		rest = next
+	for _, key := range cas {
+		isCA[string(key.Marshal())] = true
 	}
 	probe, _, _, _, _ := ssh.ParseAuthorizedKey([]byte(probeKey))
 	var keyErr *knownhosts.KeyError
@@ -477,6 +509,132 @@ func (v *verifier) callback(seen *ssh.PublicKey) ssh.HostKeyCallback {
 		default: // a host certificate that no pinned CA signed, a revoked key
 			return &HostKeyError{Address: v.address, Presented: key, Reason: err.Error()}
 		}
+	}
+}
+
+// knownHostsDB is parsed known_hosts content.
+type knownHostsDB struct {
+	check ssh.HostKeyCallback
+	cas   []ssh.PublicKey // the keys of its @cert-authority lines
+}
+
+// knownHostsCache holds parsed known_hosts by content: a provider-wide
+// known_hosts is parsed once per provider process, not once per host.
+var knownHostsCache sync.Map // content -> *knownHostsDB
+
+func parseKnownHosts(content string) (*knownHostsDB, error) {
+	if db, ok := knownHostsCache.Load(content); ok {
+		return db.(*knownHostsDB), nil
+	}
+	check, err := knownHostsChecker(content)
+	if err != nil {
+		return nil, err
+	}
+	db := &knownHostsDB{check: check}
+	for rest := []byte(content); len(rest) > 0; {
+		marker, _, key, _, next, err := ssh.ParseKnownHosts(rest)
+		if err != nil {
+			break
+		}
+		if marker == "cert-authority" {
+			db.cas = append(db.cas, key)
+		}
+		rest = next
+	}
+	knownHostsCache.Store(content, db)
+	return db, nil
+}
+
+// knownHostsIndex sorts known_hosts lines by the host they name.
+type knownHostsIndex struct {
+	byHost map[string][]string // lowercased host entry -> the lines naming it
+	// always are the lines that may apply to any host: hashed names,
+	// patterns, and @revoked lines (which revoke a key for every host).
+	always []string
+}
+
+var knownHostsIndexes sync.Map // content -> *knownHostsIndex
+
+// linesFor returns the lines of known_hosts content that can apply to
+// address (host and port as known_hosts writes them), so that each host's
+// checker holds its own few lines rather than a fleet's: the knownhosts
+// package walks every line of its file for each key it checks. For a host
+// name all lines stay, as the checker also matches the address the name
+// resolves to.
+func linesFor(content, host, address string) string {
+	if _, err := netip.ParseAddr(host); err != nil {
+		return content
+	}
+	cached, ok := knownHostsIndexes.Load(content)
+	if !ok {
+		cached, _ = knownHostsIndexes.LoadOrStore(content, indexKnownHosts(content))
+	}
+	idx := cached.(*knownHostsIndex)
+	lines := append(idx.byHost[strings.ToLower(knownhosts.Normalize(address))], idx.always...)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func indexKnownHosts(content string) *knownHostsIndex {
+	idx := &knownHostsIndex{byHost: map[string][]string{}}
+	for _, line := range strings.Split(content, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		hosts := fields[0]
+		if strings.HasPrefix(hosts, "@") {
+			if hosts == "@revoked" || len(fields) < 2 {
+				idx.always = append(idx.always, line)
+				continue
+			}
+			hosts = fields[1]
+		}
+		entries := strings.Split(hosts, ",")
+		if strings.ContainsAny(hosts, "|*?!") {
+			idx.always = append(idx.always, line)
+			continue
+		}
+		for _, e := range entries {
+			e = strings.ToLower(e)
+			idx.byHost[e] = append(idx.byHost[e], line)
+		}
+	}
+	return idx
+}
+
+// unionCheck checks a key as one known_hosts file holding every db's lines
+// would: a key any of them revokes is refused, one any of them holds is
+// accepted, and a mismatch lists the keys of all of them.
+func unionCheck(dbs []*knownHostsDB) ssh.HostKeyCallback {
+	if len(dbs) == 1 {
+		return dbs[0].check
+	}
+	return func(host string, remote net.Addr, key ssh.PublicKey) error {
+		errs := make([]error, len(dbs))
+		for i, db := range dbs {
+			errs[i] = db.check(host, remote, key)
+			var revoked *knownhosts.RevokedError
+			if errors.As(errs[i], &revoked) {
+				return errs[i]
+			}
+		}
+		mismatch := &knownhosts.KeyError{}
+		var other error
+		for _, err := range errs {
+			var keyErr *knownhosts.KeyError
+			switch {
+			case err == nil:
+				return nil
+			case errors.As(err, &keyErr):
+				mismatch.Want = append(mismatch.Want, keyErr.Want...)
+			case other == nil || strings.Contains(other.Error(), "no authorities for hostname"):
+				other = err // a certificate's: the most telling one
+			}
+		}
+		if other != nil {
+			return other
+		}
+		return mismatch
 	}
 }
 

@@ -145,7 +145,8 @@ exit 15
 
 // statScript prints a line "present" or "missing" for each path
 // argument, then sha256sum's and stat's lines for the present ones: one
-// sha256sum and one stat however many files there are.
+// sha256sum and one stat however many files there are, stat in the
+// shell's own process.
 const statScript = `set -u
 n=$#
 for f; do
@@ -157,7 +158,7 @@ done
 shift "$n"
 [ $# = 0 ] && exit 0
 sha256sum -- "$@" || exit 1
-stat -c '%a %U %G %u %g' -- "$@" || exit 1
+exec stat -c '%a %U %G %u %g' -- "$@"
 `
 
 // removeScript deletes $1 and then runs $2, if the file existed.

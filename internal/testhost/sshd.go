@@ -8,6 +8,7 @@ package testhost
 
 import (
 	"bufio"
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -154,6 +155,9 @@ type Options struct {
 	// servers act as two hosts with the same path. Server.HostPath reads
 	// it from the test.
 	PrivateDir string
+	// PIDNamespace runs the server in a PID namespace of its own, where
+	// the PIDs its sessions get count the processes they started.
+	PIDNamespace bool
 }
 
 // Server is a running sshd.
@@ -170,6 +174,8 @@ type Server struct {
 	cmd       *exec.Cmd
 	pid       int
 	exited    chan error
+	// pidNamespace: sshd is the child of pid (Options.PIDNamespace).
+	pidNamespace bool
 }
 
 // KnownHosts is what `ssh-keyscan` prints for the server: a line per host
@@ -203,6 +209,49 @@ func (s *Server) HostPath(path string) string {
 func (s *Server) Log() string {
 	b, _ := os.ReadFile(filepath.Join(s.Dir, "sshd.log"))
 	return string(b)
+}
+
+// CPUTime is the CPU time sshd and every session it has finished used so
+// far; it first waits (up to 5 s) for the sessions that are ending.
+func (s *Server) CPUTime() (time.Duration, error) {
+	pid := s.pid
+	if kids := s.children(pid); s.pidNamespace && len(kids) == 1 {
+		pid = kids[0] // sshd under unshare --fork
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(s.children(pid)) > 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name: state is the first, utime, stime,
+	// cutime and cstime the 12th to 15th, in clock ticks (USER_HZ, 100).
+	i := bytes.LastIndexByte(stat, ')')
+	fields := strings.Fields(string(stat[i+1:]))
+	if i < 0 || len(fields) < 15 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, stat)
+	}
+	var ticks int64
+	for _, f := range fields[11:15] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+func (s *Server) children(pid int) []int {
+	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	var pids []int
+	for _, f := range strings.Fields(string(raw)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, n)
+		}
+	}
+	return pids
 }
 
 // Stop terminates sshd and every process of its mount namespace: the
@@ -361,8 +410,12 @@ Subsystem sftp internal-sftp
 		}
 		setup += ` && mount -t tmpfs -o mode=0755 kha-private "$2"`
 	}
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c",
-		setup+` && exec "$0" -D -e -f "$1"`, SSHDPath, cfgPath, opts.PrivateDir)
+	args := []string{"--mount", "--propagation", "private"}
+	if opts.PIDNamespace {
+		args = append(args, "--pid", "--fork", "--kill-child")
+	}
+	args = append(args, "sh", "-c", setup+` && exec "$0" -D -e -f "$1"`, SSHDPath, cfgPath, opts.PrivateDir)
+	cmd := exec.Command("unshare", args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	// sshd dies with the test binary, even on a panic or a timeout kill.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -383,7 +436,7 @@ Subsystem sftp internal-sftp
 			line, _ := bufio.NewReader(c).ReadString('\n')
 			c.Close()
 			if strings.HasPrefix(line, "SSH-2.0-") {
-				s.cmd, s.pid, s.exited = cmd, cmd.Process.Pid, exited
+				s.cmd, s.pid, s.exited, s.pidNamespace = cmd, cmd.Process.Pid, exited, opts.PIDNamespace
 				return nil
 			}
 		}

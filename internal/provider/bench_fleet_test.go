@@ -1,0 +1,474 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+// BenchmarkFleet pushes one config to N stand-in hosts through the real
+// terraform CLI, next to the floor of raw x/crypto/ssh doing the same work
+// in the same run (`make bench-fleet` prints the table). Each host is an
+// sshd with Debian's three host key types, its own mount and PID
+// namespaces and an empty home, logging in the unprivileged test user.
+//
+// Phases: first (create on every host), noop (a plan with refresh that
+// finds nothing to do), change (one backend changed on every host). The
+// floor dials, writes and reads the digest back (first, change; the
+// HAProxy config is also checked with `haproxy -c`, as kha validates it) or
+// reads the digest only (noop), 10 hosts at a time as Terraform does.
+//
+// Metrics per phase, for kha and for the floor ("raw-" prefix): wall
+// seconds; controller CPU per host (terraform and the provider, or the
+// floor's own process); sshd CPU per host (sshd and everything its
+// sessions ran); connections, sessions and processes per host.
+//
+// KHA_BENCH_HOSTS sets the fleet sizes (default 10,50,100,200);
+// KHA_BENCH_PROVIDER_DIR measures a prebuilt provider instead of this tree.
+func BenchmarkFleet(b *testing.B) {
+	testhost.RequireUnprivilegedUser(b)
+	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	testhost.Require(b, tf != "", "TF_ACC_TERRAFORM_PATH is not set (eval \"$(scripts/tf-env.sh)\")")
+	bin := buildProvider(b)
+	sizes := []int{10, 50, 100, 200}
+	if s := os.Getenv("KHA_BENCH_HOSTS"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("KHA_BENCH_HOSTS: %q is not a number of hosts", f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, kind := range []fleetKind{fileFleet, haproxyFleet, provisionersFleet} {
+		for _, n := range sizes {
+			b.Run(fmt.Sprintf("%s/hosts=%d", kind.resource, n), func(b *testing.B) {
+				f := startFleet(b, n, kind)
+				for b.Loop() {
+					for _, p := range f.terraform(b, tf, bin) {
+						p.report(b, "")
+					}
+					for _, p := range f.raw(b) {
+						p.report(b, "raw-")
+					}
+				}
+			})
+		}
+	}
+}
+
+// fleetKind is a resource under measurement and the floor's equivalent.
+type fleetKind struct {
+	resource string
+	hcl      string // the resource block, for_each over var.hosts
+	// rawWrite is the floor's command that writes stdin to $1 and checks it.
+	rawWrite string
+	// rawConfig is the content the floor writes at a generation.
+	rawConfig func(generation int) string
+}
+
+var (
+	fileFleet = fleetKind{
+		resource: "kha_file",
+		hcl: `resource "kha_file" "lb" {
+  for_each = var.hosts
+  path     = "${each.value.dir}/lb.cfg"
+  content  = "frontend kube_api # ${each.key}\n  server cp0 10.0.${var.generation}.1:6443\n"
+  ssh      = { host = "127.0.0.1", port = each.value.port }
+}`,
+		rawWrite:  `cat >"$1"`,
+		rawConfig: func(g int) string { return fmt.Sprintf("frontend kube_api\n  server cp0 10.0.%d.1:6443\n", g) },
+	}
+	// provisionersFleet is what kha replaces: Terraform's file and
+	// remote-exec provisioners, re-run when the content changes. A plan
+	// does not look at the hosts, so its noop reads nothing. Terraform's
+	// SSH client prefers ECDSA host keys: host_key is the host's ECDSA key.
+	provisionersFleet = fleetKind{
+		resource: "provisioners",
+		hcl: `resource "terraform_data" "lb" {
+  for_each         = var.hosts
+  triggers_replace = [var.generation]
+  connection {
+    type        = "ssh"
+    host        = "127.0.0.1"
+    port        = each.value.port
+    user        = "` + testhost.UnprivilegedUser + `"
+    private_key = file("${path.module}/client_key")
+    host_key    = each.value.host_key
+    timeout     = "10s"
+  }
+  provisioner "file" {
+    content     = "frontend kube_api # ${each.key}\n  server cp0 10.0.${var.generation}.1:6443\n"
+    destination = "${each.value.dir}/lb.cfg"
+  }
+  provisioner "remote-exec" {
+    inline = ["sha256sum ${each.value.dir}/lb.cfg"]
+  }
+}`,
+		rawWrite:  fileFleet.rawWrite,
+		rawConfig: fileFleet.rawConfig,
+	}
+	haproxyFleet = fleetKind{
+		resource: "kha_haproxy_config",
+		hcl: `resource "kha_haproxy_config" "lb" {
+  for_each            = var.hosts
+  listen              = { address = "127.0.0.1", port = 7443 }
+  backends            = [for i in range(3) : { name = "cp${i}", address = "10.0.${i == 0 ? var.generation : 0}.${i + 1}", port = 6443 }]
+  health_check        = { type = "tcp" }
+  config_path         = "${each.value.dir}/haproxy.cfg"
+  validate_command    = "/usr/sbin/haproxy -c -q -f %s"
+  reload_command      = ""
+  destroy_command     = ""
+  verify_after_reload = false
+  ssh                 = { host = "127.0.0.1", port = each.value.port }
+}`,
+		rawWrite: `cat >"$1" && /usr/sbin/haproxy -c -q -f "$1"`,
+		rawConfig: func(g int) string {
+			return fmt.Sprintf("global\n  maxconn 4000\ndefaults\n  mode tcp\n  timeout connect 1s\n  timeout client 10m\n"+
+				"  timeout server 10m\nfrontend kube_api\n  bind 127.0.0.1:7443\n  default_backend kube_api\nbackend kube_api\n"+
+				"  server cp0 10.0.%d.1:6443 check\n  server cp1 10.0.0.2:6443 check\n  server cp2 10.0.0.3:6443 check\n", g)
+		},
+	}
+)
+
+type fleet struct {
+	kind     fleetKind
+	key      testhost.Key
+	servers  []*testhost.Server
+	dirs     []string
+	work     string
+	uid, gid int
+	hostKeys map[string]ssh.PublicKey
+	// probeCost is how many PIDs one probe of the process counter uses.
+	probeCost []int
+}
+
+// phase is what one phase cost the whole fleet.
+type phase struct {
+	name                string
+	wall, controllerCPU time.Duration
+	sshdCPU             time.Duration
+	conns, sessions     int
+	procs               int
+	hosts               int
+}
+
+func (p phase) report(b *testing.B, prefix string) {
+	n := float64(p.hosts)
+	b.ReportMetric(p.wall.Seconds(), prefix+p.name+"-s")
+	b.ReportMetric(float64(p.controllerCPU.Milliseconds())/n, prefix+p.name+"-ctl-ms/host")
+	b.ReportMetric(float64(p.sshdCPU.Milliseconds())/n, prefix+p.name+"-sshd-ms/host")
+	b.ReportMetric(float64(p.conns)/n, prefix+p.name+"-conns/host")
+	b.ReportMetric(float64(p.sessions)/n, prefix+p.name+"-sessions/host")
+	b.ReportMetric(float64(p.procs)/n, prefix+p.name+"-procs/host")
+}
+
+func startFleet(b *testing.B, n int, kind fleetKind) *fleet {
+	u, err := user.Lookup(testhost.UnprivilegedUser)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := &fleet{kind: kind, key: testhost.NewKey(b), work: b.TempDir(), hostKeys: map[string]ssh.PublicKey{}}
+	f.uid, _ = strconv.Atoi(u.Uid)
+	f.gid, _ = strconv.Atoi(u.Gid)
+	var knownHosts strings.Builder
+	for i := 0; i < n; i++ {
+		s := testhost.Start(b, testhost.Options{AuthorizedKeys: []string{f.key.Public()}, PIDNamespace: true})
+		dir, err := os.MkdirTemp("", "kha-bench-host-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chown(dir, f.uid, f.gid); err != nil {
+			b.Fatal(err)
+		}
+		f.servers, f.dirs = append(f.servers, s), append(f.dirs, dir)
+		f.hostKeys[s.Address()] = s.HostKey.Signer.PublicKey()
+		for _, k := range []testhost.Key{s.RSAHostKey, s.ECDSAHostKey, s.HostKey} {
+			fmt.Fprintf(&knownHosts, "[%s]:%d %s\n", s.Host, s.Port, k.Public())
+		}
+	}
+	f.write(b, "client_key", f.key.PEM)
+	f.write(b, "known_hosts", knownHosts.String())
+	f.write(b, "main.tf", `
+terraform {
+  required_providers {
+    kha = { source = "kha/kha" }
+  }
+}
+variable "hosts" {
+  type = map(object({ port = number, dir = string, host_key = string }))
+}
+variable "generation" {
+  type = number
+}
+provider "kha" {
+  default_ssh = {
+    user        = "`+testhost.UnprivilegedUser+`"
+    private_key = file("${path.module}/client_key")
+    known_hosts = file("${path.module}/known_hosts")
+  }
+}
+`+kind.hcl+"\n")
+	// Two probes back to back: what one probe costs in PIDs.
+	first, second := f.processCounters(b), f.processCounters(b)
+	for i := range first {
+		f.probeCost = append(f.probeCost, second[i]-first[i])
+	}
+	return f
+}
+
+func (f *fleet) write(b *testing.B, name, content string) {
+	if err := os.WriteFile(filepath.Join(f.work, name), []byte(content), 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func (f *fleet) variables(b *testing.B, generation int) {
+	hosts := map[string]map[string]any{}
+	for i, s := range f.servers {
+		hosts[fmt.Sprintf("h%03d", i)] = map[string]any{"port": s.Port, "dir": f.dirs[i], "host_key": s.ECDSAHostKey.Public()}
+	}
+	vars, _ := json.Marshal(map[string]any{"hosts": hosts, "generation": generation})
+	f.write(b, "terraform.tfvars.json", string(vars))
+}
+
+// snapshot is the fleet's counters at one moment.
+type snapshot struct {
+	sshdCPU         time.Duration
+	conns, sessions int
+	pids            []int
+}
+
+// take reads every host's counters. The process counter's probe is a
+// connection of its own: before the phase it runs first, after the phase
+// last, so neither probe is in the CPU and log counts between the two.
+func (f *fleet) take(b *testing.B, probeFirst bool) snapshot {
+	var s snapshot
+	if probeFirst {
+		s.pids = f.processCounters(b)
+	}
+	for _, srv := range f.servers {
+		cpu, err := srv.CPUTime()
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.sshdCPU += cpu
+		log := srv.Log()
+		s.conns += strings.Count(log, "Accepted publickey")
+		s.sessions += strings.Count(log, "Starting session:")
+	}
+	if !probeFirst {
+		s.pids = f.processCounters(b)
+	}
+	return s
+}
+
+// measure runs one phase and returns its cost; controller is the CPU the
+// phase used on this side.
+func (f *fleet) measure(b *testing.B, name string, run func() time.Duration) phase {
+	before := f.take(b, true)
+	start := time.Now()
+	controller := run()
+	wall := time.Since(start)
+	b.StopTimer()
+	after := f.take(b, false)
+	b.StartTimer()
+	p := phase{name: name, wall: wall, controllerCPU: controller, hosts: len(f.servers),
+		sshdCPU: after.sshdCPU - before.sshdCPU, conns: after.conns - before.conns, sessions: after.sessions - before.sessions}
+	// The PIDs after's probe used up to its shell are not the phase's.
+	for i := range before.pids {
+		p.procs += after.pids[i] - before.pids[i] - f.probeCost[i]
+	}
+	return p
+}
+
+// processCounters asks each host's PID namespace for its newest PID: the
+// shell of a probe session prints its own.
+func (f *fleet) processCounters(b *testing.B) []int {
+	out := make([]int, len(f.servers))
+	f.each(b, func(i int, c *ssh.Client) error {
+		s, err := c.NewSession()
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		text, err := s.Output("echo $$")
+		if err != nil {
+			return err
+		}
+		out[i], err = strconv.Atoi(strings.TrimSpace(string(text)))
+		return err
+	})
+	return out
+}
+
+// terraform runs the three phases through the CLI, then destroys.
+func (f *fleet) terraform(b *testing.B, tf, bin string) []phase {
+	rc := devOverrides(b, f.work, bin)
+	run := func(args ...string) (time.Duration, error) {
+		cmd := exec.Command(tf, append(args, "-input=false", "-no-color")...)
+		cmd.Dir = f.work
+		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		if err != nil {
+			return 0, fmt.Errorf("terraform %s: %v\n%s", args[0], err, out.String())
+		}
+		// wait4's usage covers terraform and the provider processes it ran.
+		return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+	}
+	must := func(args ...string) func() time.Duration {
+		return func() time.Duration {
+			cpu, err := run(args...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return cpu
+		}
+	}
+	f.variables(b, 1)
+	phases := []phase{f.measure(b, "first", must("apply", "-auto-approve"))}
+	phases = append(phases, f.measure(b, "noop", must("plan", "-detailed-exitcode")))
+	f.variables(b, 2)
+	phases = append(phases, f.measure(b, "change", must("apply", "-auto-approve")))
+	b.StopTimer()
+	must("destroy", "-auto-approve")()
+	b.StartTimer()
+	return phases
+}
+
+// raw does the phases' work with x/crypto/ssh alone: the floor.
+func (f *fleet) raw(b *testing.B) []phase {
+	session := func(c *ssh.Client, cmd string, stdin string) error {
+		s, err := c.NewSession()
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		s.Stdin = strings.NewReader(stdin)
+		if out, err := s.CombinedOutput(cmd); err != nil {
+			return fmt.Errorf("%s: %v: %s", cmd, err, out)
+		}
+		return nil
+	}
+	path := func(i int) string { return f.dirs[i] + "/raw.cfg" }
+	write := func(generation int) func(i int, c *ssh.Client) error {
+		return func(i int, c *ssh.Client) error {
+			if err := session(c, "sh -c '"+f.kind.rawWrite+"' - "+path(i), f.kind.rawConfig(generation)); err != nil {
+				return err
+			}
+			return session(c, "sha256sum "+path(i), "")
+		}
+	}
+	selfCPU := func(work func(i int, c *ssh.Client) error) func() time.Duration {
+		return func() time.Duration {
+			var before, after syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+			f.each(b, work)
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+			return time.Duration(after.Utime.Nano()-before.Utime.Nano()) + time.Duration(after.Stime.Nano()-before.Stime.Nano())
+		}
+	}
+	return []phase{
+		f.measure(b, "first", selfCPU(write(1))),
+		f.measure(b, "noop", selfCPU(func(i int, c *ssh.Client) error { return session(c, "sha256sum "+path(i), "") })),
+		f.measure(b, "change", selfCPU(write(2))),
+	}
+}
+
+// each dials every host, 10 at a time, and runs work on the connection.
+func (f *fleet) each(b *testing.B, work func(i int, c *ssh.Client) error) {
+	sem := make(chan struct{}, 10)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(f.servers))
+	for i, s := range f.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c, err := ssh.Dial("tcp", s.Address(), &ssh.ClientConfig{User: testhost.UnprivilegedUser,
+				Auth: []ssh.AuthMethod{ssh.PublicKeys(f.key.Signer)}, HostKeyCallback: ssh.FixedHostKey(f.hostKeys[s.Address()]),
+				HostKeyAlgorithms: []string{ssh.KeyAlgoED25519}})
+			if err == nil {
+				err = work(i, c)
+				c.Close()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPlanScale times large configurations through the CLI, with no
+// host: kha_cluster_endpoints with 3 control-plane nodes and 5,000 workers
+// in each form (plan, then apply), and a plan of 1,000 kha_haproxy_config
+// for_each instances. Metrics: wall seconds and controller CPU seconds
+// (terraform and the provider) of the plan and the apply.
+func BenchmarkPlanScale(b *testing.B) {
+	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	testhost.Require(b, tf != "", "TF_ACC_TERRAFORM_PATH is not set (eval \"$(scripts/tf-env.sh)\")")
+	bin := buildProvider(b)
+	for _, c := range []struct {
+		name  string
+		apply bool
+	}{{"endpoints_worker_nodes", true}, {"endpoints_worker_addresses", true}, {"haproxy_for_each", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			work := b.TempDir()
+			fixture, err := os.ReadFile(filepath.Join("testdata", "BenchmarkPlanScale", c.name, "main.tf"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(work, "main.tf"), fixture, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			rc := devOverrides(b, work, bin)
+			run := func(args ...string) (wall, cpu time.Duration) {
+				cmd := exec.Command(tf, append(args, "-input=false", "-no-color")...)
+				cmd.Dir = work
+				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+				start := time.Now()
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("terraform %s: %v\n%s", args[0], err, out)
+				}
+				return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			}
+			for b.Loop() {
+				wall, cpu := run("plan", "-out=plan.tfplan")
+				b.ReportMetric(wall.Seconds(), "plan-s")
+				b.ReportMetric(cpu.Seconds(), "plan-cpu-s")
+				if c.apply {
+					wall, cpu = run("apply", "-auto-approve")
+					b.ReportMetric(wall.Seconds(), "apply-s")
+					b.ReportMetric(cpu.Seconds(), "apply-cpu-s")
+					b.StopTimer()
+					run("destroy", "-auto-approve")
+					b.StartTimer()
+				}
+			}
+		})
+	}
+}

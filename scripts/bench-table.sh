@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# bench-table.sh: run a go test -bench command of BenchmarkFleet and
+# BenchmarkPlanScale, show its output on stderr and print its results as
+# tables on stdout; exits with the command's status.
+# Use: scripts/bench-table.sh go test -run '^$' -bench ... ./internal/provider
+set -euo pipefail
+"$@" 2>&1 | tee /dev/stderr | awk '
+function metric(name) { return (name in m) ? m[name] : "-" }
+function ratio(a, b) { return (b > 0) ? sprintf("%.2f", a / b) : "-" }
+/^BenchmarkFleet\// {
+  split($1, parts, "/"); res = parts[2]; hosts = parts[3]; sub(/^hosts=/, "", hosts); sub(/-[0-9]+$/, "", hosts)
+  delete m
+  for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
+  split("first noop change", phases, " ")
+  for (p = 1; p <= 3; p++) {
+    ph = phases[p]
+    fleet[++rows] = sprintf("| %-18s | %5s | %-6s | %7.2f | %7.2f | %5s | %6.1f / %5.1f | %6.1f / %5.1f | %3.1f / %3.1f | %3.1f / %3.1f | %4.1f / %4.1f |",
+      res, hosts, ph, metric(ph "-s"), metric("raw-" ph "-s"), ratio(metric(ph "-s"), metric("raw-" ph "-s")),
+      metric(ph "-ctl-ms/host"), metric("raw-" ph "-ctl-ms/host"), metric(ph "-sshd-ms/host"), metric("raw-" ph "-sshd-ms/host"),
+      metric(ph "-conns/host"), metric("raw-" ph "-conns/host"), metric(ph "-sessions/host"), metric("raw-" ph "-sessions/host"),
+      metric(ph "-procs/host"), metric("raw-" ph "-procs/host"))
+  }
+}
+/^BenchmarkPlanScale\// {
+  split($1, parts, "/"); name = parts[2]; sub(/-[0-9]+$/, "", name)
+  delete m
+  for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
+  scale[++srows] = sprintf("| %-26s | %6s | %7s | %7s | %8s |", name, metric("plan-s"), metric("plan-cpu-s"), metric("apply-s"), metric("apply-cpu-s"))
+}
+END {
+  if (rows) {
+    print "Fleet: each resource through the terraform CLI vs the raw x/crypto/ssh floor (per host: resource / floor)"
+    print ""
+    print "| resource           | hosts | phase  | CLI s   | floor s | ratio | controller ms   | sshd ms         | conns     | sessions  | processes   |"
+    print "|--------------------|------:|--------|--------:|--------:|------:|----------------:|----------------:|----------:|----------:|------------:|"
+    for (i = 1; i <= rows; i++) print fleet[i]
+    print ""
+  }
+  if (srows) {
+    print "Scale: through the terraform CLI, no hosts (controller CPU: terraform and the provider)"
+    print ""
+    print "| configuration              | plan s | plan CPU s | apply s | apply CPU s |"
+    print "|----------------------------|-------:|--------:|--------:|---------:|"
+    for (i = 1; i <= srows; i++) print scale[i]
+  }
+}'
