@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Reader reads a file a kubeconfig refers to (a CA, a client certificate)
@@ -23,7 +24,10 @@ type Dialer func(ctx context.Context, address string) (net.Conn, error)
 // Probe proves that content works: for each selected cluster, a GET of
 // /readyz at its server, verified as its clients verify it (the cluster's
 // CA and TLS server name) and authenticated with the credentials of the
-// context that uses the cluster, answers 200. Errors name the cluster and
+// context that uses the cluster, answers 200. An apiserver that is not
+// ready yet (a 5xx or 429 answer, a refused or dropped connection: an etcd
+// election, a restart) is asked again until ctx ends; a TLS failure or a
+// refusal of the credentials fails at once. Errors name the cluster and
 // what failed, never a credential.
 func Probe(ctx context.Context, content []byte, cluster string, read Reader, dial Dialer) error {
 	c, err := Parse(content)
@@ -35,11 +39,50 @@ func Probe(ctx context.Context, content []byte, cluster string, read Reader, dia
 		return err
 	}
 	for _, nc := range selected {
-		if err := c.probe(ctx, nc, read, dial); err != nil {
+		if err := c.probeUntilReady(ctx, nc, read, dial); err != nil {
 			return fmt.Errorf("cluster %q at %s: %w", nc.Name, nc.Cluster.Server, err)
 		}
 	}
 	return nil
+}
+
+// retryInterval is the pause between two probes of a server not ready yet.
+const retryInterval = 250 * time.Millisecond
+
+func (c *Config) probeUntilReady(ctx context.Context, nc NamedCluster, read Reader, dial Dialer) error {
+	for {
+		err := c.probe(ctx, nc, read, dial)
+		var notReady notReadyError
+		if !errors.As(err, &notReady) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return notReady.err
+		case <-time.After(retryInterval):
+		}
+	}
+}
+
+// notReadyError is an answer that waiting may change.
+type notReadyError struct{ err error }
+
+func (e notReadyError) Error() string { return e.err.Error() }
+func (e notReadyError) Unwrap() error { return e.err }
+
+// transport tells a server that is not there yet from one that can never
+// work: a failed TLS verification or handshake alert is final, anything
+// else that kept the request from an answer (refused, reset, timed out)
+// is not, unless ctx has ended.
+func transport(ctx context.Context, err error) error {
+	var verify *tls.CertificateVerificationError
+	var alert tls.AlertError
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	if errors.As(err, &verify) || errors.As(err, &alert) || errors.As(err, &unknownCA) || errors.As(err, &hostname) || ctx.Err() != nil {
+		return err
+	}
+	return notReadyError{err}
 }
 
 func (c *Config) probe(ctx context.Context, nc NamedCluster, read Reader, dial Dialer) error {
@@ -111,7 +154,7 @@ func (c *Config) probe(ctx context.Context, nc NamedCluster, read Reader, dial D
 		if errors.As(err, &uerr) {
 			err = uerr.Err // the URL is in the caller's message already
 		}
-		return err
+		return transport(ctx, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
@@ -121,7 +164,11 @@ func (c *Config) probe(ctx context.Context, nc NamedCluster, read Reader, dial D
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return fmt.Errorf("the apiserver refused the kubeconfig's credentials (HTTP %d)", resp.StatusCode)
 	}
-	return fmt.Errorf("GET /readyz answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	err = fmt.Errorf("GET /readyz answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		return notReadyError{err}
+	}
+	return err
 }
 
 // pemOf returns inline data, or the file a path names.

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
+	"sync/atomic"
+	"time"
 )
 
 func readLocal(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
@@ -118,4 +120,52 @@ func TestProbeWithATokenAndInlineData(t *testing.T) {
 
 func pemCert(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// TestProbeWaitsOutABusyMoment: an apiserver that is briefly not ready
+// (an etcd election answers /readyz with 500) is waited for within the
+// probe's deadline; a refusal of the credentials ends the wait at once,
+// and an apiserver that never gets ready fails at the deadline with its
+// answer.
+func TestProbeWaitsOutABusyMoment(t *testing.T) {
+	var readyAt atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Authorization") != "Bearer s3cret":
+			w.WriteHeader(http.StatusUnauthorized)
+		case time.Now().UnixNano() < readyAt.Load():
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write([]byte("[-]etcd failed: reason withheld"))
+		default:
+			w.Write([]byte("ok"))
+		}
+	}))
+	defer srv.Close()
+	caData := base64.StdEncoding.EncodeToString(pemCert(srv.Certificate().Raw))
+	kubeconfig := func(token string) []byte {
+		return []byte(fmt.Sprintf("clusters: [{name: c, cluster: {server: %q, certificate-authority-data: %s}}]\n"+
+			"contexts: [{name: x, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: %s}}]\n", srv.URL, caData, token))
+	}
+	probe := func(token string, within time.Duration) (error, time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		start := time.Now()
+		err := Probe(ctx, kubeconfig(token), "c", readLocal, dialLocal)
+		return err, time.Since(start)
+	}
+
+	readyAt.Store(time.Now().Add(time.Second).UnixNano())
+	if err, took := probe("s3cret", 10*time.Second); err != nil {
+		t.Fatalf("not ready for a second, then ready: %v (after %v)", err, took)
+	}
+
+	readyAt.Store(time.Now().Add(time.Hour).UnixNano())
+	err, took := probe("wrong", 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || took > 5*time.Second {
+		t.Fatalf("refused credentials: want HTTP 401 at once, got %v after %v", err, took)
+	}
+	err, took = probe("s3cret", 1500*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 500") || !strings.Contains(err.Error(), "etcd failed") || took < time.Second {
+		t.Fatalf("never ready: want the apiserver's answer at the deadline, got %v after %v", err, took)
+	}
 }

@@ -97,7 +97,9 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 		},
 		"verify_timeout": schema.StringAttribute{
 			Optional: true, Computed: true, Default: stringdefault.StaticString("30s"), Validators: []validator.String{durationValidator()},
-			MarkdownDescription: "How long each check may take. Default `30s`.",
+			MarkdownDescription: "How long each check may take. Within it, an apiserver that is not ready yet (a `5xx` " +
+				"answer during an etcd election, a refused connection while it restarts) is asked again every 250 ms; a TLS " +
+				"failure or a refusal of the credentials fails at once. Default `30s`.",
 		},
 		"previous_servers": schema.MapAttribute{
 			Computed: true, ElementType: previousServersType,

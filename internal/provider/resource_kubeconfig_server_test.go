@@ -175,7 +175,7 @@ func TestAccKubeconfigServer_lifecycle(t *testing.T) {
 				// Import by host:port:path.
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(byName, "true"),
 				ResourceName: kubeconfigAddr, ImportState: true, ImportStateId: fmt.Sprintf("%s:%d:%s", s.Host, s.Port, target),
-				ImportStateVerify: true, ImportStateVerifyIgnore: []string{"previous_servers", "restart_command", "cluster_name", "ssh", "timeouts"},
+				ImportStateVerify: true, ImportStateVerifyIgnore: []string{"previous_servers", "restart_command", "cluster_name", "ssh", "timeouts", "verify_timeout"},
 			},
 		},
 	}))

@@ -21,4 +21,6 @@ resource "kha_kubeconfig_server" "node" {
   server          = var.server
   cluster_name    = "kubernetes"
   restart_command = var.restart_command
+  # An endpoint that does not answer is retried this long.
+  verify_timeout = "3s"
 }
