@@ -434,7 +434,9 @@ kube_vip_run() {
    done) &
   disown
 }
-kube_vip_stop() { touch "$T/kube-vip-h$1.stop"; kill -"${2:-TERM}" "$(cat "$T/kube-vip-h$1.pid")" 2>/dev/null; }
+# The pod may be between two restarts (kube-vip exits when it loses its
+# Lease): a stop then only has to keep the loop from starting it again.
+kube_vip_stop() { touch "$T/kube-vip-h$1.stop"; kill -"${2:-TERM}" "$(cat "$T/kube-vip-h$1.pid")" 2>/dev/null || true; }
 cp_vip_on() { ip -n "kha-h$1" -br addr show eth0 | grep -q '10.77.0.200/'; }
 cp_vip_holders() { # N...: those of h<N> that have the VIP, space-separated
   local i out=()
