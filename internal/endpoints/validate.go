@@ -180,7 +180,6 @@ func serviceIP(ps *problem.Problems, family IPFamily, in Input) netip.Addr {
 	return ip
 }
 
-// allInOne finds the control-plane node a worker entry names, if any.
 // addWorker adds a worker node at path at, unless it repeats a control-plane
 // node.
 func (c *cluster) addWorker(ps *problem.Problems, seen duplicateIndex, controlPlanes []Node, n Node, at problem.Path, defaultBind netip.Addr) {
@@ -198,6 +197,7 @@ func (c *cluster) addWorker(ps *problem.Problems, seen duplicateIndex, controlPl
 	c.nodes = append(c.nodes, c.parseNode(ps, seen, n, at, false, defaultBind))
 }
 
+// allInOne finds the control-plane node a worker entry names, if any.
 func allInOne(cps []Node, w Node) (Node, bool) {
 	for _, cp := range cps {
 		if cp.Name == w.Name && w.Name != "" {

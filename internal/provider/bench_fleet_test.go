@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -41,8 +40,7 @@ import (
 // KHA_BENCH_PROVIDER_DIR measures a prebuilt provider instead of this tree.
 func BenchmarkFleet(b *testing.B) {
 	testhost.RequireUnprivilegedUser(b)
-	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	testhost.Require(b, tf != "", "TF_ACC_TERRAFORM_PATH is not set (eval \"$(scripts/tf-env.sh)\")")
+	tf := terraformPath(b)
 	bin := buildProvider(b)
 	sizes := []int{10, 50, 100, 200}
 	if s := os.Getenv("KHA_BENCH_HOSTS"); s != "" {
@@ -320,11 +318,9 @@ func (f *fleet) processCounters(b *testing.B) []int {
 
 // terraform runs the three phases through the CLI, then destroys.
 func (f *fleet) terraform(b *testing.B, tf, bin string) []phase {
-	rc := devOverrides(b, f.work, bin)
+	terraform := devTerraform(b, tf, f.work, bin)
 	run := func(args ...string) (time.Duration, error) {
-		cmd := exec.Command(tf, append(args, "-input=false", "-no-color")...)
-		cmd.Dir = f.work
-		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+		cmd := terraform(args...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -429,8 +425,7 @@ func (f *fleet) each(b *testing.B, work func(i int, c *ssh.Client) error) {
 // for_each instances. Metrics: wall seconds and controller CPU seconds
 // (terraform and the provider) of the plan and the apply.
 func BenchmarkPlanScale(b *testing.B) {
-	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	testhost.Require(b, tf != "", "TF_ACC_TERRAFORM_PATH is not set (eval \"$(scripts/tf-env.sh)\")")
+	tf := terraformPath(b)
 	bin := buildProvider(b)
 	for _, c := range []struct {
 		name  string
@@ -445,11 +440,9 @@ func BenchmarkPlanScale(b *testing.B) {
 			if err := os.WriteFile(filepath.Join(work, "main.tf"), fixture, 0o600); err != nil {
 				b.Fatal(err)
 			}
-			rc := devOverrides(b, work, bin)
+			terraform := devTerraform(b, tf, work, bin)
 			run := func(args ...string) (wall, cpu time.Duration) {
-				cmd := exec.Command(tf, append(args, "-input=false", "-no-color")...)
-				cmd.Dir = work
-				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+				cmd := terraform(args...)
 				start := time.Now()
 				if out, err := cmd.CombinedOutput(); err != nil {
 					b.Fatalf("terraform %s: %v\n%s", args[0], err, out)

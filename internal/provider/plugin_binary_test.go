@@ -26,24 +26,37 @@ func buildProvider(t testing.TB) string {
 	return dir
 }
 
-// devOverrides writes a CLI configuration that runs the provider in bin.
-func devOverrides(t testing.TB, dir, bin string) string {
+// terraformPath is the CLI the acceptance tests use.
+func terraformPath(t testing.TB) string {
+	t.Helper()
+	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	testhost.Require(t, tf != "", "TF_ACC_TERRAFORM_PATH is not set (eval \"$(scripts/tf-env.sh)\")")
+	return tf
+}
+
+// devTerraform writes a CLI configuration into dir that runs the provider
+// in bin, and returns a maker of terraform commands that run in dir with it.
+func devTerraform(t testing.TB, tf, dir, bin string) func(args ...string) *exec.Cmd {
 	t.Helper()
 	rc := filepath.Join(dir, "cli.tfrc")
 	if err := os.WriteFile(rc, []byte(fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"kha/kha\" = %q\n  }\n  direct {}\n}\n", bin)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return rc
+	return func(args ...string) *exec.Cmd {
+		cmd := exec.Command(tf, append(args, "-input=false", "-no-color")...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+		return cmd
+	}
 }
 
 // The plugin binary logs at the level Terraform shows its lines at, and no
 // finer: debug lines with TF_LOG_PROVIDER=debug, trace lines only with trace.
 func TestPluginBinary_logsAtTerraformsLevel(t *testing.T) {
-	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	testhost.Require(t, tf != "", "TF_ACC_TERRAFORM_PATH is not set (eval \"$(scripts/tf-env.sh)\")")
+	tf := terraformPath(t)
 	bin := buildProvider(t)
 	dir := t.TempDir()
-	rc := devOverrides(t, dir, bin)
+	terraform := devTerraform(t, tf, dir, bin)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(`
 terraform {
   required_providers {
@@ -61,9 +74,8 @@ resource "kha_cluster_endpoints" "c" {
 		level          string
 		debug, traceTo bool
 	}{{"DEBUG", true, false}, {"TRACE", true, true}, {"WARN", false, false}} {
-		cmd := exec.Command(tf, "plan", "-input=false", "-no-color")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_LOG=", "TF_LOG_PROVIDER="+c.level)
+		cmd := terraform("plan")
+		cmd.Env = append(cmd.Env, "TF_LOG=", "TF_LOG_PROVIDER="+c.level)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("TF_LOG_PROVIDER=%s: terraform plan: %v\n%s", c.level, err, out)

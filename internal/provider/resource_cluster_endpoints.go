@@ -581,13 +581,11 @@ func (r *clusterEndpointsResource) ModifyPlan(ctx context.Context, req resource.
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	raw, err := m.withComputed(ctx, req.Plan.Raw)
-	if err != nil {
-		resp.Diagnostics.AddError("Internal Error", "writing the computed values into the plan failed: "+err.Error()+
-			". This is always a bug in the provider.")
-		return
+	raw, d := m.withComputed(ctx, req.Plan.Raw)
+	resp.Diagnostics.Append(d...)
+	if !d.HasError() {
+		resp.Plan.Raw = raw
 	}
-	resp.Plan.Raw = raw
 }
 
 func (r *clusterEndpointsResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -610,35 +608,38 @@ func (r *clusterEndpointsResource) apply(ctx context.Context, plan tfsdk.Plan, s
 	if diags.HasError() {
 		return
 	}
-	raw, err := m.withComputed(ctx, plan.Raw)
-	if err != nil {
-		diags.AddError("Internal Error", "writing the computed values into the state failed: "+err.Error()+
-			". This is always a bug in the provider.")
-		return
+	raw, d := m.withComputed(ctx, plan.Raw)
+	diags.Append(d...)
+	if !d.HasError() {
+		state.Raw = raw
 	}
-	state.Raw = raw
 }
 
 // withComputed returns inputs (a plan of this resource) with the computed
 // attributes replaced by m's. Unlike Plan.Set, it leaves the node lists as
 // they are instead of converting every node back, value by value: at
 // thousands of nodes that conversion was a large share of a plan.
-func (m *clusterEndpointsModel) withComputed(ctx context.Context, inputs tftypes.Value) (tftypes.Value, error) {
+func (m *clusterEndpointsModel) withComputed(ctx context.Context, inputs tftypes.Value) (tftypes.Value, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	fail := func(err error) (tftypes.Value, diag.Diagnostics) {
+		diags.AddError("Internal Error", "writing the computed values failed: "+err.Error()+". This is always a bug in the provider.")
+		return tftypes.Value{}, diags
+	}
 	var attrs map[string]tftypes.Value
 	if err := inputs.As(&attrs); err != nil {
-		return tftypes.Value{}, err
+		return fail(err)
 	}
 	for name, v := range m.computedValues() {
 		tv, err := v.ToTerraformValue(ctx)
 		if err != nil {
-			return tftypes.Value{}, fmt.Errorf("%s: %w", name, err)
+			return fail(fmt.Errorf("%s: %w", name, err))
 		}
 		if old, ok := attrs[name]; !ok || !old.Type().Equal(tv.Type()) {
-			return tftypes.Value{}, fmt.Errorf("%s: the schema has no attribute of type %s by that name", name, tv.Type())
+			return fail(fmt.Errorf("%s: the schema has no attribute of type %s by that name", name, tv.Type()))
 		}
 		attrs[name] = tv
 	}
-	return tftypes.NewValue(inputs.Type(), attrs), nil
+	return tftypes.NewValue(inputs.Type(), attrs), diags
 }
 
 // computedValues maps each computed attribute to its value in m.

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -451,9 +452,10 @@ var probeAddr = &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 22}
 // knownFor asks a known_hosts checker what it holds for an address: the
 // plain keys (a probe key's mismatch lists every key of a matching line)
 // and whether an @cert-authority line applies. For the latter each CA key
-// (cas: the keys of the checker's @cert-authority lines) is tried on a probe certificate that names it as its
-// signer: the checker refuses it for its principal, not for a lack of
-// authorities, when the CA's line matches the address.
+// (cas: the keys of the checker's @cert-authority lines) is tried on a
+// probe certificate that names it as its signer: the checker refuses it
+// for its principal, not for a lack of authorities, when the CA's line
+// matches the address.
 func knownFor(check ssh.HostKeyCallback, address string, cas []ssh.PublicKey) (keys []ssh.PublicKey, ca bool) {
 	isCA := map[string]bool{}
 	for _, key := range cas {
@@ -570,7 +572,8 @@ func linesFor(content, host, address string) string {
 		cached, _ = knownHostsIndexes.LoadOrStore(content, indexKnownHosts(content))
 	}
 	idx := cached.(*knownHostsIndex)
-	lines := append(idx.byHost[strings.ToLower(knownhosts.Normalize(address))], idx.always...)
+	// A new slice: appending to the index's own would write into it.
+	lines := slices.Concat(idx.byHost[strings.ToLower(knownhosts.Normalize(address))], idx.always)
 	return strings.Join(lines, "\n") + "\n"
 }
 

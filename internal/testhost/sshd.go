@@ -215,10 +215,12 @@ func (s *Server) Log() string {
 // far; it first waits (up to 5 s) for the sessions that are ending.
 func (s *Server) CPUTime() (time.Duration, error) {
 	pid := s.pid
-	if kids := s.children(pid); s.pidNamespace && len(kids) == 1 {
-		pid = kids[0] // sshd under unshare --fork
+	if s.pidNamespace {
+		if kids := childPIDs(pid); len(kids) == 1 {
+			pid = kids[0] // sshd under unshare --fork
+		}
 	}
-	for deadline := time.Now().Add(5 * time.Second); len(s.children(pid)) > 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * time.Second); len(childPIDs(pid)) > 0 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -228,8 +230,11 @@ func (s *Server) CPUTime() (time.Duration, error) {
 	// Fields after the command name: state is the first, utime, stime,
 	// cutime and cstime the 12th to 15th, in clock ticks (USER_HZ, 100).
 	i := bytes.LastIndexByte(stat, ')')
-	fields := strings.Fields(string(stat[i+1:]))
-	if i < 0 || len(fields) < 15 {
+	var fields []string
+	if i >= 0 {
+		fields = strings.Fields(string(stat[i+1:]))
+	}
+	if len(fields) < 15 {
 		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, stat)
 	}
 	var ticks int64
@@ -243,7 +248,7 @@ func (s *Server) CPUTime() (time.Duration, error) {
 	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }
 
-func (s *Server) children(pid int) []int {
+func childPIDs(pid int) []int {
 	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
 	var pids []int
 	for _, f := range strings.Fields(string(raw)) {
