@@ -52,6 +52,7 @@ type apiserverCertificateModel struct {
 	Fingerprint types.String          `tfsdk:"sha256_fingerprint"`
 	PEM         types.String          `tfsdk:"certificate_pem"`
 	Source      types.String          `tfsdk:"source"`
+	CAPEM       types.String          `tfsdk:"ca_pem"`
 }
 
 // dataSourceConnection is `ssh` without secrets: a data source's
@@ -93,7 +94,9 @@ func dataSourceConnectionAttribute() schema.SingleNestedAttribute {
 		MarkdownDescription: "Read the certificate on a control-plane node over SSH (with `address`: make the TLS handshake " +
 			"from that node). Unset fields inherit the provider's `default_ssh`, which is where the private key or password " +
 			"goes: a data source's arguments are stored in state, so this block has no secret fields. Host keys are always " +
-			"verified.",
+			"verified, against `host_key`, `known_hosts` or a host CA (here or on `default_ssh`): a data source has nowhere " +
+			"to record a key, so it never trusts on first use, even when `default_ssh.insecure_trust_on_first_use` is set " +
+			"for the resources.",
 		Attributes: connectionAttributes(func(f connectionField) bool { return !f.sensitive && f.name != "insecure_trust_on_first_use" },
 			func(f connectionField) schema.Attribute {
 				return schema.StringAttribute{Optional: true, MarkdownDescription: f.description}
@@ -135,7 +138,8 @@ func (d *apiserverCertificateDataSource) Schema(_ context.Context, _ datasource.
 			"certificate is valid for …, not …`:\n\n" +
 			"```terraform\nexisting_cert_sans = {\n  dns_names    = data.kha_apiserver_certificate.live.dns_names\n" +
 			"  ip_addresses = data.kha_apiserver_certificate.live.ip_addresses\n}\n```\n\n" +
-			"The handshake verifies nothing: it reads what is served. A certificate is public; nothing secret is read.",
+			"By default the handshake verifies nothing: it reads what is served (a certificate is public; nothing secret is " +
+			"read or sent). Set `ca_pem` to the cluster CA to accept only a certificate that CA signed for the address.",
 		Attributes: map[string]schema.Attribute{
 			"ssh": dataSourceConnectionAttribute(),
 			"path": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
@@ -146,6 +150,11 @@ func (d *apiserverCertificateDataSource) Schema(_ context.Context, _ datasource.
 					"from in a TLS handshake, e.g. `10.0.0.11:6443`."},
 			"server_name": schema.StringAttribute{Optional: true,
 				MarkdownDescription: "SNI of the handshake; default: the host of `address` when it is a name."},
+			"ca_pem": schema.StringAttribute{Optional: true, Validators: []validator.String{caPEMValidator{}},
+				MarkdownDescription: "The cluster CA (PEM, e.g. `/etc/kubernetes/pki/ca.crt`'s content). When set, the " +
+					"certificate read must chain to it, and in a handshake it must also be valid for `server_name` (or the host " +
+					"of `address`): the read fails otherwise, so an interceptor cannot hand the plan SANs of its choosing. " +
+					"Default: read what is served, unverified."},
 			"dns_names":          computedList("DNS SANs."),
 			"ip_addresses":       computedList("IP SANs, canonical form."),
 			"not_before":         computed("Start of validity, RFC 3339."),
@@ -174,6 +183,9 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 			defaults = d.data.defaults
 		}
 		merged, err := mergeConnection(m.SSH.model(), defaults, "")
+		if err == nil && merged.cfg.TrustsOnFirstUse() {
+			err = errNoFirstUseForDataSources(merged.cfg)
+		}
 		if err == nil {
 			err = merged.cfg.Validate()
 		}
@@ -194,7 +206,7 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 	case known(m.Address):
 		m.Source = types.StringValue("handshake " + m.Address.ValueString())
 		tflog.Debug(ctx, "reading the apiserver certificate in a TLS handshake", map[string]any{"address": m.Address.ValueString(), "via_ssh": client != nil})
-		der, err = handshakeCertificate(ctx, client, m.Address.ValueString(), m.ServerName.ValueString())
+		der, err = handshakeCertificate(ctx, client, m.Address.ValueString(), m.ServerName.ValueString(), m.CAPEM.ValueString())
 	default:
 		if !known(m.Path) {
 			m.Path = types.StringValue("/etc/kubernetes/pki/apiserver.crt")
@@ -202,6 +214,9 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 		m.Source = types.StringValue("file " + client.Address() + ":" + m.Path.ValueString())
 		tflog.Debug(ctx, "reading the apiserver certificate file", map[string]any{"host": client.Address(), "path": m.Path.ValueString()})
 		der, err = certificateFile(ctx, client, m.Path.ValueString())
+		if err == nil && known(m.CAPEM) {
+			err = verifyChain(der, nil, m.CAPEM.ValueString(), "")
+		}
 	}
 	if err != nil {
 		resp.Diagnostics.AddError("Reading the Apiserver Certificate Failed", err.Error())
@@ -246,9 +261,56 @@ func certificateFile(ctx context.Context, client *remote.Client, p string) ([]by
 	}
 }
 
+// errNoFirstUseForDataSources refuses trust on first use for a data
+// source: it could record no key, so every read would accept any host and
+// hand it the credentials.
+func errNoFirstUseForDataSources(cfg remote.Config) error {
+	return fmt.Errorf("%w %s: kha_apiserver_certificate never trusts on first use (inherited from default_ssh or not), because a "+
+		"data source has nowhere to record the key and every read would accept any host, credentials included. Pin the host: "+
+		"set ssh.host_key to its public key (a line of `ssh-keyscan %s` without the host name), ssh.known_hosts (here or on "+
+		"default_ssh) to known_hosts content, or the key of the CA that signs its host certificate", remote.ErrNoHostKey, cfg.Address(), cfg.Host)
+}
+
+// caPEMValidator wants PEM text with at least one certificate.
+type caPEMValidator struct{}
+
+func (caPEMValidator) Description(context.Context) string {
+	return "must be PEM text holding at least one CA certificate"
+}
+
+func (v caPEMValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (caPEMValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if known(req.ConfigValue) && !x509.NewCertPool().AppendCertsFromPEM([]byte(req.ConfigValue.ValueString())) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid CA Certificate",
+			"ca_pem holds no PEM certificate: give the cluster CA's certificate, e.g. the content of /etc/kubernetes/pki/ca.crt.")
+	}
+}
+
+// verifyChain checks that der chains to a certificate of caPEM (through
+// the intermediates served with it) and, when name is set, is valid for
+// it (a DNS name or an IP address).
+func verifyChain(der []byte, intermediates []*x509.Certificate, caPEM, name string) error {
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return fmt.Errorf("the certificate does not parse: %v", err)
+	}
+	opts := x509.VerifyOptions{Roots: x509.NewCertPool(), Intermediates: x509.NewCertPool(), DNSName: name,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	opts.Roots.AppendCertsFromPEM([]byte(caPEM))
+	for _, c := range intermediates {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := cert.Verify(opts); err != nil {
+		return fmt.Errorf("the certificate does not verify against ca_pem: %v", err)
+	}
+	return nil
+}
+
 // handshakeCertificate returns the leaf certificate address presents,
-// dialled from the host when client is set.
-func handshakeCertificate(ctx context.Context, client *remote.Client, address, serverName string) ([]byte, error) {
+// dialled from the host when client is set. With caPEM it must verify
+// against that CA for the server name (or the address's host).
+func handshakeCertificate(ctx context.Context, client *remote.Client, address, serverName, caPEM string) ([]byte, error) {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, fmt.Errorf("address %q is not host:port", address)
@@ -269,7 +331,8 @@ func handshakeCertificate(ctx context.Context, client *remote.Client, address, s
 	if deadline, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(deadline)
 	}
-	// Reading what is served, not trusting it.
+	// Read what is served; ca_pem, when set, is checked below so that the
+	// error says what did not verify.
 	tc := tls.Client(conn, &tls.Config{ServerName: serverName, InsecureSkipVerify: true})
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return nil, fmt.Errorf("TLS handshake with %s: %w", address, err)
@@ -277,6 +340,15 @@ func handshakeCertificate(ctx context.Context, client *remote.Client, address, s
 	certs := tc.ConnectionState().PeerCertificates
 	if len(certs) == 0 {
 		return nil, fmt.Errorf("%s presented no certificate", address)
+	}
+	if caPEM != "" {
+		name := serverName
+		if name == "" {
+			name = host
+		}
+		if err := verifyChain(certs[0].Raw, certs[1:], caPEM, name); err != nil {
+			return nil, fmt.Errorf("%s: %w", address, err)
+		}
 	}
 	return certs[0].Raw, nil
 }

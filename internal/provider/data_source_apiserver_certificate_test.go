@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
@@ -104,4 +105,77 @@ func TestAccAPIServerCertificate_errors(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAccAPIServerCertificate_neverTrustsOnFirstUse: trust on first use on
+// default_ssh is for resources, which record the key. The data source
+// would record nothing and accept any host on every read, so it refuses
+// before dialing: an impostor sshd on the node's address never sees a
+// connection, let alone the password. A pinned key reads as usual.
+func TestAccAPIServerCertificate_neverTrustsOnFirstUse(t *testing.T) {
+	pw := testhost.SetPassword(t)
+	impostor := testhost.Start(t, testhost.Options{Password: true})
+	pki := testhost.TestPKI(t)
+	certFile, _ := pki.WriteServerFiles(t, t.TempDir())
+	provider := `provider "kha" {
+  default_ssh = { user = "` + testhost.UnprivilegedUser + `", password = "` + pw + `", sudo = true,
+                  insecure_trust_on_first_use = true }
+}
+`
+	read := func(ssh string) string {
+		return provider + `data "kha_apiserver_certificate" "x" {
+  ssh  = { host = "` + impostor.Host + `", port = ` + strconv.Itoa(impostor.Port) + ssh + ` }
+  path = "` + certFile + `"
+}`
+	}
+	refused := regexp.MustCompile(`(?s)never\s+trusts\s+on\s+first\s+use.*ssh\.host_key`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{Config: read(""), ExpectError: refused},
+			// The block has no such field: Terraform drops it, and the
+			// inherited setting is refused the same way.
+			{Config: read(", insecure_trust_on_first_use = true"), ExpectError: refused},
+			{Config: read(`, host_key = "` + impostor.HostKey.Public() + `"`),
+				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("data.kha_apiserver_certificate.x",
+					tfjsonpath.New("ip_addresses"), knownvalue.ListSizeExact(5))}},
+		},
+	})
+	// Only the pinned read logged in.
+	if n := strings.Count(impostor.Log(), "Accepted password"); n != 1 {
+		t.Errorf("the host saw %d password logins, want 1 (the pinned read):\n%s", n, impostor.Log())
+	}
+}
+
+// TestAccAPIServerCertificate_caPEM: with ca_pem the certificate must
+// chain to the cluster CA and, in a handshake, be valid for the address;
+// without it whatever is served is read.
+func TestAccAPIServerCertificate_caPEM(t *testing.T) {
+	pki := testhost.TestPKI(t)
+	apiserver := testhost.StartAPIServer(t, "cp1", "127.0.0.2")
+	read := func(address, ca, serverName string) string {
+		return `data "kha_apiserver_certificate" "x" {
+  address     = "` + address + `"
+  ca_pem      = ` + ca + `
+  server_name = ` + serverName + `
+}`
+	}
+	heredoc := func(pem string) string { return "<<-EOT\n" + pem + "EOT\n" }
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{Config: read(apiserver, heredoc(pki.CAPEM), "null"), ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.kha_apiserver_certificate.x", tfjsonpath.New("dns_names"),
+					knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("localhost"), knownvalue.StringExact("kubernetes")}))}},
+			{Config: read(apiserver, heredoc(pki.CAPEM), `"kubernetes"`)},
+			{Config: read(apiserver, heredoc(testhost.OtherCAPEM(t)), "null"),
+				ExpectError: regexp.MustCompile(`(?s)does\s+not\s+verify\s+against\s+ca_pem.*unknown\s+authority`)},
+			{Config: read(apiserver, heredoc(pki.CAPEM), `"api.example.com"`),
+				ExpectError: regexp.MustCompile(`(?s)does\s+not\s+verify\s+against\s+ca_pem.*api\.example\.com`)},
+			{Config: read(apiserver, `"not a certificate"`, "null"),
+				ExpectError: regexp.MustCompile(`(?s)Invalid CA Certificate.*ca_pem\s+holds\s+no\s+PEM\s+certificate`)},
+			// Unverified, a name the certificate lacks still reads.
+			{Config: read(apiserver, "null", `"api.example.com"`)},
+		},
+	})
 }
