@@ -389,8 +389,9 @@ func (c *Client) putFile(ctx context.Context, f File) error {
 	}
 	stdin.Close()
 	go wait()
+	result := lostAfterCommit(exited, f.Verify != nil)
 	if verifyErr != nil {
-		err := <-exited
+		err := <-result
 		if stepErr := c.applyResult(ctx, f, err, &stderr, fail); stepErr != nil {
 			var se *StepError
 			if errors.As(stepErr, &se) && se.Step == "verify" {
@@ -401,19 +402,39 @@ func (c *Client) putFile(ctx context.Context, f File) error {
 		return fail("verify", trimOutput(stderr.Bytes()), verifyErr)
 	}
 	select {
-	case err := <-exited:
+	case err := <-result:
 		return c.applyResult(ctx, f, err, &stderr, fail)
 	case <-ctx.Done():
 		// The host finishes the reload (bounded by the script's own
 		// limit) or restores the previous file; wait a little for which.
 		select {
-		case err := <-exited:
+		case err := <-result:
 			return c.applyResult(ctx, f, err, &stderr, fail)
 		case <-time.After(15 * time.Second):
 			return fail("reload", trimOutput(stderr.Bytes()), fmt.Errorf("lost track of the host after the new file was "+
 				"put in place (%v); the next refresh shows what it has", ctx.Err()))
 		}
 	}
+}
+
+// lostAfterCommit passes on the script's end, but says what the host does
+// when the connection was lost after the commit (no exit status came).
+func lostAfterCommit(exited <-chan error, verify bool) chan error {
+	out := make(chan error, 1)
+	go func() {
+		err := <-exited
+		var exitErr interface{ ExitStatus() int }
+		if err != nil && !errors.As(err, &exitErr) {
+			what := "it keeps the new file unless the reload command fails"
+			if verify {
+				what = "no verdict can reach it, so it puts the previous file back and reloads it"
+			}
+			err = fmt.Errorf("the connection was lost after the new file was put in place (%v); the host goes on alone: "+
+				"%s. The next refresh shows what it has", err, what)
+		}
+		out <- err
+	}()
+	return out
 }
 
 // applyResult turns applyScript's exit into the result of putFile.

@@ -1305,3 +1305,47 @@ func TestEdits(t *testing.T) {
 		}
 	})
 }
+
+// TestConnectionDroppedDuringReload: the client is gone (its connection
+// closed) while the reload command runs. With a verification pending, the
+// host cannot be told to keep the new file, so it puts the previous one
+// back and reloads it; without one, a reload that fails is still rolled
+// back. Before, the script died on its first write to the closed
+// connection and deleted the backup with its private directory.
+func TestConnectionDroppedDuringReload(t *testing.T) {
+	for name, tc := range map[string]struct {
+		verify Verifier
+		reload string // after appending the file to reloads
+	}{
+		"verification pending": {verify: verifyFunc(func(context.Context, *Client) error { return nil }), reload: "echo reloading; sleep 2"},
+		"failing reload":       {reload: "echo reloading; sleep 2; grep -q v1 %s"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, dir, target, reloads, reload := reloadedService(t)
+			os.Remove(reloads)
+			reload += "; " + strings.ReplaceAll(tc.reload, "%s", ShellQuote(target))
+			done := make(chan error, 1)
+			go func() {
+				done <- c.Put(context.Background(), File{Path: target, Content: []byte("v2\n"), ReloadCommand: reload, Verify: tc.verify})
+			}()
+			waitFor(t, 10*time.Second, "the reload to start", func() bool {
+				b, _ := os.ReadFile(reloads)
+				return string(b) == "v2\n"
+			})
+			dropConnection(c)
+			if err := <-done; err == nil || !strings.Contains(err.Error(), "lost after the new file was put in place") {
+				t.Fatalf("want an error that says the connection was lost after the swap, got %v", err)
+			} else if tc.verify != nil && !strings.Contains(err.Error(), "puts the previous file back") {
+				t.Errorf("the error does not say that the host rolls back: %v", err)
+			}
+			waitFor(t, 15*time.Second, "the host to roll back and clean up", func() bool {
+				b, _ := os.ReadFile(target)
+				return string(b) == "v1\n" && len(entries(t, dir)) == 2
+			})
+			waitFor(t, 10*time.Second, "the reload with the previous file", func() bool {
+				b, _ := os.ReadFile(reloads)
+				return string(b) == "v2\nv1\n"
+			})
+		})
+	}
+}

@@ -22,7 +22,9 @@ package remote
 //     command runs; a daemon it starts must not sit in the private
 //     directory, which goes away), with its output in a file that is
 //     printed after it exits (the daemon inherits nothing of the session),
-//     bounded by $limit seconds when `timeout` exists.
+//     bounded by $limit seconds when `timeout` exists;
+//   - restore puts the previous file back (or removes a new one) after a
+//     failed reload or verification, reloads, and exits with $1.
 const scriptPrelude = `set -u
 sweep() {
   for old in "$dir/.$base".kha-*; do
@@ -56,6 +58,15 @@ run() {
   status=$?
   while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <log >&2
   return $status
+}
+restore() {
+  trap '' HUP INT TERM
+  if [ -e previous ] || [ -L previous ]; then mv -f -- previous "$target"; else rm -f -- "$target"; fi || exit 21
+  if [ -n "$reload" ]; then
+    echo "--- the previous state was restored; running the reload command again:" >&2
+    run "$reload" || exit 21
+  fi
+  exit "$1"
 }
 `
 
@@ -125,22 +136,23 @@ if [ -e "$target" ] || [ -L "$target" ]; then
   ln -- "$target" previous 2>/dev/null || cp -p -- "$target" previous || exit 14
 fi
 mv -f -- new "$target" || exit 14
+# The new file is in place: from here a client that is gone (a dropped
+# connection makes writes fail and reads end) or a signal never stops the
+# script half way. A failed reload, or with verify anything but the
+# client's "keep", puts the previous file back and reloads it.
+# (Traps that run a command, unlike ignored signals, leave the commands
+# run the default dispositions.)
+trap : PIPE
+if [ "$verify" = 1 ]; then trap 'restore 22' HUP INT TERM; else trap : HUP INT TERM; fi
 rc=0
 if [ -n "$reload" ]; then run "$reload"; rc=$?; fi
 if [ $rc = 0 ]; then
   [ "$verify" = 1 ] || exit 0
-  echo reloaded
-  IFS= read -r verdict && [ "$verdict" = keep ] && exit 0
-  rc=22
+  echo reloaded 2>/dev/null && IFS= read -r verdict && [ "$verdict" = keep ] && exit 0
+  restore 22
 fi
-if [ -e previous ] || [ -L previous ]; then mv -f -- previous "$target"; else rm -f -- "$target"; fi || exit 21
-if [ -n "$reload" ]; then
-  echo "--- the previous state was restored; running the reload command again:" >&2
-  run "$reload" || exit 21
-fi
-[ $rc = 124 ] && exit 17
-[ $rc = 22 ] && exit 22
-exit 15
+[ $rc = 124 ] && restore 17
+restore 15
 `
 
 // statScript prints a line "present" or "missing" for each path
