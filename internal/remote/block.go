@@ -63,6 +63,8 @@ func (c *Client) changeBlock(ctx context.Context, f File, action string, block [
 			err = errors.New("the file is untouched")
 		case exitLocked:
 			err = errors.New("timed out waiting for the lock; the file is untouched")
+		case exitLockDir:
+			err = errors.New("the lock directory is not kha's; the file is untouched")
 		default:
 			err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d; the file is untouched", exit))
 		}

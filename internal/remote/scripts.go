@@ -75,6 +75,7 @@ const (
 	exitRollback    = 21
 	exitVerify      = 22
 	exitValidateEnd = 23
+	exitLockDir     = 24
 	exitChanged     = 26
 	exitTimeout     = 124 // timeout(1)
 )
@@ -178,9 +179,12 @@ run "$command" || exit 15
 // $3 is "remove". Every other line stays byte for byte, a CRLF file gets
 // CRLF block lines, and mode and owner are kept. A block whose markers do
 // not pair up is refused, with its lines, rather than guessed at. Changes
-// of one directory are serialised with flock (a lock on the directory, so
-// concurrent runs of any kind wait for each other); where the file is a
-// mount point (a container's /etc/hosts) it is written in place.
+// of one directory are serialised with flock on the directory .kha-lock in
+// it, which the script makes with mode 0700: only the effective user (and
+// root) can open it, so no other local user can hold the lock, as anyone
+// could the target's directory. A .kha-lock that the effective user does
+// not own, or a symlink, is refused: the lock would not be kha's. Where the
+// file is a mount point (a container's /etc/hosts) it is written in place.
 const blockScript = scriptPrelude + `target=$1 marker=$2 action=$3 limit=$4 rand=$5
 dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
@@ -188,10 +192,17 @@ if [ ! -e "$target" ]; then
   [ "$action" = apply ] || exit 0
   [ -d "$dir" ] || { echo "directory $dir does not exist" >&2; exit 10; }
 fi
-exec 9<"$dir" || exit 11
 if command -v flock >/dev/null; then
+  locks=$dir/.kha-lock
+  [ -e "$locks" ] || [ -L "$locks" ] || mkdir -m 0700 -- "$locks" 2>/dev/null || [ -d "$locks" ] ||
+    mkdir -m 0700 -- "$locks" || exit 11
+  if [ -L "$locks" ] || ! cd -- "$locks" 2>/dev/null || [ ! -O . ]; then
+    echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns: remove it and apply again" >&2
+    exit 24
+  fi
+  exec 9<. || exit 11
   if [ "$limit" = 0 ]; then flock 9; else flock -w "$limit" 9; fi ||
-    { echo "another process held the lock on $dir for $limit s" >&2; exit 19; }
+    { echo "another kha run held the lock $locks for $limit s" >&2; exit 19; }
 fi
 sweep
 enter

@@ -1,0 +1,149 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+// sharedDir is a root-owned directory (mode 0755) that every local user
+// can enter and read, as /etc.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "kha-etc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// asUnprivileged runs a command as testhost.UnprivilegedUser on this
+// machine, as a local user of the host would.
+func asUnprivileged(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command("runuser", append([]string{"-u", testhost.UnprivilegedUser, "--", name}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// holdLock has the unprivileged user hold a shared flock on path until the
+// test ends, and returns once it holds it.
+func holdLock(t *testing.T, path string) {
+	t.Helper()
+	cmd := asUnprivileged("flock", "-s", path, "sh", "-c", "echo locked; exec sleep 60")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("%s could not lock %s (%q)", testhost.UnprivilegedUser, path, line)
+	}
+}
+
+// A local user who can read the target's directory (as anyone can /etc)
+// cannot hold block changes up: kha's lock is not the directory itself
+// but a directory that only the connection's user can open.
+func TestBlockLockIsOutOfLocalUsersReach(t *testing.T) {
+	testhost.RequireUnprivilegedUser(t)
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	dir := sharedDir(t)
+	hosts := filepath.Join(dir, "hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	holdLock(t, dir)
+	holdLock(t, hosts)
+
+	lb := File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")}
+	for _, op := range []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"apply", func(ctx context.Context) error { return c.Put(ctx, lb) }},
+		{"re-apply", func(ctx context.Context) error { return c.Put(ctx, lb) }},
+		{"remove", func(ctx context.Context) error { return c.Remove(ctx, lb, "") }},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		start := time.Now()
+		err := op.run(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s while %s holds a lock on %s: %v", op.name, testhost.UnprivilegedUser, dir, err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("%s took %s: it waited for the local user's lock", op.name, took)
+		}
+	}
+	if got := string(mustRead(t, hosts)); got != "127.0.0.1 localhost\n" {
+		t.Fatalf("after apply and remove:\n%s", got)
+	}
+	// Whatever kha keeps next to the target for locking, the local user
+	// can neither open nor lock it.
+	for _, name := range entries(t, dir) {
+		if name == "hosts" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if out, err := asUnprivileged("flock", "-n", "-s", p, "true").CombinedOutput(); err == nil {
+			t.Errorf("%s can lock %s (%s)", testhost.UnprivilegedUser, p, out)
+		}
+	}
+}
+
+// A lock directory kha did not make (owned by another user, or a symlink
+// planted in its place) is refused with what to do, and the file is
+// untouched.
+func TestForeignBlockLockIsRefused(t *testing.T) {
+	testhost.RequireUnprivilegedUser(t)
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	elsewhere := t.TempDir() // root's, mode 0700
+	for name, plant := range map[string]func(lock string) error{
+		"another user's directory": func(lock string) error {
+			if err := os.Mkdir(lock, 0o700); err != nil {
+				return err
+			}
+			return exec.Command("chown", testhost.UnprivilegedUser, lock).Run()
+		},
+		"a symlink": func(lock string) error { return os.Symlink(elsewhere, lock) },
+		"a file":    func(lock string) error { return os.WriteFile(lock, nil, 0o600) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := sharedDir(t)
+			hosts := filepath.Join(dir, "hosts")
+			if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lock := filepath.Join(dir, ".kha-lock")
+			if err := plant(lock); err != nil {
+				t.Fatal(err)
+			}
+			err := c.Put(context.Background(), File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")})
+			if err == nil || !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), "remove it") {
+				t.Fatalf("want a refusal naming %s and the fix, got %v", lock, err)
+			}
+			if got := string(mustRead(t, hosts)); got != "127.0.0.1 localhost\n" {
+				t.Fatalf("the file changed:\n%s", got)
+			}
+		})
+	}
+}
