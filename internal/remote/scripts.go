@@ -22,8 +22,13 @@ package remote
 //     command runs; a daemon it starts must not sit in the private
 //     directory, which goes away), with its output in a file that is
 //     printed after it exits (the daemon inherits nothing of the session),
-//     bounded by $limit seconds when `timeout` exists.
+//     bounded by $limit seconds when `timeout` exists, and with the umask
+//     the script started with ($umask0: the host's own, as a plain SSH
+//     command has), not the 077 the scripts set for their own files, so
+//     that what a reload creates (a socket, a PID file) gets the modes the
+//     service expects.
 const scriptPrelude = `set -u
+umask0=$(umask)
 sweep() {
   for old in "$dir/.$base".kha-*; do
     [ -d "$old" ] && [ ! -L "$old" ] || continue
@@ -49,9 +54,9 @@ replaced() {
 }
 run() {
   if [ "$limit" != 0 ] && command -v timeout >/dev/null; then
-    (cd 2>/dev/null || cd /; exec timeout -k 5 "$limit" sh -c "$1") </dev/null >log 2>&1
+    (cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 5 "$limit" sh -c "$1") </dev/null >log 2>&1
   else
-    (cd 2>/dev/null || cd /; exec sh -c "$1") </dev/null >log 2>&1
+    (cd 2>/dev/null || cd /; umask "$umask0"; exec sh -c "$1") </dev/null >log 2>&1
   fi
   status=$?
   while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <log >&2

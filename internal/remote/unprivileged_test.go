@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,5 +146,61 @@ func TestForeignBlockLockIsRefused(t *testing.T) {
 				t.Fatalf("the file changed:\n%s", got)
 			}
 		})
+	}
+}
+
+// The commands kha runs for a user (validate, reload, the throwaway
+// instance, the command after a removal) create files with the host's
+// umask, as the same commands run over plain SSH do, not with the 077 the
+// scripts keep for their own temporary files.
+func TestUserCommandsRunWithTheHostsUmask(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	ctx := context.Background()
+	out, _, err := c.Run(ctx, "umask", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	umask, err := strconv.ParseUint(strings.TrimSpace(string(out)), 8, 32)
+	if err != nil {
+		t.Fatalf("umask printed %q: %v", out, err)
+	}
+	want := os.FileMode(0o666 &^ umask)
+	if want == 0o600 {
+		t.Fatalf("the host's umask is %04o, which the scripts' own 077 cannot be told from: start the test with umask 022", umask)
+	}
+	dir := sharedDir(t)
+	made := func(name string) string { return ShellQuote(filepath.Join(dir, name)) }
+	target := filepath.Join(dir, "lb.cfg")
+	started := filepath.Join(dir, "preflight")
+	preflight := &Preflight{Command: "touch " + made("preflight") + " && exec sleep 3133", Timeout: 5 * time.Second,
+		Candidate: func(string) ([]byte, Verifier, error) {
+			return []byte("v1\n"), verifyFunc(func(ctx context.Context, c *Client) error {
+				for ctx.Err() == nil {
+					if _, err := os.Stat(started); err == nil {
+						return nil
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				return ctx.Err()
+			}), nil
+		}}
+	// Mode 0600: the script's umask for the file (177) differs from the host's.
+	f := File{Path: target, Content: []byte("v1\n"), Mode: 0o600, ValidateCommand: "touch " + made("validate"),
+		ReloadCommand: "touch " + made("reload"), Preflight: preflight}
+	if err := c.Put(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Remove(ctx, f, "touch "+made("remove")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"validate", "preflight", "reload", "remove"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("the %s command made no file: %v", name, err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("the %s command made a file of mode %04o, want %04o (umask %04o)", name, st.Mode().Perm(), want, umask)
+		}
 	}
 }
