@@ -202,7 +202,7 @@ if command -v flock >/dev/null; then
   [ -e "$locks" ] || [ -L "$locks" ] || mkdir -m 0700 -- "$locks" 2>/dev/null || [ -d "$locks" ] ||
     mkdir -m 0700 -- "$locks" || exit 11
   if [ -L "$locks" ] || ! cd -- "$locks" 2>/dev/null || [ ! -O . ]; then
-    echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns: remove it and apply again" >&2
+    echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
     exit 24
   fi
   exec 9<. || exit 11

@@ -204,3 +204,61 @@ func TestUserCommandsRunWithTheHostsUmask(t *testing.T) {
 		}
 	}
 }
+
+// Every step that the host refuses to a user other than root for lack of
+// permission says to set ssh.sudo; other failures do not.
+func TestPermissionErrorsNameSSHSudo(t *testing.T) {
+	testhost.RequireUnprivilegedUser(t)
+	s := testhost.Start(t, testhost.Options{})
+	cfg := configFor(s)
+	cfg.User = testhost.UnprivilegedUser
+	c, _ := client(t, cfg)
+	ctx := context.Background()
+	etc := sharedDir(t) // root's, as /etc
+	hosts, secret := filepath.Join(etc, "hosts"), filepath.Join(etc, "shadow")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"+BlockLines("lb", "10.0.0.1 api")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("x\n"+BlockLines("lb", "10.0.0.1 api")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	own := sharedDir(t) // the user's own directory
+	if out, err := exec.Command("chown", testhost.UnprivilegedUser, own).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v: %s", err, out)
+	}
+	const hint = "set ssh.sudo = true (the user needs passwordless sudo)"
+	for name, op := range map[string]func() error{
+		"put a file": func() error { return c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")}) },
+		"put a file root owns": func() error {
+			return c.Put(ctx, File{Path: filepath.Join(own, "lb.cfg"), Content: []byte("x\n"), Owner: "root"})
+		},
+		"put a block":          func() error { return c.Put(ctx, File{Path: hosts, Block: "lb", Content: []byte("10.0.0.2 api")}) },
+		"remove a block":       func() error { return c.Remove(ctx, File{Path: hosts, Block: "lb"}, "") },
+		"remove a file":        func() error { return c.Remove(ctx, File{Path: hosts}, "") },
+		"read a file":          func() error { _, err := c.ReadFile(ctx, secret); return err },
+		"read a file's digest": func() error { _, err := c.Observe(ctx, []File{{Path: secret}}); return err },
+		"read a block":         func() error { _, err := c.Observe(ctx, []File{{Path: secret, Block: "lb"}}); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := op(); err == nil || !strings.Contains(err.Error(), hint) {
+				t.Fatalf("want an error that says to %s, got %v", hint, err)
+			}
+		})
+	}
+	// A failure that is not the host's refusal gets no such hint.
+	err := c.Put(ctx, File{Path: filepath.Join(own, "lb.cfg"), Content: []byte("x\n"), ValidateCommand: "echo bad config >&2; false"})
+	if err == nil || !strings.Contains(err.Error(), "bad config") || strings.Contains(err.Error(), "ssh.sudo") {
+		t.Fatalf("want the validate command's failure without the sudo hint, got %v", err)
+	}
+	if got := string(mustRead(t, hosts)); got != "127.0.0.1 localhost\n"+BlockLines("lb", "10.0.0.1 api") {
+		t.Fatalf("the refused steps changed %s:\n%s", hosts, got)
+	}
+	// Beside the lock directory of a root apply (ssh.sudo on earlier), too.
+	root, _ := client(t, configFor(s))
+	if err := root.Put(ctx, File{Path: hosts, Block: "other", Content: []byte("10.0.0.3 db")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put(ctx, File{Path: hosts, Block: "lb", Content: []byte("10.0.0.2 api")}); err == nil || !strings.Contains(err.Error(), "ssh.sudo = true") {
+		t.Fatalf("want an error that names ssh.sudo, got %v", err)
+	}
+}
