@@ -70,7 +70,8 @@ func (r *hostsEntriesResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"every other line stays as it is. Re-applying replaces the block where it stands rather than adding one; an " +
 			"edit inside the block, or its removal, shows in the next plan; destroy removes only the block.\n\n" +
 			"Several resources may keep blocks in one file (each with its own `marker`), in parallel and from several " +
-			"Terraform runs: changes of one directory wait for each other (`flock` on the host). A block whose marker " +
+			"Terraform runs: changes of one directory wait for each other (`flock` on the host, on a directory " +
+			"`.kha-lock` that kha keeps next to the file, mode `0700`, which no other local user can open). A block whose marker " +
 			"lines were damaged by hand (a deleted `# END` line) is refused with its lines, never repaired by deleting " +
 			"what follows; a file with CRLF line endings keeps them. The file is rewritten through a copy renamed into " +
 			"place, keeping its mode and owner; where it is a mount point (a container's `/etc/hosts`), it is written in " +

@@ -63,6 +63,8 @@ func (c *Client) changeBlock(ctx context.Context, f File, action string, block [
 			err = errors.New("the file is untouched")
 		case exitLocked:
 			err = errors.New("timed out waiting for the lock; the file is untouched")
+		case exitLockDir:
+			err = errors.New("the lock directory is not this user's; the file is untouched")
 		default:
 			err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d; the file is untouched", exit))
 		}
@@ -82,7 +84,7 @@ func (c *Client) readBlock(ctx context.Context, f File) (Observed, error) {
 	}
 	out, errOut, exit, err := c.script(ctx, blockReadScript, nil, f.Path, f.Block)
 	if err == nil && exit != 0 {
-		err = fmt.Errorf("exit status %d", exit)
+		err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d", exit))
 	}
 	if err != nil {
 		return Observed{}, &StepError{Host: c.cfg.Address(), Step: "read block", Path: f.Path, Output: trimOutput(errOut), Err: err}

@@ -357,11 +357,16 @@ func (c Config) verifier() (*verifier, error) {
 	v := &verifier{address: c.Address()}
 	var dbs []*knownHostsDB
 	if c.KnownHosts != "" {
-		db, err := parseKnownHosts(linesFor(c.KnownHosts, c.Host, c.Address()))
-		if err != nil {
-			return nil, err
+		for _, lines := range []string{linesFor(c.KnownHosts, c.Host, c.Address()), portPatternLines(c.KnownHosts, c.Address())} {
+			if lines == "" {
+				continue
+			}
+			db, err := parseKnownHosts(lines)
+			if err != nil {
+				return nil, err
+			}
+			dbs = append(dbs, db)
 		}
-		dbs = append(dbs, db)
 	}
 	var lines []string
 	var plain []ssh.PublicKey
@@ -567,14 +572,90 @@ func linesFor(content, host, address string) string {
 	if _, err := netip.ParseAddr(host); err != nil {
 		return content
 	}
+	idx := knownHostsIndexOf(content)
+	// A new slice: appending to the index's own would write into it.
+	lines := slices.Concat(idx.byHost[strings.ToLower(knownhosts.Normalize(address))], idx.always)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// portPatternLines reads known_hosts patterns for a port other than 22 as
+// OpenSSH does, which matches them against "[host]:port": "*" and
+// "@cert-authority *" apply to every port. The knownhosts package gives a
+// pattern without a port port 22 alone. It returns each pattern line that
+// OpenSSH applies to address (none of its negated patterns matches, another
+// does) with the address in place of the patterns, for a checker beside
+// the one of linesFor; "" when there is none, and always for port 22, where
+// the package reads patterns as OpenSSH does.
+func portPatternLines(content, address string) string {
+	name := knownhosts.Normalize(address)
+	if !strings.HasPrefix(name, "[") {
+		return ""
+	}
+	var out strings.Builder
+	for _, line := range knownHostsIndexOf(content).always {
+		fields := strings.Fields(line)
+		at := 0 // the patterns' field
+		if strings.HasPrefix(fields[0], "@") {
+			if fields[0] != "@cert-authority" {
+				continue // @revoked applies to every host as it is
+			}
+			at = 1
+		}
+		if len(fields) < at+3 || strings.HasPrefix(fields[at], "|") || !matchesHost(fields[at], strings.ToLower(name)) {
+			continue
+		}
+		fields[at] = name
+		out.WriteString(strings.Join(fields, " ") + "\n")
+	}
+	return out.String()
+}
+
+// matchesHost reads a comma-separated known_hosts pattern list as
+// OpenSSH's match_hostname does: name matches when a pattern matches it
+// and no negated one ("!pattern") does; "*" and "?" are the only wildcards
+// and case does not count.
+func matchesHost(patterns, name string) bool {
+	matched := false
+	for _, p := range strings.Split(strings.ToLower(patterns), ",") {
+		negated := strings.HasPrefix(p, "!")
+		if wildcardMatch(strings.TrimPrefix(p, "!"), name) {
+			if negated {
+				return false
+			}
+			matched = true
+		}
+	}
+	return matched
+}
+
+// wildcardMatch matches s against a pattern of "*" (any run of bytes), "?"
+// (any one byte) and literal bytes.
+func wildcardMatch(pattern, s string) bool {
+	for pattern != "" {
+		switch {
+		case pattern[0] == '*':
+			pattern = strings.TrimLeft(pattern, "*")
+			for i := len(s); i >= 0; i-- {
+				if wildcardMatch(pattern, s[i:]) {
+					return true
+				}
+			}
+			return false
+		case s == "" || (pattern[0] != '?' && pattern[0] != s[0]):
+			return false
+		}
+		pattern, s = pattern[1:], s[1:]
+	}
+	return s == ""
+}
+
+// knownHostsIndexOf is the index of known_hosts content, made once.
+func knownHostsIndexOf(content string) *knownHostsIndex {
 	cached, ok := knownHostsIndexes.Load(content)
 	if !ok {
 		cached, _ = knownHostsIndexes.LoadOrStore(content, indexKnownHosts(content))
 	}
-	idx := cached.(*knownHostsIndex)
-	// A new slice: appending to the index's own would write into it.
-	lines := slices.Concat(idx.byHost[strings.ToLower(knownhosts.Normalize(address))], idx.always)
-	return strings.Join(lines, "\n") + "\n"
+	return cached.(*knownHostsIndex)
 }
 
 func indexKnownHosts(content string) *knownHostsIndex {

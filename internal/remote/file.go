@@ -264,10 +264,17 @@ func trimOutput(b []byte) string {
 	return s
 }
 
-// sudoHint explains a failure of sudo -n.
+// sudoHint explains a failure of sudo -n, and a step that the host refused
+// to a user other than root for lack of permission (EACCES, EPERM in the
+// output) while ssh.sudo is off.
 func (c *Client) sudoHint(output string, err error) error {
-	if c.sudo && strings.Contains(output, "sudo:") {
+	switch {
+	case c.sudo && strings.Contains(output, "sudo:"):
 		return errors.New("sudo -n failed: the connection user needs passwordless sudo (NOPASSWD) for ssh.sudo")
+	case !c.sudo && c.cfg.user() != "root" &&
+		(strings.Contains(output, "Permission denied") || strings.Contains(output, "Operation not permitted")):
+		return fmt.Errorf("%w: %s lacks the permission on the host: set ssh.sudo = true (the user needs passwordless "+
+			"sudo), or connect as a user who has it", err, c.cfg.user())
 	}
 	return err
 }
@@ -492,7 +499,7 @@ func (c *Client) Observe(ctx context.Context, files []File) ([]Observed, error) 
 	c.log(ctx, LevelDebug, "reading digests", map[string]any{"paths": paths})
 	stdout, stderr, exit, err := c.script(ctx, statScript, nil, paths...)
 	if err == nil && exit != 0 {
-		err = fmt.Errorf("exit status %d", exit)
+		err = c.sudoHint(string(stderr), fmt.Errorf("exit status %d", exit))
 	}
 	if err != nil {
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: strings.Join(paths, ", "), Output: trimOutput(stderr), Err: err}

@@ -1,11 +1,14 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh/knownhosts"
 
@@ -91,6 +94,51 @@ func TestPinnedKeyBesideKnownHosts(t *testing.T) {
 		var revokedErr *knownhosts.RevokedError
 		if err := v.check("[10.0.0.1]:2222", remote, revoked.Signer.PublicKey()); !errors.As(err, &revokedErr) {
 			t.Errorf("a revoked key, even pinned: got %v", err)
+		}
+	}
+}
+
+// As with OpenSSH, which matches known_hosts patterns against
+// "[host]:port" for a port other than 22, a "*" line and an
+// "@cert-authority *" line apply to a host on any port, and a negated
+// pattern that matches "[host]:port" still excludes it.
+func TestKnownHostsPatternsOnAnotherPort(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{HostCertificate: true}) // on a free port, never 22
+	other := testhost.NewKey(t)
+	connect := func(knownHosts string) error {
+		cfg := Config{Host: s.Host, Port: s.Port, PrivateKey: s.ClientKey.PEM, KnownHosts: knownHosts, Timeout: 10 * time.Second}
+		pool := NewPool(nil)
+		defer pool.Close()
+		_, err := pool.Get(context.Background(), cfg)
+		return err
+	}
+	for name, knownHosts := range map[string]string{
+		"* and the host's key":             "* " + s.HostKey.Public(),
+		"@cert-authority * and its CA":     "@cert-authority * " + s.HostCA.Public(),
+		"a pattern that matches the port":  "*:" + strconv.Itoa(s.Port) + " " + s.HostKey.Public(),
+		"a list with another host negated": "!10.9.9.9,* " + s.HostKey.Public(),
+		"hashed":                           knownhosts.HashHostname(s.KnownHostsName()) + " " + s.HostKey.Public(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := connect(knownHosts + "\n"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	var keyErr *HostKeyError
+	if err := connect("* " + other.Public() + "\n"); !errors.As(err, &keyErr) {
+		t.Errorf("* with another key: got %v, want a host key error", err)
+	}
+	if err := connect("@cert-authority * " + other.Public() + "\n"); !errors.As(err, &keyErr) {
+		t.Errorf("@cert-authority * with another CA: got %v, want a host key error", err)
+	}
+	for _, knownHosts := range []string{
+		"![" + s.Host + "]:*,* " + s.HostKey.Public(),
+		"*.example.com " + s.HostKey.Public(),
+		"@cert-authority " + s.Host + "* " + s.HostCA.Public(),
+	} {
+		if err := connect(knownHosts + "\n"); err == nil || !strings.Contains(err.Error(), "no key and no @cert-authority line") {
+			t.Errorf("%q: got %v, want no key for %s", knownHosts, err, s.Address())
 		}
 	}
 }

@@ -37,7 +37,8 @@ type Preflight struct {
 // preflightScript runs a throwaway instance. It reads the configuration
 // from stdin into a private directory next to the target, starts the
 // command on it (bounded by timeout(1), which takes the command's whole
-// process group down), prints "started", and stops the instance at the
+// process group down; with the host's umask, as run in scriptPrelude
+// runs commands), prints "started", and stops the instance at the
 // client's next line or when the client is gone. When the instance ends,
 // it prints "exited <status>" and the instance's output on stderr.
 // Arguments: target, create parent dirs (1/0), command, size, time limit
@@ -56,7 +57,7 @@ umask 077
 head -c "$size" >candidate || exit 11
 KHA_CANDIDATE=$work/candidate; export KHA_CANDIDATE
 exec 3<&0
-(cd 2>/dev/null || cd /; exec timeout -k 2 "$limit" sh -c "$command") </dev/null >plog 2>&1 &
+(cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 2 "$limit" sh -c "$command") </dev/null >plog 2>&1 &
 pid=$!
 echo started
 (IFS= read -r stop <&3; kill "$pid" 2>/dev/null) &

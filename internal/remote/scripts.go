@@ -22,10 +22,15 @@ package remote
 //     command runs; a daemon it starts must not sit in the private
 //     directory, which goes away), with its output in a file that is
 //     printed after it exits (the daemon inherits nothing of the session),
-//     bounded by $limit seconds when `timeout` exists;
+//     bounded by $limit seconds when `timeout` exists, and with the umask
+//     the script started with ($umask0: the host's own, as a plain SSH
+//     command has), not the 077 the scripts set for their own files, so
+//     that what a reload creates (a socket, a PID file) gets the modes the
+//     service expects.
 //   - restore puts the previous file back (or removes a new one) after a
 //     failed reload or verification, reloads, and exits with $1.
 const scriptPrelude = `set -u
+umask0=$(umask)
 sweep() {
   for old in "$dir/.$base".kha-*; do
     [ -d "$old" ] && [ ! -L "$old" ] || continue
@@ -51,9 +56,9 @@ replaced() {
 }
 run() {
   if [ "$limit" != 0 ] && command -v timeout >/dev/null; then
-    (cd 2>/dev/null || cd /; exec timeout -k 5 "$limit" sh -c "$1") </dev/null >log 2>&1
+    (cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 5 "$limit" sh -c "$1") </dev/null >log 2>&1
   else
-    (cd 2>/dev/null || cd /; exec sh -c "$1") </dev/null >log 2>&1
+    (cd 2>/dev/null || cd /; umask "$umask0"; exec sh -c "$1") </dev/null >log 2>&1
   fi
   status=$?
   while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <log >&2
@@ -86,6 +91,7 @@ const (
 	exitRollback    = 21
 	exitVerify      = 22
 	exitValidateEnd = 23
+	exitLockDir     = 24
 	exitChanged     = 26
 	exitTimeout     = 124 // timeout(1)
 )
@@ -190,9 +196,12 @@ run "$command" || exit 15
 // $3 is "remove". Every other line stays byte for byte, a CRLF file gets
 // CRLF block lines, and mode and owner are kept. A block whose markers do
 // not pair up is refused, with its lines, rather than guessed at. Changes
-// of one directory are serialised with flock (a lock on the directory, so
-// concurrent runs of any kind wait for each other); where the file is a
-// mount point (a container's /etc/hosts) it is written in place.
+// of one directory are serialised with flock on the directory .kha-lock in
+// it, which the script makes with mode 0700: only the effective user (and
+// root) can open it, so no other local user can hold the lock, as anyone
+// could the target's directory. A .kha-lock that the effective user does
+// not own, or a symlink, is refused: the lock would not be kha's. Where the
+// file is a mount point (a container's /etc/hosts) it is written in place.
 const blockScript = scriptPrelude + `target=$1 marker=$2 action=$3 limit=$4 rand=$5
 dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
@@ -200,10 +209,17 @@ if [ ! -e "$target" ]; then
   [ "$action" = apply ] || exit 0
   [ -d "$dir" ] || { echo "directory $dir does not exist" >&2; exit 10; }
 fi
-exec 9<"$dir" || exit 11
 if command -v flock >/dev/null; then
+  locks=$dir/.kha-lock
+  [ -e "$locks" ] || [ -L "$locks" ] || mkdir -m 0700 -- "$locks" 2>/dev/null || [ -d "$locks" ] ||
+    mkdir -m 0700 -- "$locks" || exit 11
+  if [ -L "$locks" ] || ! cd -- "$locks" 2>/dev/null || [ ! -O . ]; then
+    echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
+    exit 24
+  fi
+  exec 9<. || exit 11
   if [ "$limit" = 0 ]; then flock 9; else flock -w "$limit" 9; fi ||
-    { echo "another process held the lock on $dir for $limit s" >&2; exit 19; }
+    { echo "another kha run held the lock $locks for $limit s" >&2; exit 19; }
 fi
 sweep
 enter
