@@ -57,9 +57,17 @@ type rendered struct {
 	// alwaysDelivered resources go to a host without an `ssh` attribute
 	// (all from default_ssh); the others only render without one.
 	alwaysDelivered bool
-	// applied, when set, runs once every file is in place, before the
-	// state is written: it records what applying learnt.
-	applied func()
+	// rollback, when set, holds for each file what puts the host back to
+	// how it was before this apply (nil: nothing to undo), removed with
+	// Remove: after a failed file, those before it are rolled back.
+	rollback []*remote.File
+}
+
+// hostReader is a model that reads its host before the lifecycle changes
+// it (apply and destroy), and renders again from what it read: what to
+// record of what was there, and which steps the change needs.
+type hostReader interface {
+	readHost(ctx context.Context, c *remote.Client) error
 }
 
 // hostFields are the attributes every host resource has.
@@ -419,9 +427,21 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	if h.TrustedHostKey.IsUnknown() {
 		h.TrustedHostKey = types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(client.HostKey()))))
 	}
+	if out, d = r.readHost(ctx, client, &plan, &config); d.HasError() {
+		diags.Append(d...)
+		return
+	}
+	h.ID = types.StringValue(hostID(m.cfg, out.files))
 	for i, f := range out.files {
 		if err := client.Put(ctx, f); err != nil {
 			diags.AddError("Applying File Failed", err.Error())
+			reload := ""
+			if remote.ReloadedAfterSwap(err) {
+				reload = f.ReloadCommand
+			}
+			if i > 0 && len(out.rollback) > 0 && r.rollBack(ctx, m, out.rollback[:i], reload, diags) {
+				return // the host is as it was
+			}
 			if priorState == nil && i > 0 {
 				// Earlier files are on the host: keep a (tainted) state so
 				// that the next apply replaces the resource and cleans up.
@@ -441,14 +461,64 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 			return
 		}
 	}
-	if out.applied != nil {
-		out.applied()
-	}
 	h.RemoteSHA256 = types.StringValue(h.SHA256.ValueString())
-	h.ID = types.StringValue(hostID(m.cfg, out.files))
 	diags.Append(state.Set(ctx, &plan)...)
 	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	diags.Append(setDrift(ctx, private, nil)...)
+}
+
+// readHost lets a hostReader model read its host, and renders it again
+// from what it read; other models render as they did.
+func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client, model, config *M) (rendered, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if reader, ok := any(P(model)).(hostReader); ok {
+		tflog.Debug(ctx, "reading what the host has before changing it")
+		if err := reader.readHost(ctx, client); err != nil {
+			diags.AddError("Reading the Host Failed", err.Error())
+			return rendered{}, diags
+		}
+	}
+	return P(model).render(config)
+}
+
+// rollBack undoes, last first, what the files before a failed one
+// changed, over a fresh connection (the failure may have been a lost
+// one), running reload after the last undo when the failed file's reload
+// ran. It reports whether the host is back as it was; when it is not,
+// the error says what is left.
+func (r *hostResource[M, P]) rollBack(ctx context.Context, m merged, undo []*remote.File, reload string, diags *diag.Diagnostics) bool {
+	client, d := r.connect(ctx, m)
+	if d.HasError() {
+		diags.AddError("Rolling Back Failed", "the files changed before the failure could not be put back: "+
+			summary(d)+". The next apply puts the resource right.")
+		return false
+	}
+	first := slices.IndexFunc(undo, func(f *remote.File) bool { return f != nil })
+	for i := len(undo) - 1; i >= 0; i-- {
+		if undo[i] == nil {
+			continue
+		}
+		f := *undo[i]
+		if i == first {
+			f.ReloadCommand = reload
+		}
+		tflog.Info(ctx, "rolling back a file changed before the failure", map[string]any{"path": f.Path, "reload": reload != ""})
+		if err := client.Remove(ctx, f, ""); err != nil {
+			diags.AddError("Rolling Back Failed", fmt.Sprintf("%s was changed before the failure and could not be put back: %v. "+
+				"The next apply puts the resource right.", undo[i].Path, err))
+			return false
+		}
+	}
+	return true
+}
+
+// summary joins the details of a diagnostics' errors.
+func summary(d diag.Diagnostics) string {
+	var parts []string
+	for _, e := range d.Errors() {
+		parts = append(parts, e.Detail())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // setDrift records what a refresh found changed, as private state (JSON).
@@ -588,6 +658,10 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 	client, d := r.connect(ctx, m)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if out, d = r.readHost(ctx, client, &state, nil); d.HasError() {
+		resp.Diagnostics.Append(d...)
 		return
 	}
 	for i := len(out.files) - 1; i >= 0; i-- {

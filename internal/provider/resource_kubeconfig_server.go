@@ -2,7 +2,9 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"path"
 	"sort"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -48,6 +51,9 @@ type kubeconfigServerModel struct {
 	Verify          types.Bool     `tfsdk:"verify"`
 	VerifyTimeout   types.String   `tfsdk:"verify_timeout"`
 	PreviousServers types.Map      `tfsdk:"previous_servers"`
+	// onHost are the servers the kubeconfigs have, by path and cluster,
+	// once readHost has read them.
+	onHost map[string]map[string]string
 }
 
 // kubeletConfig is the kubeconfig whose change needs a kubelet restart.
@@ -79,9 +85,10 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 		},
 		"restart_command": schema.StringAttribute{
 			Optional: true, Computed: true,
-			MarkdownDescription: "Run after each kubeconfig is changed, then the check runs again; if either fails, the previous " +
-				"file comes back and the command runs again. Default: `systemctl restart kubelet` when a path is a `kubelet.conf`, " +
-				"else none. Processes that read the other kubeconfigs (kube-controller-manager, kube-scheduler) read them at start.",
+			MarkdownDescription: "Run once, after the last kubeconfig that changes, then the check runs again; if either fails, " +
+				"every kubeconfig this apply changed gets its previous server back and the command runs again. Default: " +
+				"`systemctl restart kubelet` when a path is a `kubelet.conf`, else none. Processes that read the other " +
+				"kubeconfigs (kube-controller-manager, kube-scheduler) read them at start.",
 		},
 		"verify": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
@@ -104,8 +111,9 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 		"previous_servers": schema.MapAttribute{
 			Computed: true, ElementType: previousServersType,
 			PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()},
-			MarkdownDescription: "The servers before kha changed them, by path and cluster name, recorded at create (or " +
-				"import). Destroy puts them back, with the same check, so a node is never left pointing at nothing.",
+			MarkdownDescription: "The servers before kha changed them, by path and cluster name, read from the host before " +
+				"the first change (at create, or when a path is added to `paths`) or at import. Destroy puts them back, with the " +
+				"same check, so a node is never left pointing at nothing.",
 		},
 	}
 	resp.Schema = schema.Schema{
@@ -114,7 +122,8 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 			"server values change: client certificates the kubelet rotates, contexts, extensions and comments stay as " +
 			"they are. A rotated credential is not drift; a changed `server` is.\n\n" +
 			"Each change is proven before it is made (see `verify`), written atomically only if the file did not change " +
-			"since kha read it, followed by `restart_command` and the check again, and rolled back if either fails. " +
+			"since kha read it, followed by `restart_command` and the check again, and rolled back if either fails; a " +
+			"failure on one kubeconfig puts back those the same apply changed before it. " +
 			"Nothing of a kubeconfig's content reaches state, plan or logs: only paths, servers and digests.\n\n" +
 			"Order matters on a live cluster: the endpoint must serve before a kubeconfig points at it. Give the resource " +
 			"`depends_on` the load balancer resources that serve the endpoint; Terraform then deploys and verifies them first " +
@@ -156,7 +165,7 @@ func checkServerURL(s string) error {
 	return nil
 }
 
-func (m *kubeconfigServerModel) render(*kubeconfigServerModel) (rendered, diag.Diagnostics) {
+func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	restart := m.RestartCommand
 	if !known(restart) {
@@ -173,26 +182,120 @@ func (m *kubeconfigServerModel) render(*kubeconfigServerModel) (rendered, diag.D
 		timeout = 30 * time.Second // unknown in a new resource's plan: the default
 	}
 	verify := !m.Verify.Equal(types.BoolValue(false))
-	previous := map[string]map[string]string{}
-	if known(m.PreviousServers) {
-		diags.Append(m.PreviousServers.ElementsAs(context.Background(), &previous, false)...)
+	recorded := recordedServers(m.PreviousServers)
+	if config != nil {
+		m.PreviousServers = m.previousServersToRecord(recorded, &diags)
+		recorded = recordedServers(m.PreviousServers)
 	}
-	recorded := map[string]map[string]string{}
-	out := rendered{alwaysDelivered: true, applied: func() {
-		if !known(m.PreviousServers) { // recorded at create, kept through updates
-			m.PreviousServers, _ = types.MapValueFrom(context.Background(), previousServersType, recorded)
-		}
-	}}
+	out := rendered{alwaysDelivered: true}
 	for _, p := range m.Paths {
-		recorded[p.ValueString()] = map[string]string{}
-		edit := &kubeconfigEdit{server: m.Server.ValueString(), cluster: m.ClusterName.ValueString(),
-			previous: previous[p.ValueString()], seen: recorded[p.ValueString()]}
+		edit := &kubeconfigEdit{server: m.Server.ValueString(), cluster: m.ClusterName.ValueString(), previous: recorded[p.ValueString()]}
 		if verify {
 			edit.checkTimeout = timeout
 		}
-		out.files = append(out.files, remote.File{Path: p.ValueString(), Edit: edit, ReloadCommand: restart.ValueString()})
+		out.files = append(out.files, remote.File{Path: p.ValueString(), Edit: edit})
+	}
+	if m.onHost == nil {
+		// Not knowing which kubeconfigs change, restart after each.
+		for i := range out.files {
+			out.files[i].ReloadCommand = restart.ValueString()
+		}
+		return out, diags
+	}
+	// Restart once, after the last kubeconfig that changes; a failure puts
+	// back the ones changed before it.
+	changes := func(file string) bool {
+		for name, server := range m.onHost[file] {
+			want := m.Server.ValueString()
+			if config == nil { // destroy: back to what was there
+				want = recorded[file][name]
+			}
+			if want != "" && want != server {
+				return true
+			}
+		}
+		return false
+	}
+	last := -1
+	if config != nil {
+		out.rollback = make([]*remote.File, len(out.files))
+	}
+	for i, f := range out.files {
+		if !changes(f.Path) {
+			continue
+		}
+		if last = i; config != nil {
+			out.rollback[i] = &remote.File{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: m.onHost[f.Path]}}
+		}
+	}
+	if last >= 0 {
+		out.files[last].ReloadCommand = restart.ValueString()
 	}
 	return out, diags
+}
+
+// readHost records the servers each kubeconfig has before kha changes
+// it: what `previous_servers` gets for a path it does not hold yet, and
+// which kubeconfigs a change touches. A kubeconfig that is gone has none.
+func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client) error {
+	m.onHost = map[string]map[string]string{}
+	for _, p := range m.Paths {
+		content, err := c.ReadFile(ctx, p.ValueString())
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		servers, err := kubeconfig.Servers(content, m.ClusterName.ValueString())
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.ValueString(), err)
+		}
+		m.onHost[p.ValueString()] = servers
+	}
+	return nil
+}
+
+// previousServersToRecord is `previous_servers` for the paths in `paths`:
+// the servers recorded before for the paths that have them (a path added
+// later is recorded when it is first changed), the host's for the others
+// once read, and unknown until then.
+func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[string]string, diags *diag.Diagnostics) types.Map {
+	if m.PreviousServers.IsUnknown() && m.onHost == nil {
+		return m.PreviousServers // a new resource's plan
+	}
+	elems := map[string]attr.Value{}
+	for _, p := range m.Paths {
+		servers, ok := recorded[p.ValueString()]
+		if !ok {
+			servers, ok = m.onHost[p.ValueString()]
+		}
+		if !ok && m.onHost == nil {
+			elems[p.ValueString()] = types.MapUnknown(types.StringType)
+			continue
+		}
+		v, d := types.MapValueFrom(context.Background(), types.StringType, servers)
+		diags.Append(d...)
+		elems[p.ValueString()] = v
+	}
+	v, d := types.MapValue(previousServersType, elems)
+	diags.Append(d...)
+	return v
+}
+
+// recordedServers are the known entries of `previous_servers`.
+func recordedServers(v types.Map) map[string]map[string]string {
+	recorded := map[string]map[string]string{}
+	if v.IsNull() || v.IsUnknown() {
+		return recorded
+	}
+	for p, elem := range v.Elements() {
+		var servers map[string]string
+		if m, ok := elem.(types.Map); ok && known(m) && !m.ElementsAs(context.Background(), &servers, false).HasError() {
+			recorded[p] = servers
+		}
+	}
+	return recorded
 }
 
 func previousServersValue(recorded map[string]map[string]string, diags *diag.Diagnostics) types.Map {
@@ -204,9 +307,8 @@ func previousServersValue(recorded map[string]map[string]string, diags *diag.Dia
 // kubeconfigEdit sets the server of a kubeconfig's clusters.
 type kubeconfigEdit struct {
 	server, cluster string
-	// previous are the servers before kha, by cluster, for Undo; seen
-	// collects them from the content Apply changes.
-	previous, seen map[string]string
+	// previous are the servers to put back, by cluster, for Undo.
+	previous map[string]string
 	// checkTimeout bounds each check; 0 checks nothing.
 	checkTimeout time.Duration
 }
@@ -217,10 +319,7 @@ func (e *kubeconfigEdit) Apply(current []byte) ([]byte, error) {
 		return nil, err
 	}
 	want := map[string]string{}
-	for name, server := range servers {
-		if e.seen != nil {
-			e.seen[name] = server
-		}
+	for name := range servers {
 		want[name] = e.server
 	}
 	return kubeconfig.SetServers(current, want)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -176,6 +177,140 @@ func TestAccKubeconfigServer_lifecycle(t *testing.T) {
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(byName, "true"),
 				ResourceName: kubeconfigAddr, ImportState: true, ImportStateId: fmt.Sprintf("%s:%d:%s", s.Host, s.Port, target),
 				ImportStateVerify: true, ImportStateVerifyIgnore: []string{"previous_servers", "restart_command", "cluster_name", "ssh", "timeouts", "verify_timeout"},
+			},
+		},
+	}))
+}
+
+// TestAccKubeconfigServer_failuresPutBackWhatChanged: a create that fails
+// on its second kubeconfig (its check, or a connection lost while the
+// kubelet restarts) puts the first one back and records nothing; a path
+// added later is recorded before it is first changed, so destroy puts it
+// back too; and the kubelet restarts once per apply, after the last
+// kubeconfig that changes.
+func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	pki := testhost.TestPKI(t)
+	serverA := "https://" + testhost.StartAPIServer(t, "a", "127.0.0.2")
+	serverB := "https://" + testhost.StartAPIServer(t, "b", "127.0.0.3")
+	dir := t.TempDir()
+	kubelet, admin := filepath.Join(dir, "kubelet.conf"), filepath.Join(dir, "admin.conf")
+	restarts, restarting := filepath.Join(dir, "restarts"), filepath.Join(dir, "restarting")
+	certFile, keyFile := pki.WriteClientFiles(t, t.TempDir(), "system:node:w1")
+	cert, _ := os.ReadFile(certFile)
+	key, _ := os.ReadFile(keyFile)
+	write := func(path, caPEM string) []byte {
+		b := []byte(nodeKubeconfig(serverA, caPEM, cert, key))
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	wantKubelet, wantAdmin := write(kubelet, pki.CAPEM), write(admin, testhost.OtherCAPEM(t))
+	vars := func(server, restart string, paths ...string) config.Variables {
+		list := make([]config.Variable, len(paths))
+		for i, p := range paths {
+			list[i] = config.StringVariable(p)
+		}
+		return config.Variables{"host": config.StringVariable(s.Host), "port": config.IntegerVariable(s.Port),
+			"host_key": config.StringVariable(s.HostKey.Public()), "private_key": config.StringVariable(s.ClientKey.PEM),
+			"paths": config.ListVariable(list...), "server": config.StringVariable(server), "restart_command": config.StringVariable(restart)}
+	}
+	count := "echo restart >> " + restarts
+	restartsSoFar := 0
+	restartedOnce := func(*terraform.State) error {
+		b, _ := os.ReadFile(restarts)
+		n := strings.Count(string(b), "restart\n")
+		defer func() { restartsSoFar = n }()
+		if n != restartsSoFar+1 {
+			return fmt.Errorf("the restart command ran %d times in this apply, want once", n-restartsSoFar)
+		}
+		return nil
+	}
+	// asBefore waits for the host (which may still be rolling back on its
+	// own) to have both kubeconfigs as they were, byte for byte.
+	asBefore := func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			k, _ := os.ReadFile(kubelet)
+			a, _ := os.ReadFile(admin)
+			if bytes.Equal(k, wantKubelet) && bytes.Equal(a, wantAdmin) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the kubeconfigs were not put back:\nkubelet.conf:\n%s\nadmin.conf:\n%s", k, a)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	serversAre := func(want string, paths ...string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			for _, p := range paths {
+				b, _ := os.ReadFile(p)
+				if servers, err := kubeconfig.Servers(b, ""); err != nil || servers["kubernetes"] != want {
+					return fmt.Errorf("%s has %v (%v), want %s", p, servers, err, want)
+				}
+			}
+			return nil
+		}
+	}
+	notInState := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(kubeconfigAddr, plancheck.ResourceActionCreate)}}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             serversAre(serverA, kubelet, admin),
+		Steps: []resource.TestStep{
+			{
+				// admin.conf's CA did not sign the apiserver: its check fails
+				// after kubelet.conf was switched.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(serverB, count, kubelet, admin),
+				ExpectError: regexp.MustCompile(`(?s)check\s+of\s+\S*admin\.conf\s+failed`),
+			},
+			{
+				// The connection is lost while the kubelet restarts.
+				PreConfig: func() {
+					asBefore()
+					wantAdmin = write(admin, pki.CAPEM)
+					go func() {
+						for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+							if _, err := os.Stat(restarting); err == nil {
+								s.DropConnections()
+								return
+							}
+						}
+					}()
+				},
+				ConfigPlanChecks: notInState,
+				ConfigDirectory:  config.TestNameDirectory(), ConfigVariables: vars(serverB, "touch "+restarting+"; sleep 2", kubelet, admin),
+				ExpectError: regexp.MustCompile(`(?s)lost\s+after\s+the\s+new\s+file\s+was\s+put\s+in\s+place`),
+			},
+			{
+				PreConfig:        func() { asBefore(); os.Remove(restarting) },
+				ConfigPlanChecks: notInState,
+				ConfigDirectory:  config.TestNameDirectory(), ConfigVariables: vars(serverB, count, kubelet),
+				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(kubeconfigAddr, tfjsonpath.New("previous_servers"),
+					knownvalue.MapExact(map[string]knownvalue.Check{kubelet: knownvalue.MapExact(map[string]knownvalue.Check{"kubernetes": knownvalue.StringExact(serverA)})}))},
+				Check: resource.ComposeTestCheckFunc(serversAre(serverB, kubelet), serversAre(serverA, admin), restartedOnce),
+			},
+			{
+				// A path added later: recorded before its first change.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(serverB, count, kubelet, admin),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(kubeconfigAddr, tfjsonpath.New("previous_servers").AtMapKey(admin)),
+					plancheck.ExpectKnownValue(kubeconfigAddr, tfjsonpath.New("previous_servers").AtMapKey(kubelet),
+						knownvalue.MapExact(map[string]knownvalue.Check{"kubernetes": knownvalue.StringExact(serverA)}))}},
+				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(kubeconfigAddr, tfjsonpath.New("previous_servers").AtMapKey(admin),
+					knownvalue.MapExact(map[string]knownvalue.Check{"kubernetes": knownvalue.StringExact(serverA)}))},
+				Check: resource.ComposeTestCheckFunc(serversAre(serverB, kubelet, admin), restartedOnce),
+			},
+			{
+				// Both change: one restart.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(serverA, count, kubelet, admin),
+				Check: resource.ComposeTestCheckFunc(serversAre(serverA, kubelet, admin), restartedOnce),
+			},
+			{
+				// Destroy (CheckDestroy) finds both on serverA already.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(serverB, count, kubelet, admin),
+				Check: resource.ComposeTestCheckFunc(serversAre(serverB, kubelet, admin), restartedOnce),
 			},
 		},
 	}))

@@ -424,6 +424,19 @@ func (c *Client) putFile(ctx context.Context, f File) error {
 	}
 }
 
+// errLostAfterSwap means the connection was lost once the new file was in
+// place, while the reload ran or its verdict was awaited.
+var errLostAfterSwap = errors.New("the connection was lost after the new file was put in place")
+
+// ReloadedAfterSwap says whether a failed Put had put its file in place
+// and run the reload command (the host then restores the previous file
+// and reloads again): what was changed before it needs a reload too when
+// it is put back.
+func ReloadedAfterSwap(err error) bool {
+	var se *StepError
+	return errors.As(err, &se) && (se.Step == "reload" || se.Step == "verify" || errors.Is(err, errLostAfterSwap))
+}
+
 // lostAfterCommit passes on the script's end, but says what the host does
 // when the connection was lost after the commit (no exit status came).
 func lostAfterCommit(exited <-chan error, verify bool) chan error {
@@ -436,8 +449,7 @@ func lostAfterCommit(exited <-chan error, verify bool) chan error {
 			if verify {
 				what = "no verdict can reach it, so it puts the previous file back and reloads it"
 			}
-			err = fmt.Errorf("the connection was lost after the new file was put in place (%v); the host goes on alone: "+
-				"%s. The next refresh shows what it has", err, what)
+			err = fmt.Errorf("%w (%v); the host goes on alone: %s. The next refresh shows what it has", errLostAfterSwap, err, what)
 		}
 		out <- err
 	}()

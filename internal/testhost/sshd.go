@@ -214,12 +214,7 @@ func (s *Server) Log() string {
 // CPUTime is the CPU time sshd and every session it has finished used so
 // far; it first waits (up to 5 s) for the sessions that are ending.
 func (s *Server) CPUTime() (time.Duration, error) {
-	pid := s.pid
-	if s.pidNamespace {
-		if kids := childPIDs(pid); len(kids) == 1 {
-			pid = kids[0] // sshd under unshare --fork
-		}
-	}
+	pid := s.sshdPID()
 	for deadline := time.Now().Add(5 * time.Second); len(childPIDs(pid)) > 0 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -246,6 +241,16 @@ func (s *Server) CPUTime() (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+// sshdPID is the listening sshd's PID.
+func (s *Server) sshdPID() int {
+	if s.pidNamespace {
+		if kids := childPIDs(s.pid); len(kids) == 1 {
+			return kids[0] // sshd under unshare --fork
+		}
+	}
+	return s.pid
 }
 
 func childPIDs(pid int) []int {
@@ -283,6 +288,24 @@ func (s *Server) Stop() {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// DropConnections kills the sshd processes that serve the server's
+// connections, as a network failure or a crashed client would end them:
+// the clients see their connections close, and the commands the sessions
+// ran go on without them.
+func (s *Server) DropConnections() {
+	var drop func(pid int)
+	drop = func(pid int) {
+		for _, child := range childPIDs(pid) {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", child))
+			if strings.HasPrefix(strings.TrimSpace(string(comm)), "sshd") {
+				drop(child)
+				_ = syscall.Kill(child, syscall.SIGKILL)
+			}
+		}
+	}
+	drop(s.sshdPID())
 }
 
 // RequireSSHD checks that an sshd can be started here.
