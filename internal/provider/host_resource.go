@@ -335,7 +335,7 @@ func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateStat
 		return types.StringValue(desired), diags
 	}
 	m.cfg.TrustedHostKey = trusted.ValueString()
-	observed, _, d := r.observe(ctx, m, files)
+	observed, _, _, d := r.observe(ctx, m, files)
 	diags.Append(d...)
 	if observed.ValueString() != desired {
 		return types.StringUnknown(), diags
@@ -353,16 +353,32 @@ type privateSetter interface {
 	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
 }
 
-// observe reads the files' digests and says how the host differs.
-func (r *hostResource[M, P]) observe(ctx context.Context, m merged, files []remote.File) (observed types.String, drift []string, diags diag.Diagnostics) {
-	client, diags := r.connect(ctx, m)
+// trustedKeyOf is the key the client's host presented, to record on
+// first use. A connection lost (and not re-established) since has none:
+// an error, never a key recorded from nothing.
+func trustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	key := client.HostKey()
+	if key == nil {
+		diags.AddAttributeError(path.Root("ssh"), "Host Key Not Recorded", fmt.Sprintf("the connection to %s was lost before "+
+			"its host key could be recorded (ssh.insecure_trust_on_first_use); nothing was recorded: run the command again",
+			client.Address()))
+		return types.StringUnknown(), diags
+	}
+	return types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))), diags
+}
+
+// observe reads the files' digests and says how the host differs, and
+// returns the client it read them over.
+func (r *hostResource[M, P]) observe(ctx context.Context, m merged, files []remote.File) (observed types.String, drift []string, client *remote.Client, diags diag.Diagnostics) {
+	client, diags = r.connect(ctx, m)
 	if diags.HasError() {
-		return types.StringNull(), nil, diags
+		return types.StringNull(), nil, nil, diags
 	}
 	seen, err := client.Observe(ctx, files)
 	if err != nil {
 		diags.AddError("Reading Remote Files Failed", err.Error())
-		return types.StringNull(), nil, diags
+		return types.StringNull(), nil, client, diags
 	}
 	digests := make([]string, len(files))
 	for i, f := range files {
@@ -375,9 +391,9 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m merged, files []remo
 		}
 	}
 	if len(files) == 1 && !seen[0].Exists {
-		return types.StringNull(), drift, diags
+		return types.StringNull(), drift, client, diags
 	}
-	return types.StringValue(filesDigest(files, digests)), drift, diags
+	return types.StringValue(filesDigest(files, digests)), drift, client, diags
 }
 
 func (r *hostResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -425,7 +441,10 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		return
 	}
 	if h.TrustedHostKey.IsUnknown() {
-		h.TrustedHostKey = types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(client.HostKey()))))
+		if h.TrustedHostKey, d = trustedKeyOf(client); d.HasError() {
+			diags.Append(d...)
+			return
+		}
 	}
 	if out, d = r.readHost(ctx, client, &plan, &config); d.HasError() {
 		diags.Append(d...)
@@ -621,16 +640,18 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("true"))...)
 		return
 	}
-	observed, drift, d := r.observe(ctx, m, out.files)
+	observed, drift, client, d := r.observe(ctx, m, out.files)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if m.cfg.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
 		// Trust on first use turned on for an existing resource, or an
-		// import: this first connection records the key.
-		client, _ := r.connect(ctx, m)
-		h.TrustedHostKey = types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(client.HostKey()))))
+		// import: the connection that read the files records the key.
+		if h.TrustedHostKey, d = trustedKeyOf(client); d.HasError() {
+			resp.Diagnostics.Append(d...)
+			return
+		}
 	}
 	h.RemoteSHA256 = observed
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)

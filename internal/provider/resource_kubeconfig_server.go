@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -171,7 +172,7 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 	if !known(restart) {
 		restart = types.StringValue("")
 		for _, p := range m.Paths {
-			if path.Base(p.ValueString()) == kubeletConfig {
+			if filepath.Base(p.ValueString()) == kubeletConfig {
 				restart = types.StringValue("systemctl restart kubelet")
 			}
 		}
@@ -182,10 +183,10 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 		timeout = 30 * time.Second // unknown in a new resource's plan: the default
 	}
 	verify := !m.Verify.Equal(types.BoolValue(false))
-	recorded := recordedServers(m.PreviousServers)
+	recorded := recordedServers(m.PreviousServers, &diags)
 	if config != nil {
 		m.PreviousServers = m.previousServersToRecord(recorded, &diags)
-		recorded = recordedServers(m.PreviousServers)
+		recorded = recordedServers(m.PreviousServers, &diags)
 	}
 	out := rendered{alwaysDelivered: true}
 	for _, p := range m.Paths {
@@ -274,9 +275,29 @@ func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[
 			elems[p.ValueString()] = types.MapUnknown(types.StringType)
 			continue
 		}
-		v, d := types.MapValueFrom(context.Background(), types.StringType, servers)
-		diags.Append(d...)
-		elems[p.ValueString()] = v
+		elems[p.ValueString()] = serversValue(servers, diags)
+	}
+	v, d := types.MapValue(previousServersType, elems)
+	diags.Append(d...)
+	return v
+}
+
+// serversValue is one path's entry of `previous_servers`.
+func serversValue(servers map[string]string, diags *diag.Diagnostics) types.Map {
+	elems := make(map[string]attr.Value, len(servers))
+	for name, server := range servers {
+		elems[name] = types.StringValue(server)
+	}
+	v, d := types.MapValue(types.StringType, elems)
+	diags.Append(d...)
+	return v
+}
+
+// previousServersValue is `previous_servers` holding recorded.
+func previousServersValue(recorded map[string]map[string]string, diags *diag.Diagnostics) types.Map {
+	elems := make(map[string]attr.Value, len(recorded))
+	for p, servers := range recorded {
+		elems[p] = serversValue(servers, diags)
 	}
 	v, d := types.MapValue(previousServersType, elems)
 	diags.Append(d...)
@@ -284,24 +305,29 @@ func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[
 }
 
 // recordedServers are the known entries of `previous_servers`.
-func recordedServers(v types.Map) map[string]map[string]string {
+func recordedServers(v types.Map, diags *diag.Diagnostics) map[string]map[string]string {
 	recorded := map[string]map[string]string{}
 	if v.IsNull() || v.IsUnknown() {
 		return recorded
 	}
 	for p, elem := range v.Elements() {
-		var servers map[string]string
-		if m, ok := elem.(types.Map); ok && known(m) && !m.ElementsAs(context.Background(), &servers, false).HasError() {
-			recorded[p] = servers
+		entry, ok := elem.(types.Map)
+		if !ok || !known(entry) {
+			continue // recorded when the path is first changed
 		}
+		servers := map[string]string{}
+		for name, server := range entry.Elements() {
+			s, ok := server.(types.String)
+			if !ok || !known(s) {
+				diags.AddAttributeError(path.Root("previous_servers").AtMapKey(p), "Invalid Recorded Server",
+					fmt.Sprintf("the server recorded for cluster %q is not a known string. This is always a bug in the provider.", name))
+				continue
+			}
+			servers[name] = s.ValueString()
+		}
+		recorded[p] = servers
 	}
 	return recorded
-}
-
-func previousServersValue(recorded map[string]map[string]string, diags *diag.Diagnostics) types.Map {
-	v, d := types.MapValueFrom(context.Background(), previousServersType, recorded)
-	diags.Append(d...)
-	return v
 }
 
 // kubeconfigEdit sets the server of a kubeconfig's clusters.
