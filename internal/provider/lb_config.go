@@ -62,6 +62,7 @@ type lbConfigModel struct {
 	Fallback          *lbFallbackModel `tfsdk:"fallback"`
 	Logs              types.Bool       `tfsdk:"logs"`
 	Metrics           types.Bool       `tfsdk:"metrics"`
+	MetricsListen     types.String     `tfsdk:"metrics_listen"`
 	VerifyAfterReload types.Bool       `tfsdk:"verify_after_reload"`
 	VerifyTimeout     types.String     `tfsdk:"verify_timeout"`
 	MaxConnections    types.Int64      `tfsdk:"max_connections"`
@@ -152,7 +153,18 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 		"metrics": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "Serve metrics on `healthcheck_port`: HAProxy's built-in Prometheus exporter at `/metrics` (Debian's " +
 				"haproxy and the official image have it), nginx's `stub_status` at `/stub_status` (what kubespray serves there). " +
-				"HAProxy's verification after a reload reads `/metrics`. Default `true`."},
+				"They answer only connections made to a loopback address of the host (`127.0.0.1`, `::1`) unless " +
+				"`metrics_listen = \"all\"`. HAProxy's verification after a reload reads `/metrics` from the host's loopback. " +
+				"Default `true`."},
+		"metrics_listen": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(lbconfig.MetricsListenLoopback),
+			Validators: []validator.String{stringvalidator.OneOf(lbconfig.MetricsListenLoopback, lbconfig.MetricsListenAll)},
+			MarkdownDescription: "Where the metrics answer. `loopback` (default): only connections made to a loopback address of " +
+				"the host, i.e. a scraper on the host itself (a Prometheus agent in the host network) and kha's own verification; " +
+				"from any other address, `/metrics` and `/stub_status` are not served, while `/healthz` answers on every address. " +
+				"`all`: on every address `healthcheck_port` binds, **without authentication**: anyone who reaches the port " +
+				"reads the node names, backend addresses and states, and session counts. Choose it only behind a firewall " +
+				"that limits the port to your monitoring. Needs `metrics` and `healthcheck_port`. Unlike kubespray, which " +
+				"serves its stats on every address, kha keeps them on the host unless told."},
 		"verify_after_reload": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "After the reload, wait until the load balancer serves: HAProxy reports at least one apiserver up " +
 				"after a passing health check (through `healthcheck_port`, when set), and a TLS handshake through the listen " +
@@ -176,7 +188,8 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 		"healthcheck_port": schema.Int64Attribute{
 			Optional: true, Validators: portValidator,
 			MarkdownDescription: "Port serving `/healthz` for the load balancer itself, on all addresses " +
-				"(`kha_cluster_endpoints`' `local_lb.healthcheck_port`). Static pods get liveness and readiness probes on it. " +
+				"(`kha_cluster_endpoints`' `local_lb.healthcheck_port`), and the `metrics` on the host's loopback only " +
+				"(see `metrics_listen`). Static pods get liveness and readiness probes on it. " +
 				"With `role = \"external\"`, HAProxy's `/healthz` fails while no apiserver is up, so `kha_keepalived_config`'s track script " +
 				"moves the VIP to a load balancer that reaches the control plane; nginx's reports only that nginx runs.",
 		},
@@ -298,7 +311,7 @@ func (m *lbConfigModel) spec(k lbKind) lbconfig.Spec {
 	// Optional and computed with a default: unknown (a plan of a new
 	// resource) stands for the default.
 	s.Observability = lbconfig.Observability{Logs: !m.Logs.Equal(types.BoolValue(false)), Metrics: !m.Metrics.Equal(types.BoolValue(false)),
-		LogTarget: lbconfig.LogSyslog}
+		ExposeMetrics: m.MetricsListen.ValueString() == lbconfig.MetricsListenAll, LogTarget: lbconfig.LogSyslog}
 	if m.Delivery.ValueString() == deliveryStaticPod {
 		s.Observability.LogTarget = lbconfig.LogStdout
 	} else {
