@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	fwpath "github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -276,7 +277,24 @@ func lbDescription(k lbKind, extra string) string {
 		"in the same run), so without `ssh` the resource only renders. With `ssh`, the files go through the same engine as " +
 		"`kha_file`: validated before they replace the previous ones, reloaded, restored on failure, and checked for drift " +
 		"on every refresh. A changed `ssh.host` or `ssh.port` replaces the resource: the old host is cleaned up.\n\n" + extra +
-		"\n\n-> Import is not supported; adopt an existing file with `kha_file` or let the first apply replace it."
+		importDoc("the config file", "host:port:<config_path>")
+}
+
+// imported is the config file of an imported state, which has no listen
+// (every configuration has one), until the first apply.
+func (m *lbConfigModel) imported() (rendered, bool) {
+	if m.Listen != nil {
+		return rendered{}, false
+	}
+	return importedFile(&m.hostFields, m.ConfigPath.ValueString(), "", 0o644), true
+}
+
+// importLB imports a load balancer's config file by its config_path.
+func importLB[M any, P hostModel[M]](ctx context.Context, r *hostResource[M, P], k lbKind, lb func(*M) *lbConfigModel,
+	req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r.importRendered(ctx, req, resp, "10.0.0.21:22:"+k.configPath, false, "", func(m *M, p, _ string) {
+		lb(m).ConfigPath = types.StringValue(p)
+	})
 }
 
 // spec builds the renderer's input from the shared attributes.
@@ -353,6 +371,9 @@ func validateLB[M any](ctx context.Context, config tfsdk.Config, spec func(*M) l
 // the config, then the manifest. render is the kind's renderer.
 func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	if out, ok := m.imported(); ok {
+		return out, diags
+	}
 	systemd := m.Delivery.ValueString() != deliveryStaticPod
 	// Optional and computed: unknown in the plan exactly when not set.
 	orDefault := func(v types.String, systemdDefault string) types.String {

@@ -27,6 +27,7 @@ var (
 	_ resource.ResourceWithModifyPlan       = (*kubeVIPResource)(nil)
 	_ resource.ResourceWithValidateConfig   = (*kubeVIPResource)(nil)
 	_ resource.ResourceWithConfigValidators = (*kubeVIPResource)(nil)
+	_ resource.ResourceWithImportState      = (*kubeVIPResource)(nil)
 )
 
 // NewKubeVIPResource is the constructor of kha_kube_vip.
@@ -182,7 +183,7 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"apiserver answers on the VIP itself), so there is no port trap.\n\n" +
 			"The manifest is written atomically (mode 0640); the kubelet starts or restarts kube-vip when it changes, and " +
 			"destroy removes it, which stops kube-vip. kha does not wait for the VIP: with leader election one node of " +
-			"many holds it.\n\n-> Import is not supported.",
+			"many holds it." + importDoc("the manifest", "host:port:<manifest_path>"),
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the manifest when delivered over SSH, else the rendered digest.",
 			"Digest of the manifest, known at plan time."),
 	}
@@ -216,8 +217,18 @@ func (r *kubeVIPResource) ValidateConfig(ctx context.Context, req resource.Valid
 	validateConfig(ctx, req, resp, func(m *kubeVIPModel) problem.Problems { return m.spec().Validate() })
 }
 
-func (m *kubeVIPModel) render(*kubeVIPModel) (rendered, diag.Diagnostics) {
+// ImportState takes host:port:<manifest_path>.
+func (r *kubeVIPResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r.importRendered(ctx, req, resp, "10.0.0.11:22:/etc/kubernetes/manifests/kube-vip.yml", false, "", func(m *kubeVIPModel, p, _ string) {
+		m.ManifestPath = types.StringValue(p)
+	})
+}
+
+func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	if config == nil && m.NodeName.IsNull() { // imported: the manifest found, until the first apply
+		return importedFile(&m.hostFields, m.ManifestPath.ValueString(), "", 0o640), diags
+	}
 	s := m.spec()
 	if ps := s.Validate(); ps.HasErrors() {
 		appendProblems(&diags, ps, true)
