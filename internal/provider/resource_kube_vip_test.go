@@ -7,13 +7,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -104,84 +101,88 @@ resource "kha_kube_vip" "cp1" {
 	})
 }
 
-// TestKubeVIP_bootstrapLeftOnWarns: a plan that keeps bootstrap on after
-// the apply that turned it on warns at bootstrap, saying what stays
-// mounted and how to switch it off; turning it on, or off, does not.
+// TestKubeVIP_bootstrapLeftOnWarns: the plan after the apply that turned
+// bootstrap on warns at bootstrap while it stays on, saying what stays
+// mounted and how to switch it off; the plans that turn it on or off do
+// not. Terraform plans the fixtures in testdata/<test>/<step>.
 func TestKubeVIP_bootstrapLeftOnWarns(t *testing.T) {
-	ctx := context.Background()
-	r := NewKubeVIPResource().(*kubeVIPResource)
-	var sch fwresource.SchemaResponse
-	r.Schema(ctx, fwresource.SchemaRequest{}, &sch)
-	// config is the HCL `node_name = "cp1", address = "10.0.0.100",
-	// bootstrap = <bootstrap>`; plan adds the defaults and leaves what
-	// rendering computes unknown.
-	config := func(bootstrap bool) kubeVIPModel {
-		m := kubeVIPModel{NodeName: types.StringValue("cp1"), Address: types.StringValue("10.0.0.100"), Bootstrap: types.BoolValue(bootstrap)}
-		m.SSH = types.ObjectNull(attributeTypes(resourceConnectionAttribute()))
-		m.Timeouts.Object = types.ObjectNull(attributeTypes(hostAttributes(ctx, "", "")["timeouts"]))
-		return m
-	}
-	plan := func(bootstrap bool) kubeVIPModel {
-		m := config(bootstrap)
-		m.Port, m.Mode, m.ManifestPath = types.Int64Value(6443), types.StringValue("arp"), types.StringValue("/etc/kubernetes/manifests/kube-vip.yml")
-		m.KeepOnDestroy = types.BoolValue(false)
-		m.ID, m.SHA256, m.RemoteSHA256, m.TrustedHostKey, m.Rendered = types.StringUnknown(), types.StringUnknown(), types.StringUnknown(),
-			types.StringUnknown(), types.StringUnknown()
-		return m
-	}
-	modifyPlan := func(t *testing.T, prior *tfsdk.State, bootstrap bool) fwresource.ModifyPlanResponse {
-		t.Helper()
-		req := fwresource.ModifyPlanRequest{Config: tfsdk.Config{Schema: sch.Schema}, Plan: tfsdk.Plan{Schema: sch.Schema},
-			State: tfsdk.State{Schema: sch.Schema, Raw: tftypes.NewValue(sch.Schema.Type().TerraformType(ctx), nil)}}
-		if prior != nil {
-			req.State = *prior
-		}
-		c, p := config(bootstrap), plan(bootstrap)
-		configured := tfsdk.State{Schema: sch.Schema} // a configuration is a value of the schema's type too
-		diags := configured.Set(ctx, &c)
-		diags.Append(req.Plan.Set(ctx, &p)...)
-		if diags.HasError() {
-			t.Fatal(diags)
-		}
-		req.Config.Raw = configured.Raw
-		resp := fwresource.ModifyPlanResponse{Plan: req.Plan}
-		r.ModifyPlan(ctx, req, &resp)
-		if resp.Diagnostics.HasError() {
-			t.Fatal(resp.Diagnostics)
-		}
-		return resp
-	}
-	// The state an apply of a plan leaves (without ssh, the plan is all of it).
-	applied := func(t *testing.T, bootstrap bool) *tfsdk.State {
-		resp := modifyPlan(t, nil, bootstrap)
-		if len(resp.Diagnostics) != 0 {
-			t.Errorf("creating with bootstrap = %v: %v", bootstrap, resp.Diagnostics)
-		}
-		return &tfsdk.State{Schema: sch.Schema, Raw: resp.Plan.Raw}
-	}
-	for _, c := range []struct {
-		before, after, warn bool
-	}{{false, true, false}, {true, true, true}, {true, false, false}, {false, false, false}} {
-		t.Run(fmt.Sprintf("bootstrap %v then %v", c.before, c.after), func(t *testing.T) {
-			diags := modifyPlan(t, applied(t, c.before), c.after).Diagnostics
-			if !c.warn {
-				if len(diags) != 0 {
-					t.Fatalf("unexpected diagnostics: %v", diags)
+	recorder := &planDiagnostics{}
+	step := func(warn bool) resource.TestStep {
+		return resource.TestStep{
+			ConfigDirectory: config.TestStepDirectory(),
+			PreConfig:       recorder.reset,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{planCheckFunc(func() error {
+				var found []string
+				for _, d := range recorder.take() {
+					found = append(found, d.Summary)
+					if d.Severity != tfprotov6.DiagnosticSeverityWarning || d.Attribute.String() != tftypes.NewAttributePath().WithAttributeName("bootstrap").String() {
+						return fmt.Errorf("a diagnostic other than the warning at bootstrap: %s: %s", d.Summary, d.Detail)
+					}
+					for _, want := range []string{`"cp1"`, superAdminConf, "system:masters", "set bootstrap = false", "kubeadm init"} {
+						if !strings.Contains(d.Summary+" "+d.Detail, want) {
+							return fmt.Errorf("the warning does not say %q: %s: %s", want, d.Summary, d.Detail)
+						}
+					}
 				}
-				return
-			}
-			if len(diags) != 1 || diags[0].Severity() != diag.SeverityWarning {
-				t.Fatalf("want one warning, got %v", diags)
-			}
-			d := diags[0]
-			if at, ok := d.(diag.DiagnosticWithPath); !ok || !at.Path().Equal(path.Root("bootstrap")) {
-				t.Errorf("the warning is not at bootstrap: %v", d)
-			}
-			for _, want := range []string{`"cp1"`, superAdminConf, "system:masters", "set bootstrap = false", "kubeadm init"} {
-				if !strings.Contains(d.Summary()+" "+d.Detail(), want) {
-					t.Errorf("the warning does not say %q: %s: %s", want, d.Summary(), d.Detail())
+				if (len(found) == 1) != warn || len(found) > 1 {
+					return fmt.Errorf("the plan's warnings: %q; want one: %v", found, warn)
 				}
-			}
-		})
+				return nil
+			})}},
+		}
 	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: recorder.factories(),
+		Steps: []resource.TestStep{
+			step(false), // 1: created with bootstrap = true, for kubeadm init
+			step(true),  // 2: bootstrap still on: the plan warns
+			step(false), // 3: switched off
+			step(false), // 4: on again (a cluster built anew)
+		},
+	})
+}
+
+// planDiagnostics serves the provider and keeps the diagnostics of the
+// plans Terraform asks it for: the testing framework shows only errors.
+type planDiagnostics struct {
+	tfprotov6.ProviderServer
+	mu    sync.Mutex
+	diags []*tfprotov6.Diagnostic
+}
+
+func (p *planDiagnostics) factories() map[string]func() (tfprotov6.ProviderServer, error) {
+	return map[string]func() (tfprotov6.ProviderServer, error){"kha": func() (tfprotov6.ProviderServer, error) {
+		server, err := testAccProviders["kha"]()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.ProviderServer = server
+		return p, err
+	}}
+}
+
+func (p *planDiagnostics) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	resp, err := p.ProviderServer.PlanResourceChange(ctx, req)
+	if resp != nil {
+		p.mu.Lock()
+		p.diags = append(p.diags, resp.Diagnostics...)
+		p.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (p *planDiagnostics) reset() { p.take() }
+
+func (p *planDiagnostics) take() []*tfprotov6.Diagnostic {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.diags
+	p.diags = nil
+	return d
+}
+
+// planCheckFunc is a plan check made of a function.
+type planCheckFunc func() error
+
+func (f planCheckFunc) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	resp.Error = f()
 }
