@@ -164,8 +164,8 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"from any other address, `/metrics` and `/stub_status` are not served, while `/healthz` answers on every address. " +
 				"`all`: on every address `healthcheck_port` binds, **without authentication**: anyone who reaches the port " +
 				"reads the node names, backend addresses and states, and session counts. Choose it only behind a firewall " +
-				"that limits the port to your monitoring. Needs `metrics` and `healthcheck_port`. Unlike kubespray, which " +
-				"serves its stats on every address, kha keeps them on the host unless told."},
+				"that limits the port to your monitoring. Needs `metrics` and `healthcheck_port`. Unlike kubespray, whose nginx " +
+				"serves `stub_status` on every address, kha keeps the metrics on the host unless told."},
 		"verify_after_reload": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "After the reload, wait until the load balancer serves: HAProxy reports at least one apiserver up " +
 				"after a passing health check (through `healthcheck_port`, when set), and a TLS handshake through the listen " +
