@@ -2,6 +2,7 @@ package lbconfig
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -11,12 +12,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
@@ -559,5 +563,164 @@ func TestLiveHealthCheckTypesOnRealAPIServers(t *testing.T) {
 			lb := startNginx(t, backends)
 			waitFor(t, 10*time.Second, "nginx serving", func() bool { return readyz(lb.url) == nil })
 		})
+	}
+}
+
+// netnsNode is a network namespace of its own, with loopback and a
+// non-loopback address on an interface (one end of a veth pair): a node
+// as the network sees it. Whatever it runs is reached at the node address as from another
+// host: the connection is made to, and comes from, an address that is
+// not loopback.
+type netnsNode struct {
+	cmd                *exec.Cmd
+	nodeIPv4, nodeIPv6 string
+}
+
+// startInNetns runs args in a new network namespace until the test ends.
+func startInNetns(t *testing.T, dir string, args ...string) *netnsNode {
+	t.Helper()
+	testhost.Require(t, os.Geteuid() == 0, "a network namespace needs root")
+	n := &netnsNode{nodeIPv4: "198.51.100.10", nodeIPv6: "fd00:198:51:100::10"}
+	setup := "ip link set lo up && ip link add kha0 type veth peer name kha1 && ip addr add " + n.nodeIPv4 + "/24 dev kha0 && " +
+		"ip addr add " + n.nodeIPv6 + "/64 dev kha0 nodad && ip link set kha1 up && ip link set kha0 up && : >netns-ready && " +
+		"exec \"$0\" \"$@\""
+	n.cmd = exec.Command(requireBinary(t, "unshare"), append([]string{"--net", "--", "sh", "-c", setup}, args...)...)
+	var stderr bytes.Buffer
+	n.cmd.Dir, n.cmd.Stderr = dir, &stderr
+	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+		n.cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s in its network namespace:\n%s", args[0], stderr.String())
+		}
+	})
+	// Until then, a connection would be made in this test's namespace.
+	waitFor(t, 10*time.Second, "the network namespace", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "netns-ready"))
+		return err == nil
+	})
+	return n
+}
+
+// dial connects from inside the namespace.
+func (n *netnsNode) dial(ctx context.Context, address string) (net.Conn, error) {
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// The thread goes into the namespace for the socket's creation (a
+		// socket stays in the namespace it was made in) and comes back.
+		// A thread that cannot come back stays locked and ends with this
+		// goroutine; one that comes back must, since a thread that ends
+		// kills the children it started (Pdeathsig), such as the node's.
+		runtime.LockOSThread()
+		own, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		defer own.Close()
+		ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", n.cmd.Process.Pid))
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		defer ns.Close()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			done <- result{nil, fmt.Errorf("setns: %w", err)}
+			return
+		}
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", address)
+		if unix.Setns(int(own.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- result{conn, err}
+	}()
+	r := <-done
+	return r.conn, r.err
+}
+
+// get fetches an HTTP URL from inside the namespace.
+func (n *netnsNode) get(url string) (status int, header http.Header, body string, err error) {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) { return n.dial(ctx, address) }}}
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, nil, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b), err
+}
+
+// TestLiveMetricsStayOnLoopback runs the real haproxy and nginx on a node
+// of their own (a network namespace with a non-loopback address) with a
+// health port: /healthz answers on the node's IPv4 and IPv6 addresses as
+// on loopback, the metrics (HAProxy's /metrics, nginx's stub_status)
+// answer on loopback only, as kha's verification after a reload reads
+// them, unless metrics_listen = "all" exposes them.
+func TestLiveMetricsStayOnLoopback(t *testing.T) {
+	for _, kind := range []Kind{HAProxy, Nginx} {
+		for _, exposed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s exposed=%v", kind, exposed), func(t *testing.T) {
+				dir := t.TempDir()
+				spec := Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: 6443}, {Address: "::1", Port: 6443}},
+					Backends:        []Backend{{Name: "cp1", Address: "198.51.100.11", Port: 6443}},
+					HealthcheckPort: 8081, HealthCheck: HealthCheck{InsecureSkipVerify: true},
+					Observability: Observability{Metrics: true, ExposeMetrics: exposed},
+					Runtime:       Runtime{PIDFile: filepath.Join(dir, "lb.pid"), NginxStreamModule: streamModule}}
+				render, metricsPath, marker := RenderHAProxy, "/metrics", "haproxy_process_"
+				if kind == Nginx {
+					render, metricsPath, marker = RenderNginx, "/stub_status", "Active connections:"
+				}
+				text, err := render(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				config := filepath.Join(dir, "lb.conf")
+				if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args := []string{requireBinary(t, "haproxy"), "-db", "-f", config}
+				if kind == Nginx {
+					args = []string{requireBinary(t, "nginx"), "-p", dir, "-e", "stderr", "-c", config, "-g", "daemon off;"}
+				}
+				node := startInNetns(t, dir, args...)
+				nodeV4 := "http://" + net.JoinHostPort(node.nodeIPv4, "8081")
+				nodeV6 := "http://" + net.JoinHostPort(node.nodeIPv6, "8081")
+				waitFor(t, 10*time.Second, string(kind)+" serving /healthz on the node address", func() bool {
+					status, _, _, err := node.get(nodeV4 + "/healthz")
+					return err == nil && status == http.StatusOK
+				})
+				for _, base := range []string{nodeV4, nodeV6, "http://127.0.0.1:8081", "http://[::1]:8081"} {
+					if status, _, _, err := node.get(base + "/healthz"); err != nil || status != http.StatusOK {
+						t.Errorf("%s/healthz: %d %v, want 200", base, status, err)
+					}
+				}
+				for _, base := range []string{"http://127.0.0.1:8081", "http://[::1]:8081"} {
+					status, header, body, err := node.get(base + metricsPath)
+					if err != nil || status != http.StatusOK || !strings.Contains(body, marker) {
+						t.Errorf("%s%s on loopback: %d %v, want 200 with %q:\n%.300s", base, metricsPath, status, err, marker, body)
+					}
+					// What the verification after a reload checks.
+					if id := header.Get("X-Kha-Config"); kind == HAProxy && id != ConfigID(text) {
+						t.Errorf("%s%s: X-Kha-Config %q, want %q", base, metricsPath, id, ConfigID(text))
+					}
+				}
+				for _, base := range []string{nodeV4, nodeV6} {
+					status, _, body, err := node.get(base + metricsPath)
+					served := err == nil && status == http.StatusOK && strings.Contains(body, marker)
+					if served != exposed {
+						t.Errorf("%s%s on the node address: %d %v (served: %v, want %v):\n%.300s", base, metricsPath, status, err, served, exposed, body)
+					}
+				}
+			})
+		}
 	}
 }

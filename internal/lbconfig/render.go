@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +14,10 @@ import (
 // healthzFrontend names HAProxy's frontend for the load balancer's own
 // health; Spec.Name may not take it.
 const healthzFrontend = "healthz"
+
+// loopbackNets are the destinations HAProxy answers metrics for unless
+// they are exposed: connections made to a loopback address.
+const loopbackNets = "127.0.0.0/8 ::1"
 
 // ErrInvalid is returned by the renderers for a spec that does not
 // validate; call Validate for the problems.
@@ -107,7 +112,15 @@ func RenderHAProxy(spec Spec) (string, error) {
 			w("    monitor fail if { nbsrv(%s) lt 1 }", s.Name)
 		}
 		if s.Observability.Metrics {
-			w("    http-request use-service prometheus-exporter if { path /metrics }")
+			metrics := "{ path /metrics }"
+			if !s.Observability.ExposeMetrics {
+				// Answered on connections to a loopback address only (a
+				// scraper on the host, kha's verification through its SSH
+				// connection); elsewhere /metrics gets the 503 of any other
+				// path.
+				metrics += " { dst " + loopbackNets + " }"
+			}
+			w("    http-request use-service prometheus-exporter if %s", metrics)
 			// Tells the process that runs this configuration from one still
 			// draining after a reload; the value is filled in below.
 			w(`    http-after-response set-header X-Kha-Config ""`)
@@ -242,24 +255,41 @@ func RenderNginx(spec Spec) (string, error) {
 		w("http {")
 		w("    access_log off;")
 		w("    server_tokens off;")
-		w("    server {")
-		if s.Runtime.HealthOnLoopback {
-			w("        listen 127.0.0.1:%d;", s.HealthcheckPort)
-		} else {
-			w("        listen %d;", s.HealthcheckPort)
-			if s.hasIPv6() {
-				w("        listen [::]:%d ipv6only=on;", s.HealthcheckPort)
+		server := func(listen []string, metrics bool) {
+			w("    server {")
+			for _, l := range listen {
+				w("        listen %s;", l)
 			}
-		}
-		w("        location = /healthz {")
-		w("            return 200;")
-		w("        }")
-		if s.Observability.Metrics {
-			w("        location = /stub_status {")
-			w("            stub_status;")
+			w("        location = /healthz {")
+			w("            return 200;")
 			w("        }")
+			if metrics {
+				w("        location = /stub_status {")
+				w("            stub_status;")
+				w("        }")
+			}
+			w("    }")
 		}
-		w("    }")
+		port := strconv.Itoa(s.HealthcheckPort)
+		loopback := []string{"127.0.0.1:" + port}
+		if s.hasIPv6() {
+			loopback = append(loopback, "[::1]:"+port)
+		}
+		all := []string{port}
+		if s.hasIPv6() {
+			all = append(all, "[::]:"+port+" ipv6only=on")
+		}
+		switch {
+		case s.Runtime.HealthOnLoopback:
+			server(loopback[:1], s.Observability.Metrics)
+		case s.Observability.ExposeMetrics || !s.Observability.Metrics:
+			server(all, s.Observability.Metrics)
+		default:
+			// nginx picks the server by the address a connection was made
+			// to: stub_status only for connections to loopback.
+			server(all, false)
+			server(loopback, true)
+		}
 		w("}")
 	}
 	return b.String(), nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func specMatrix() map[string]Spec {
 	return map[string]Spec{
 		"node-local-ipv4": {Listen: loop4, Backends: threeBackends, HealthCheck: HealthCheck{CAFile: goldenCA}},
 		"node-local-dual-stack-healthcheck": {Listen: dual, Backends: threeBackends, HealthcheckPort: 8081,
-			HealthCheck: HealthCheck{CAFile: goldenCA}},
+			HealthCheck: HealthCheck{CAFile: goldenCA}, Observability: Observability{Metrics: true}},
 		"node-local-ipv6-only": {Listen: []ListenAddr{{Address: "::1", Port: 6443}},
 			Backends:    []Backend{{Name: "cp1", Address: "fd00:10::11", Port: 6443}, {Name: "cp2", Address: "fd00:10::12", Port: 6443}},
 			HealthCheck: HealthCheck{InsecureSkipVerify: true}},
@@ -59,7 +60,7 @@ func specMatrix() map[string]Spec {
 			HealthCheck: HealthCheck{Path: "/healthz", Interval: 15 * time.Second, InsecureSkipVerify: true},
 			Timeouts:    Timeouts{Connect: 30 * time.Second, Client: 5 * time.Minute, Server: 15 * time.Minute},
 			Servers:     Servers{SlowStart: time.Minute, MaxConn: 1000, MaxQueue: 256, FailTimeout: 10 * time.Second},
-			Runtime:     Runtime{NginxWorkerConnections: 16384}, Observability: Observability{Metrics: true}},
+			Runtime:     Runtime{NginxWorkerConnections: 16384}, Observability: Observability{Metrics: true, ExposeMetrics: true}},
 	}
 }
 
@@ -209,6 +210,104 @@ func TestRenderIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestRenderMetricsOnLoopbackOnly: with a health port, /healthz answers
+// on every address, the metrics only on connections to loopback unless
+// they are exposed; a throwaway instance keeps everything on loopback.
+func TestRenderMetricsOnLoopbackOnly(t *testing.T) {
+	const (
+		loopbackOnly = "http-request use-service prometheus-exporter if { path /metrics } { dst 127.0.0.0/8 ::1 }"
+		everywhere   = "http-request use-service prometheus-exporter if { path /metrics }"
+	)
+	everyAddress := []string{"bind 0.0.0.0:8081", "bind [::]:8081 v6only"}
+	for _, tc := range []struct {
+		name     string
+		tune     func(*Spec)
+		hapBinds []string
+		hapRule  string
+		// nginx's health servers: their listen lines, and "stub_status"
+		// where it is served.
+		ngxServers [][]string
+	}{
+		{name: "default", tune: func(*Spec) {}, hapBinds: everyAddress, hapRule: loopbackOnly, ngxServers: [][]string{
+			{"listen 8081", "listen [::]:8081 ipv6only=on"},
+			{"listen 127.0.0.1:8081", "listen [::1]:8081", "stub_status"}}},
+		{name: "exposed", tune: func(s *Spec) { s.Observability.ExposeMetrics = true }, hapBinds: everyAddress, hapRule: everywhere,
+			ngxServers: [][]string{{"listen 8081", "listen [::]:8081 ipv6only=on", "stub_status"}}},
+		{name: "off", tune: func(s *Spec) { s.Observability.Metrics = false }, hapBinds: everyAddress,
+			ngxServers: [][]string{{"listen 8081", "listen [::]:8081 ipv6only=on"}}},
+		{name: "throwaway instance", tune: func(s *Spec) { s.Runtime.HealthOnLoopback = true }, hapBinds: []string{"bind 127.0.0.1:8081"},
+			hapRule: loopbackOnly, ngxServers: [][]string{{"listen 127.0.0.1:8081", "stub_status"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := specMatrix()["node-local-dual-stack-healthcheck"]
+			tc.tune(&s)
+			hap, err := RenderHAProxy(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			frontend := section(hap, "frontend "+healthzFrontend)
+			if got := lines(frontend, "    bind "); !slices.Equal(got, tc.hapBinds) {
+				t.Errorf("HAProxy's health frontend: %q, want %q", got, tc.hapBinds)
+			}
+			if got := strings.Join(lines(frontend, "    http-request use-service"), "\n"); got != tc.hapRule {
+				t.Errorf("HAProxy's metrics: %q, want %q", got, tc.hapRule)
+			}
+			ngx, err := RenderNginx(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var servers [][]string
+			for _, server := range strings.Split(section(ngx, "http {"), "    server {")[1:] {
+				if !strings.Contains(server, "location = /healthz") {
+					t.Errorf("an nginx health server without /healthz:\n%s", server)
+				}
+				got := lines(server, "        listen ")
+				if strings.Contains(server, "stub_status;") {
+					got = append(got, "stub_status")
+				}
+				servers = append(servers, got)
+			}
+			if !slices.EqualFunc(servers, tc.ngxServers, slices.Equal) {
+				t.Errorf("nginx's health servers: %q, want %q", servers, tc.ngxServers)
+			}
+			onHost := forHost(t, s)
+			hap, _ = RenderHAProxy(onHost)
+			if err := checkHAProxy(t, hap); err != nil {
+				t.Errorf("the real haproxy rejects the config: %v", err)
+			}
+			ngx, _ = RenderNginx(onHost)
+			if err := checkNginx(t, ngx); err != nil {
+				t.Errorf("the real nginx rejects the config: %v", err)
+			}
+		})
+	}
+}
+
+// section is the part of a rendered configuration from the line header
+// to the next blank line.
+func section(text, header string) string {
+	i := strings.Index(text, "\n"+header+"\n")
+	if i < 0 {
+		return ""
+	}
+	rest := text[i+1:]
+	if j := strings.Index(rest, "\n\n"); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
+// lines are the lines of text that start with prefix, trimmed.
+func lines(text, prefix string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, strings.TrimSuffix(strings.TrimSpace(l), ";"))
+		}
+	}
+	return out
+}
+
 func TestStaticPods(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -299,6 +398,12 @@ func TestValidate(t *testing.T) {
 		{"slowstart", "slowstart", "between", func(s *Spec) { s.Servers.SlowStart = 2 * time.Hour }},
 		{"fail timeout", "fail_timeout", "whole seconds", func(s *Spec) { s.Servers.FailTimeout = 10 * time.Millisecond }},
 		{"negative maxqueue", "server_maxqueue", "no limit", func(s *Spec) { s.Servers.MaxQueue = -1 }},
+		{"metrics exposed without a health port", "metrics_listen", "set metrics = true and healthcheck_port", func(s *Spec) {
+			s.Observability = Observability{Metrics: true, ExposeMetrics: true}
+		}},
+		{"metrics exposed but off", "metrics_listen", "set metrics = true", func(s *Spec) {
+			s.HealthcheckPort, s.Observability = 8081, Observability{ExposeMetrics: true}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

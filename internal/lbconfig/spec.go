@@ -101,9 +101,23 @@ type Observability struct {
 	// "syslog" (/dev/log, journald on systemd hosts).
 	LogTarget string
 	// Metrics serves HAProxy's Prometheus exporter (/metrics) or nginx's
-	// stub_status (/stub_status) on the health port.
+	// stub_status (/stub_status) on the health port, to connections made
+	// to a loopback address only: /healthz answers on every address the
+	// health port binds, the metrics (node names, backend states, session
+	// counts) stay on the host.
 	Metrics bool
+	// ExposeMetrics serves the metrics on every address the health port
+	// binds, without authentication: the operator's explicit choice.
+	ExposeMetrics bool
 }
+
+// Where the metrics are answered (the resources' metrics_listen).
+const (
+	// MetricsListenLoopback answers connections to a loopback address only.
+	MetricsListenLoopback = "loopback"
+	// MetricsListenAll answers on every address the health port binds.
+	MetricsListenAll = "all"
+)
 
 // Log targets.
 const (
@@ -148,7 +162,8 @@ type Spec struct {
 	// used only while it is down (a control-plane node's own apiserver).
 	LocalFirst string
 	// HealthcheckPort, when not 0, serves /healthz for the load balancer
-	// itself on every address (kubespray's healthcheck port).
+	// itself on every address (kubespray's healthcheck port), and the
+	// metrics (Observability) on loopback.
 	HealthcheckPort int
 	HealthCheck     HealthCheck
 	Timeouts        Timeouts
@@ -369,6 +384,11 @@ func (s Spec) Validate() problem.Problems {
 	if strings.Contains(s.Runtime.StatsSocket, ",") {
 		// HAProxy reads a socket address as a list at commas.
 		ps.Errorf(problem.Root("stats_socket"), "Invalid path", "%q must not contain ',': HAProxy splits socket addresses at commas.", s.Runtime.StatsSocket)
+	}
+	if s.Observability.ExposeMetrics && (!s.Observability.Metrics || s.HealthcheckPort == 0) {
+		ps.Errorf(problem.Root("metrics_listen"), "Nothing to expose",
+			"metrics_listen = %q serves the metrics on every address of healthcheck_port, but there are none to serve: "+
+				"set metrics = true and healthcheck_port, or leave metrics_listen at %q.", MetricsListenAll, MetricsListenLoopback)
 	}
 	if t := s.Observability.LogTarget; t != LogStdout && t != LogSyslog {
 		ps.Errorf(problem.Root("log_target"), "Invalid log target", "log target %q; use %q or %q.", t, LogStdout, LogSyslog)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	fwpath "github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -62,6 +63,7 @@ type lbConfigModel struct {
 	Fallback          *lbFallbackModel `tfsdk:"fallback"`
 	Logs              types.Bool       `tfsdk:"logs"`
 	Metrics           types.Bool       `tfsdk:"metrics"`
+	MetricsListen     types.String     `tfsdk:"metrics_listen"`
 	VerifyAfterReload types.Bool       `tfsdk:"verify_after_reload"`
 	VerifyTimeout     types.String     `tfsdk:"verify_timeout"`
 	MaxConnections    types.Int64      `tfsdk:"max_connections"`
@@ -152,7 +154,18 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 		"metrics": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "Serve metrics on `healthcheck_port`: HAProxy's built-in Prometheus exporter at `/metrics` (Debian's " +
 				"haproxy and the official image have it), nginx's `stub_status` at `/stub_status` (what kubespray serves there). " +
-				"HAProxy's verification after a reload reads `/metrics`. Default `true`."},
+				"They answer only connections made to a loopback address of the host (`127.0.0.1`, `::1`) unless " +
+				"`metrics_listen = \"all\"`. HAProxy's verification after a reload reads `/metrics` from the host's loopback. " +
+				"Default `true`."},
+		"metrics_listen": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(lbconfig.MetricsListenLoopback),
+			Validators: []validator.String{stringvalidator.OneOf(lbconfig.MetricsListenLoopback, lbconfig.MetricsListenAll)},
+			MarkdownDescription: "Where the metrics answer. `loopback` (default): only connections made to a loopback address of " +
+				"the host, i.e. a scraper on the host itself (a Prometheus agent in the host network) and kha's own verification; " +
+				"from any other address, `/metrics` and `/stub_status` are not served, while `/healthz` answers on every address. " +
+				"`all`: on every address `healthcheck_port` binds, **without authentication**: anyone who reaches the port " +
+				"reads the node names, backend addresses and states, and session counts. Choose it only behind a firewall " +
+				"that limits the port to your monitoring. Needs `metrics` and `healthcheck_port`. Unlike kubespray, whose nginx " +
+				"serves `stub_status` on every address, kha keeps the metrics on the host unless told."},
 		"verify_after_reload": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "After the reload, wait until the load balancer serves: HAProxy reports at least one apiserver up " +
 				"after a passing health check (through `healthcheck_port`, when set), and a TLS handshake through the listen " +
@@ -176,7 +189,8 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 		"healthcheck_port": schema.Int64Attribute{
 			Optional: true, Validators: portValidator,
 			MarkdownDescription: "Port serving `/healthz` for the load balancer itself, on all addresses " +
-				"(`kha_cluster_endpoints`' `local_lb.healthcheck_port`). Static pods get liveness and readiness probes on it. " +
+				"(`kha_cluster_endpoints`' `local_lb.healthcheck_port`), and the `metrics` on the host's loopback only " +
+				"(see `metrics_listen`). Static pods get liveness and readiness probes on it. " +
 				"With `role = \"external\"`, HAProxy's `/healthz` fails while no apiserver is up, so `kha_keepalived_config`'s track script " +
 				"moves the VIP to a load balancer that reaches the control plane; nginx's reports only that nginx runs.",
 		},
@@ -263,7 +277,24 @@ func lbDescription(k lbKind, extra string) string {
 		"in the same run), so without `ssh` the resource only renders. With `ssh`, the files go through the same engine as " +
 		"`kha_file`: validated before they replace the previous ones, reloaded, restored on failure, and checked for drift " +
 		"on every refresh. A changed `ssh.host` or `ssh.port` replaces the resource: the old host is cleaned up.\n\n" + extra +
-		"\n\n-> Import is not supported; adopt an existing file with `kha_file` or let the first apply replace it."
+		importDoc("the config file", "host:port:<config_path>")
+}
+
+// imported is the config file of an imported state, which has no listen
+// (every configuration has one), until the first apply.
+func (m *lbConfigModel) imported() (rendered, bool) {
+	if m.Listen != nil {
+		return rendered{}, false
+	}
+	return importedFile(&m.hostFields, m.ConfigPath.ValueString(), "", 0o644), true
+}
+
+// importLB imports a load balancer's config file by its config_path.
+func importLB[M any, P hostModel[M]](ctx context.Context, r *hostResource[M, P], k lbKind, lb func(*M) *lbConfigModel,
+	req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r.importRendered(ctx, req, resp, "10.0.0.21:22:"+k.configPath, false, "", func(m *M, p, _ string) {
+		lb(m).ConfigPath = types.StringValue(p)
+	})
 }
 
 // spec builds the renderer's input from the shared attributes.
@@ -298,7 +329,7 @@ func (m *lbConfigModel) spec(k lbKind) lbconfig.Spec {
 	// Optional and computed with a default: unknown (a plan of a new
 	// resource) stands for the default.
 	s.Observability = lbconfig.Observability{Logs: !m.Logs.Equal(types.BoolValue(false)), Metrics: !m.Metrics.Equal(types.BoolValue(false)),
-		LogTarget: lbconfig.LogSyslog}
+		ExposeMetrics: m.MetricsListen.ValueString() == lbconfig.MetricsListenAll, LogTarget: lbconfig.LogSyslog}
 	if m.Delivery.ValueString() == deliveryStaticPod {
 		s.Observability.LogTarget = lbconfig.LogStdout
 	} else {
@@ -340,6 +371,9 @@ func validateLB[M any](ctx context.Context, config tfsdk.Config, spec func(*M) l
 // the config, then the manifest. render is the kind's renderer.
 func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	if out, ok := m.imported(); ok {
+		return out, diags
+	}
 	systemd := m.Delivery.ValueString() != deliveryStaticPod
 	// Optional and computed: unknown in the plan exactly when not set.
 	orDefault := func(v types.String, systemdDefault string) types.String {

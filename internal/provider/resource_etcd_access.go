@@ -27,6 +27,7 @@ var (
 	_ resource.ResourceWithValidateConfig   = (*etcdAccessResource)(nil)
 	_ resource.ResourceWithConfigValidators = (*etcdAccessResource)(nil)
 	_ resource.ResourceWithUpgradeState     = (*etcdAccessResource)(nil)
+	_ resource.ResourceWithImportState      = (*etcdAccessResource)(nil)
 )
 
 // NewEtcdAccessResource is the constructor of kha_etcd_access.
@@ -243,7 +244,7 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"with kubespray's arithmetic (`etcd_access_addresses`, `etcd_client_url`, `etcd_peer_addresses`, `etcd.env`, " +
 			"`openssl.conf`'s `alt_names`), so a cluster kubespray built keeps its values. In mode " +
 			"`local_proxy` it renders a node-local TCP proxy. With `ssh` it keeps the proxy config and an environment " +
-			"file on a host, through the same engine as `kha_file`.\n\n-> Import is not supported.",
+			"file on a host, through the same engine as `kha_file`." + importDoc("the environment file", "host:port:<env_path>"),
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the first file when delivered over SSH, else the rendered digest.",
 			"Digest of the files to deliver, known at plan time."),
 	}
@@ -290,8 +291,23 @@ func (r *etcdAccessResource) ValidateConfig(ctx context.Context, req resource.Va
 
 // files computes the access values and returns the files to deliver: the
 // proxy config (mode local_proxy), then the environment file.
-func (m *etcdAccessModel) render(*etcdAccessModel) (rendered, diag.Diagnostics) {
+// ImportState takes host:port:<env_path>.
+func (r *etcdAccessResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r.importRendered(ctx, req, resp, "10.0.0.11:22:/etc/kha/etcd-access.env", false, "", func(m *etcdAccessModel, p, _ string) {
+		m.EnvPath = types.StringValue(p)
+		// What rendering computes is not known until the next plan.
+		list, urls := types.ListNull(types.StringType), types.MapNull(types.StringType)
+		m.AccessAddresses, m.MetricsAddresses, m.KubeadmCertSANs, m.Servers = list, list, list, list
+		m.MemberNames, m.ListenPeerURLs, m.ListenMetricsURLs, m.ClientURLs, m.PeerURLs, m.ListenClientURLs = urls, urls, urls, urls, urls, urls
+		m.CertSANs = types.ObjectNull(sansType)
+	})
+}
+
+func (m *etcdAccessModel) render(config *etcdAccessModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	if config == nil && m.Members == nil { // imported: the environment file found, until the first apply
+		return importedFile(&m.hostFields, m.EnvPath.ValueString(), "", 0o644), diags
+	}
 	res, problems := endpoints.ComputeEtcd(m.input())
 	appendProblems(&diags, problems, true)
 	if diags.HasError() {

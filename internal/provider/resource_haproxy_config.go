@@ -21,6 +21,7 @@ var (
 	_ resource.ResourceWithValidateConfig   = (*haproxyConfigResource)(nil)
 	_ resource.ResourceWithConfigValidators = (*haproxyConfigResource)(nil)
 	_ resource.ResourceWithUpgradeState     = (*haproxyConfigResource)(nil)
+	_ resource.ResourceWithImportState      = (*haproxyConfigResource)(nil)
 )
 
 // NewHAProxyConfigResource is the constructor of kha_haproxy_config.
@@ -86,6 +87,11 @@ func (m *haproxyConfigModel) spec() lbconfig.Spec {
 
 func (m *haproxyConfigModel) render(*haproxyConfigModel) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.render(haproxyKind, m.spec(), lbconfig.RenderHAProxy)
+}
+
+// ImportState takes host:port:<config_path>.
+func (r *haproxyConfigResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importLB(ctx, &r.hostResource, haproxyKind, func(m *haproxyConfigModel) *lbConfigModel { return &m.lbConfigModel }, req, resp)
 }
 
 func (r *haproxyConfigResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {

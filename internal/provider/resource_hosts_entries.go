@@ -23,6 +23,7 @@ var (
 	_ resource.ResourceWithValidateConfig   = (*hostsEntriesResource)(nil)
 	_ resource.ResourceWithConfigValidators = (*hostsEntriesResource)(nil)
 	_ resource.ResourceWithUpgradeState     = (*hostsEntriesResource)(nil)
+	_ resource.ResourceWithImportState      = (*hostsEntriesResource)(nil)
 )
 
 // NewHostsEntriesResource is the constructor of kha_hosts_entries.
@@ -75,7 +76,8 @@ func (r *hostsEntriesResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"lines were damaged by hand (a deleted `# END` line) is refused with its lines, never repaired by deleting " +
 			"what follows; a file with CRLF line endings keeps them. The file is rewritten through a copy renamed into " +
 			"place, keeping its mode and owner; where it is a mount point (a container's `/etc/hosts`), it is written in " +
-			"place instead.\n\n-> Import is not supported.",
+			"place instead." + importDoc("the block", "host:port:path") + " A block with another `marker` than `entries` is " +
+			"imported as `host:port:path#marker`.",
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the file when delivered over SSH, else the block's digest.",
 			"Digest of the block, markers included, known at plan time."),
 	}
@@ -105,7 +107,18 @@ func checkEntries(entries []types.String) diag.Diagnostics {
 	return diags
 }
 
-func (m *hostsEntriesModel) render(*hostsEntriesModel) (rendered, diag.Diagnostics) {
+// ImportState takes host:port:path, or host:port:path#marker.
+func (r *hostsEntriesResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r.importRendered(ctx, req, resp, "10.0.0.21:22:/etc/hosts or 10.0.0.21:22:/etc/hosts#apiserver", true, "entries",
+		func(m *hostsEntriesModel, p, marker string) {
+			m.Path, m.Marker = types.StringValue(p), types.StringValue(marker)
+		})
+}
+
+func (m *hostsEntriesModel) render(config *hostsEntriesModel) (rendered, diag.Diagnostics) {
+	if config == nil && m.Entries == nil { // imported: the block found, until the first apply
+		return importedFile(&m.hostFields, m.Path.ValueString(), m.Marker.ValueString(), 0), nil
+	}
 	diags := checkEntries(m.Entries)
 	if diags.HasError() {
 		return rendered{}, diags

@@ -25,6 +25,7 @@ var (
 	_ resource.ResourceWithValidateConfig   = (*keepalivedConfigResource)(nil)
 	_ resource.ResourceWithConfigValidators = (*keepalivedConfigResource)(nil)
 	_ resource.ResourceWithUpgradeState     = (*keepalivedConfigResource)(nil)
+	_ resource.ResourceWithImportState      = (*keepalivedConfigResource)(nil)
 )
 
 // NewKeepalivedConfigResource is the constructor of kha_keepalived_config.
@@ -130,7 +131,7 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 			"VRRPv3 with 250ms advertisements and a track script that checks the load balancer every 200ms: measured with " +
 			"the real keepalived and HAProxy, the VIP moves in well under a second when the load balancer dies, in under a " +
 			"second when its node leaves the network, and in about a second when the node loses its routes to every " +
-			"apiserver.\n\n-> Import is not supported.",
+			"apiserver." + importDoc("the config file", "host:port:<config_path>"),
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the config when delivered over SSH, else the rendered digest.",
 			"Digest of the config, known at plan time."),
 	}
@@ -157,8 +158,18 @@ func (r *keepalivedConfigResource) ValidateConfig(ctx context.Context, req resou
 	validateConfig(ctx, req, resp, func(m *keepalivedConfigModel) problem.Problems { return m.spec().Validate() })
 }
 
-func (m *keepalivedConfigModel) render(*keepalivedConfigModel) (rendered, diag.Diagnostics) {
+// ImportState takes host:port:<config_path>.
+func (r *keepalivedConfigResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r.importRendered(ctx, req, resp, "10.0.0.31:22:/etc/keepalived/keepalived.conf", false, "", func(m *keepalivedConfigModel, p, _ string) {
+		m.ConfigPath = types.StringValue(p)
+	})
+}
+
+func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	if config == nil && m.Nodes == nil { // imported: the config found, until the first apply
+		return importedFile(&m.hostFields, m.ConfigPath.ValueString(), "", 0o644), diags
+	}
 	s := m.spec()
 	if ps := s.Validate(); ps.HasErrors() {
 		appendProblems(&diags, ps, true)

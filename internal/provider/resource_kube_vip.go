@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/boolvalidator"
@@ -27,6 +28,7 @@ var (
 	_ resource.ResourceWithModifyPlan       = (*kubeVIPResource)(nil)
 	_ resource.ResourceWithValidateConfig   = (*kubeVIPResource)(nil)
 	_ resource.ResourceWithConfigValidators = (*kubeVIPResource)(nil)
+	_ resource.ResourceWithImportState      = (*kubeVIPResource)(nil)
 )
 
 // NewKubeVIPResource is the constructor of kha_kube_vip.
@@ -164,7 +166,11 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			MarkdownDescription: "Set on the first control-plane node for the apply before `kubeadm init`, and unset after: kube-vip " +
 				"then reads `" + superAdminConf + "`, because kubeadm (1.29+) grants `admin.conf` its rights only at the end of " +
 				"the init that needs the VIP. Unlike kubespray, which detects a first install itself, kha asks: Terraform " +
-				"cannot see whether kubeadm has run."},
+				"cannot see whether kubeadm has run.\n\n" +
+				"~> `" + superAdminConf + "` is in the group `system:masters`, whose rights no RBAC change takes away, and it " +
+				"stays mounted in the kube-vip pod while `bootstrap` is on. Switch it off as soon as `kubeadm init` has " +
+				"finished: set `bootstrap = false` (or remove it) and apply; the manifest then mounts `admin.conf` and the " +
+				"kubelet restarts kube-vip. Every plan after the apply that turned `bootstrap` on warns while it stays on."},
 		"kubeconfig_path": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 			MarkdownDescription: "Kubeconfig on the host that kube-vip uses for its Lease (mounted at `" + kubevip.KubeconfigInPod +
 				"`). Default `" + kubevip.KubeconfigInPod + "`, or `" + superAdminConf + "` with `bootstrap`."},
@@ -182,7 +188,7 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"apiserver answers on the VIP itself), so there is no port trap.\n\n" +
 			"The manifest is written atomically (mode 0640); the kubelet starts or restarts kube-vip when it changes, and " +
 			"destroy removes it, which stops kube-vip. kha does not wait for the VIP: with leader election one node of " +
-			"many holds it.\n\n-> Import is not supported.",
+			"many holds it." + importDoc("the manifest", "host:port:<manifest_path>"),
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the manifest when delivered over SSH, else the rendered digest.",
 			"Digest of the manifest, known at plan time."),
 	}
@@ -212,12 +218,52 @@ func (m *kubeVIPModel) spec() kubevip.Spec {
 	return s
 }
 
+// ModifyPlan plans as every host resource does, and warns while bootstrap
+// stays on after the apply that turned it on.
+func (r *kubeVIPResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.hostResource.ModifyPlan(ctx, req, resp)
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return // create or destroy
+	}
+	var before, after types.Bool
+	var node types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("bootstrap"), &before)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("bootstrap"), &after)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("node_name"), &node)...)
+	if before.ValueBool() && after.ValueBool() {
+		resp.Diagnostics.AddAttributeWarning(path.Root("bootstrap"), "kube-vip Still Uses the Super-Admin Kubeconfig",
+			fmt.Sprintf("bootstrap is still on for %s after an earlier apply turned it on: kube-vip reads %s, kubeadm's kubeconfig in the "+
+				"group system:masters, whose rights no RBAC change can take away, and it stays mounted in the kube-vip pod for "+
+				"as long as bootstrap is on. bootstrap is for the apply before `kubeadm init` only: once `kubeadm init` has "+
+				"finished on this node, set bootstrap = false (or remove it) and apply, and kube-vip restarts with %s. "+
+				"If `kubeadm init` has not run yet, run it first.", nodeName(node), superAdminConf, kubevip.KubeconfigInPod))
+	}
+}
+
+// nodeName is a node name for a message: quoted, or "this node" while unknown.
+func nodeName(v types.String) string {
+	if !known(v) {
+		return "this node"
+	}
+	return strconv.Quote(v.ValueString())
+}
+
 func (r *kubeVIPResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	validateConfig(ctx, req, resp, func(m *kubeVIPModel) problem.Problems { return m.spec().Validate() })
 }
 
-func (m *kubeVIPModel) render(*kubeVIPModel) (rendered, diag.Diagnostics) {
+// ImportState takes host:port:<manifest_path>.
+func (r *kubeVIPResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r.importRendered(ctx, req, resp, "10.0.0.11:22:/etc/kubernetes/manifests/kube-vip.yml", false, "", func(m *kubeVIPModel, p, _ string) {
+		m.ManifestPath = types.StringValue(p)
+	})
+}
+
+func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	if config == nil && m.NodeName.IsNull() { // imported: the manifest found, until the first apply
+		return importedFile(&m.hostFields, m.ManifestPath.ValueString(), "", 0o640), diags
+	}
 	s := m.spec()
 	if ps := s.Validate(); ps.HasErrors() {
 		appendProblems(&diags, ps, true)

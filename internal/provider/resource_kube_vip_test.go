@@ -1,13 +1,17 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -95,4 +99,90 @@ resource "kha_kube_vip" "cp1" {
 			},
 		},
 	})
+}
+
+// TestKubeVIP_bootstrapLeftOnWarns: the plan after the apply that turned
+// bootstrap on warns at bootstrap while it stays on, saying what stays
+// mounted and how to switch it off; the plans that turn it on or off do
+// not. Terraform plans the fixtures in testdata/<test>/<step>.
+func TestKubeVIP_bootstrapLeftOnWarns(t *testing.T) {
+	recorder := &planDiagnostics{}
+	step := func(warn bool) resource.TestStep {
+		return resource.TestStep{
+			ConfigDirectory: config.TestStepDirectory(),
+			PreConfig:       recorder.reset,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{planCheckFunc(func() error {
+				var found []string
+				for _, d := range recorder.take() {
+					found = append(found, d.Summary)
+					if d.Severity != tfprotov6.DiagnosticSeverityWarning || d.Attribute.String() != tftypes.NewAttributePath().WithAttributeName("bootstrap").String() {
+						return fmt.Errorf("a diagnostic other than the warning at bootstrap: %s: %s", d.Summary, d.Detail)
+					}
+					for _, want := range []string{`"cp1"`, superAdminConf, "system:masters", "set bootstrap = false", "kubeadm init"} {
+						if !strings.Contains(d.Summary+" "+d.Detail, want) {
+							return fmt.Errorf("the warning does not say %q: %s: %s", want, d.Summary, d.Detail)
+						}
+					}
+				}
+				if (len(found) == 1) != warn || len(found) > 1 {
+					return fmt.Errorf("the plan's warnings: %q; want one: %v", found, warn)
+				}
+				return nil
+			})}},
+		}
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: recorder.factories(),
+		Steps: []resource.TestStep{
+			step(false), // 1: created with bootstrap = true, for kubeadm init
+			step(true),  // 2: bootstrap still on: the plan warns
+			step(false), // 3: switched off
+			step(false), // 4: on again (a cluster built anew)
+		},
+	})
+}
+
+// planDiagnostics serves the provider and keeps the diagnostics of the
+// plans Terraform asks it for: the testing framework shows only errors.
+type planDiagnostics struct {
+	tfprotov6.ProviderServer
+	mu    sync.Mutex
+	diags []*tfprotov6.Diagnostic
+}
+
+func (p *planDiagnostics) factories() map[string]func() (tfprotov6.ProviderServer, error) {
+	return map[string]func() (tfprotov6.ProviderServer, error){"kha": func() (tfprotov6.ProviderServer, error) {
+		server, err := testAccProviders["kha"]()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.ProviderServer = server
+		return p, err
+	}}
+}
+
+func (p *planDiagnostics) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	resp, err := p.ProviderServer.PlanResourceChange(ctx, req)
+	if resp != nil {
+		p.mu.Lock()
+		p.diags = append(p.diags, resp.Diagnostics...)
+		p.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (p *planDiagnostics) reset() { p.take() }
+
+func (p *planDiagnostics) take() []*tfprotov6.Diagnostic {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.diags
+	p.diags = nil
+	return d
+}
+
+// planCheckFunc is a plan check made of a function.
+type planCheckFunc func() error
+
+func (f planCheckFunc) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	resp.Error = f()
 }

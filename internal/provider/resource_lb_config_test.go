@@ -39,6 +39,10 @@ func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)haproxy-cfg-checksum: "sha256:[0-9a-f]{64}".*path: "/etc/haproxy"`))),
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("reload_command"), knownvalue.StringExact("")),
+				// The health port on every address, the metrics on loopback only.
+				expectRendered("kha_haproxy_config.w1", `(?s)bind 0\.0\.0\.0:8081\n\s+bind \[::\]:8081 v6only\n.*`+
+					`http-request use-service prometheus-exporter if \{ path /metrics \} \{ dst 127\.0\.0\.0/8 ::1 \}\n`),
+				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("metrics_listen"), knownvalue.StringExact("loopback")),
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("sha256"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
 				plancheck.ExpectKnownValue("kha_nginx_config.w1", tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)load_module /usr/lib/nginx/modules/ngx_stream_module\.so;.*server 10\.0\.0\.13:6443 max_fails=1 fail_timeout=5s; # cp3.*listen \[::1\]:16443;`))),
@@ -79,6 +83,7 @@ func TestLBConfig_diagnostics(t *testing.T) {
 		"anonymous_check_on_a_hardened_cluster": `(?s)Anonymous health checks on apiservers that refuse them.*health_check\.type.*apiserver_anonymous_auth = false.*"https_client_cert".*"tcp"`,
 		"client_cert_check_without_a_cert":      `(?s)Missing client certificate.*health_check\.client_cert`,
 		"fallback_on_loopback":                  `(?s)Invalid fallback address.*fallback\.address`,
+		"metrics_exposed_without_a_health_port": `(?s)Nothing to expose.*metrics_listen.*set metrics = true and\s+healthcheck_port`,
 		"node_local_listener_off_loopback":      `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`,
 		"unknown_local_first":                   `(?s)Unknown backend.*local_first`,
 	}

@@ -21,6 +21,7 @@ var (
 	_ resource.ResourceWithValidateConfig   = (*nginxConfigResource)(nil)
 	_ resource.ResourceWithConfigValidators = (*nginxConfigResource)(nil)
 	_ resource.ResourceWithUpgradeState     = (*nginxConfigResource)(nil)
+	_ resource.ResourceWithImportState      = (*nginxConfigResource)(nil)
 )
 
 // NewNginxConfigResource is the constructor of kha_nginx_config.
@@ -68,6 +69,11 @@ func (m *nginxConfigModel) spec() lbconfig.Spec {
 
 func (m *nginxConfigModel) render(*nginxConfigModel) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.render(nginxKind, m.spec(), lbconfig.RenderNginx)
+}
+
+// ImportState takes host:port:<config_path>.
+func (r *nginxConfigResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importLB(ctx, &r.hostResource, nginxKind, func(m *nginxConfigModel) *lbConfigModel { return &m.lbConfigModel }, req, resp)
 }
 
 func (r *nginxConfigResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {

@@ -1,0 +1,84 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+// Import of the resources that render their files from inputs (load
+// balancers, keepalived, kube-vip, etcd access, hosts entries). A rendered
+// file does not give its inputs back, so an imported state holds what can
+// be known honestly: the connection, the path (and block marker) of what
+// was found on the host, and its digest; every input stays null. Terraform
+// imports with the resource's configuration (an `import` block, or
+// `terraform import` next to it), so the next plan renders the
+// configuration and shows an update in place: `sha256` keeps its value
+// when the host already has what the configuration renders, and changes
+// when the apply will rewrite it.
+
+// importDoc is the import section of these resources' descriptions.
+func importDoc(what, id string) string {
+	return "\n\n-> **Import** takes `" + id + "` (IPv6 hosts in brackets), with credentials and the host key from the " +
+		"provider's `default_ssh`, and records " + what + "'s digest: a rendered file does not give back the inputs it " +
+		"was rendered from, so import with the resource's full configuration (an `import` block, or `terraform import` " +
+		"next to it). The next plan is an update in place that fills in the inputs; its `sha256` keeps the imported " +
+		"value when the host already has what the configuration renders, and the apply writes the configuration's " +
+		"version either way, through the same steps as any update."
+}
+
+// importedFile is what an imported state delivers until the first apply:
+// the file (or block) it found, known by its digest. mode is the mode the
+// resource gives the file, so that refresh does not report it as drift.
+func importedFile(h *hostFields, path, block string, mode uint32) rendered {
+	return rendered{files: []remote.File{{Path: path, Block: block, Mode: mode, SHA256: h.SHA256.ValueString()}}}
+}
+
+// importRendered serves ImportState of a rendering resource. The ID is
+// host:port:path, or host:port:path#marker for a resource that keeps a
+// marked block (withMarker; the marker defaults to defaultMarker). set
+// records the path and marker in the model; the file or block must exist.
+func (r *hostResource[M, P]) importRendered(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse,
+	example string, withMarker bool, defaultMarker string, set func(m *M, path, marker string)) {
+	var m M
+	h := P(&m).fields()
+	rest, client := r.importHost(ctx, req.ID, example, h, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	p, marker := rest, ""
+	if withMarker {
+		marker = defaultMarker
+		if i := strings.LastIndex(rest, "#"); i >= 0 {
+			p, marker = rest[:i], rest[i+1:]
+			if !markerPattern.MatchString(marker) {
+				resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not a block marker (letters, digits, '.', '-' or '_'), e.g. %s.",
+					marker, req.ID, example))
+				return
+			}
+		}
+	}
+	if !filePathPattern.MatchString(p) {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not an absolute path to a file, e.g. %s.", p, req.ID, example))
+		return
+	}
+	seen, err := client.Observe(ctx, []remote.File{{Path: p, Block: marker}})
+	if err == nil && !seen[0].Exists {
+		err = fmt.Errorf("%s has no file at %s to import", client.Address(), p)
+		if marker != "" {
+			err = fmt.Errorf("%s has no block \"# BEGIN kha %s\" in %s to import", client.Address(), marker, p)
+		}
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Import Failed", err.Error())
+		return
+	}
+	set(&m, p, marker)
+	h.SHA256, h.RemoteSHA256 = types.StringValue(seen[0].SHA256), types.StringValue(seen[0].SHA256)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
