@@ -92,14 +92,18 @@ func (e notReadyError) Error() string { return e.err.Error() }
 func (e notReadyError) Unwrap() error { return e.err }
 
 // transport tells a server that is not there yet from one that can never
-// work: a failed TLS verification or handshake alert is final, anything
-// else that kept the request from an answer (refused, reset, timed out)
-// is not, unless ctx has ended.
+// work: a failed TLS verification or handshake alert, or a reply that is
+// not TLS at all, is final; anything else that kept the request from an
+// answer (refused, reset, timed out) is not, unless ctx has ended.
 func (e *endpoint) transport(ctx context.Context, err error) error {
 	var verify *tls.CertificateVerificationError
 	var alert tls.AlertError
 	var unknownCA x509.UnknownAuthorityError
 	var hostname x509.HostnameError
+	var record tls.RecordHeaderError
+	if errors.As(err, &record) || errors.Is(err, http.ErrSchemeMismatch) {
+		return fmt.Errorf("the server at %s does not speak TLS (is %s a plain HTTP port?)", e.address, e.port)
+	}
 	if errors.As(err, &verify) || errors.As(err, &alert) || errors.As(err, &unknownCA) || errors.As(err, &hostname) || ctx.Err() != nil {
 		return err
 	}
@@ -109,9 +113,9 @@ func (e *endpoint) transport(ctx context.Context, err error) error {
 // endpoint is a cluster's server with the credentials its clients use,
 // read once for every attempt.
 type endpoint struct {
-	address string
-	client  *http.Client
-	header  http.Header
+	address, port string
+	client        *http.Client
+	header        http.Header
 }
 
 // endpointOf reads what the cluster and its user name (CA, client
@@ -121,9 +125,10 @@ func (c *Config) endpointOf(ctx context.Context, nc NamedCluster, read Reader, d
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return nil, errors.New("the server is not an https URL")
 	}
-	e := &endpoint{address: u.Host, header: http.Header{}}
-	if u.Port() == "" {
-		e.address = net.JoinHostPort(u.Hostname(), "443")
+	e := &endpoint{address: u.Host, port: u.Port(), header: http.Header{}}
+	if e.port == "" {
+		e.port = "443"
+		e.address = net.JoinHostPort(u.Hostname(), e.port)
 	}
 	tlsConfig := &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: nc.Cluster.InsecureSkipTLSVerify}
 	if nc.Cluster.TLSServerName != "" {

@@ -221,3 +221,37 @@ func TestProbeFailsWithTheServersLastAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeOfAServerThatDoesNotSpeakTLS: a kubeconfig whose server is a
+// plain HTTP port (or any other protocol: an sshd) fails at once, saying
+// so, rather than being asked again until the timeout ends.
+func TestProbeOfAServerThatDoesNotSpeakTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := testhost.TestPKI(t).WriteCAFile(t, dir)
+	cert, key := testhost.TestPKI(t).WriteClientFiles(t, dir, "system:node:w1")
+	plain := httptest.NewServer(testhost.APIServerHandler("plain"))
+	defer plain.Close()
+	for _, tc := range []struct {
+		name    string
+		address func(t *testing.T) string
+	}{
+		{"plain HTTP", func(*testing.T) string { return plain.Listener.Addr().String() }},
+		{"an sshd", func(t *testing.T) string { return testhost.Start(t, testhost.Options{}).Address() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			address := tc.address(t)
+			_, port, _ := net.SplitHostPort(address)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			err := Probe(ctx, []byte(kubeconfigFor("https://"+address, ca, cert, key)), "", readLocal, dialLocal)
+			want := fmt.Sprintf("the server at %s does not speak TLS (is %s a plain HTTP port?)", address, port)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("want %q, got %v", want, err)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Fatalf("took %v: a server that does not speak TLS is final, not a server to wait for", took)
+			}
+		})
+	}
+}
