@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -628,9 +629,16 @@ func TestAccFile_hostGoneForGood(t *testing.T) {
 		}
 		return nil
 	}
+	// Terraform does not read a resource that it forgets; OpenTofu does,
+	// and so needs apply -refresh=false, as the guide says.
+	var cli *resource.AdditionalCLIOptions
+	if isOpenTofu(t) {
+		cli = &resource.AdditionalCLIOptions{Plan: resource.PlanOptions{NoRefresh: true}}
+	}
 	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_7_0)},
+		AdditionalCLIOptions:     cli,
 		CheckDestroy:             g.untouched(""),
 		Steps: []resource.TestStep{
 			{ConfigDirectory: fixture("both"), ConfigVariables: g.vars("live\n"), Check: g.untouched("live\n")},
@@ -723,6 +731,15 @@ func TestAccFile_hostGoneForGoodStateRm(t *testing.T) {
 	if out, err := run("state", "list"); err != nil || strings.TrimSpace(out) != "" {
 		t.Fatalf("the state after destroy: %v\n%s", err, out)
 	}
+}
+
+// isOpenTofu says whether the acceptance tests run OpenTofu.
+func isOpenTofu(t *testing.T) bool {
+	out, err := exec.Command(terraformPath(t), "version").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", terraformPath(t), err)
+	}
+	return strings.Contains(string(out), "OpenTofu")
 }
 
 // expectForget wants the plan to forget addr: take it out of the state

@@ -241,8 +241,8 @@ func healing(err error) string {
 // goneHint ends the error of a connection given up on: the way out when
 // the host will not come back, which touches no host.
 const goneHint = "If the host is gone for good, take its resources out of the state without destroying them: " +
-	"a removed block with lifecycle { destroy = false } (Terraform 1.7+; OpenTofu before 1.10: the removed block " +
-	"without lifecycle), then apply; or terraform state rm. See the Troubleshooting guide, \"A host that is gone for good\"."
+	"a removed block with lifecycle { destroy = false }, then apply (OpenTofu: apply -refresh=false); " +
+	"or terraform state rm. See the Troubleshooting guide, \"A host that is gone for good\"."
 
 // dialWithRetry dials, retrying what can heal with exponential backoff
 // within the connection timeout or the context's deadline.
