@@ -26,9 +26,10 @@ type Dialer func(ctx context.Context, address string) (net.Conn, error)
 // CA and TLS server name) and authenticated with the credentials of the
 // context that uses the cluster, answers 200. An apiserver that is not
 // ready yet (a 5xx or 429 answer, a refused or dropped connection: an etcd
-// election, a restart) is asked again until ctx ends; a TLS failure or a
-// refusal of the credentials fails at once. Errors name the cluster and
-// what failed, never a credential.
+// election, a restart) is asked again until ctx ends, and then fails with
+// its last answer; a TLS failure or a refusal of the credentials fails at
+// once. The files the credentials are in are read once. Errors name the
+// cluster and what failed, never a credential.
 func Probe(ctx context.Context, content []byte, cluster string, read Reader, dial Dialer) error {
 	c, err := Parse(content)
 	if err != nil {
@@ -49,19 +50,39 @@ func Probe(ctx context.Context, content []byte, cluster string, read Reader, dia
 // retryInterval is the pause between two probes of a server not ready yet.
 const retryInterval = 250 * time.Millisecond
 
+// probeUntilReady reads the cluster's credentials once, then asks the
+// server until it is ready, says no for good, or ctx ends. When ctx ends
+// while the server is not ready, the error is the server's last answer
+// and how long it was waited for: never the deadline itself, which would
+// hide why the server did not get ready.
 func (c *Config) probeUntilReady(ctx context.Context, nc NamedCluster, read Reader, dial Dialer) error {
+	start := time.Now()
+	e, err := c.endpointOf(ctx, nc, read, dial)
+	if err != nil {
+		return err
+	}
+	var last error
 	for {
-		err := c.probe(ctx, nc, read, dial)
+		err := e.ask(ctx)
 		var notReady notReadyError
-		if !errors.As(err, &notReady) {
+		switch {
+		case errors.As(err, &notReady):
+			last = notReady.err
+		case err != nil && last != nil && ctx.Err() != nil:
+			return stillNotReady(last, start)
+		default:
 			return err
 		}
 		select {
 		case <-ctx.Done():
-			return notReady.err
+			return stillNotReady(last, start)
 		case <-time.After(retryInterval):
 		}
 	}
+}
+
+func stillNotReady(last error, since time.Time) error {
+	return fmt.Errorf("still not ready after %s: %w", time.Since(since).Round(100*time.Millisecond), last)
 }
 
 // notReadyError is an answer that waiting may change.
@@ -71,28 +92,43 @@ func (e notReadyError) Error() string { return e.err.Error() }
 func (e notReadyError) Unwrap() error { return e.err }
 
 // transport tells a server that is not there yet from one that can never
-// work: a failed TLS verification or handshake alert is final, anything
-// else that kept the request from an answer (refused, reset, timed out)
-// is not, unless ctx has ended.
-func transport(ctx context.Context, err error) error {
+// work: a failed TLS verification or handshake alert, or a reply that is
+// not TLS at all, is final; anything else that kept the request from an
+// answer (refused, reset, timed out) is not, unless ctx has ended.
+func (e *endpoint) transport(ctx context.Context, err error) error {
 	var verify *tls.CertificateVerificationError
 	var alert tls.AlertError
 	var unknownCA x509.UnknownAuthorityError
 	var hostname x509.HostnameError
+	var record tls.RecordHeaderError
+	if errors.As(err, &record) || errors.Is(err, http.ErrSchemeMismatch) {
+		return fmt.Errorf("the server at %s does not speak TLS (is %s a plain HTTP port?)", e.address, e.port)
+	}
 	if errors.As(err, &verify) || errors.As(err, &alert) || errors.As(err, &unknownCA) || errors.As(err, &hostname) || ctx.Err() != nil {
 		return err
 	}
 	return notReadyError{err}
 }
 
-func (c *Config) probe(ctx context.Context, nc NamedCluster, read Reader, dial Dialer) error {
+// endpoint is a cluster's server with the credentials its clients use,
+// read once for every attempt.
+type endpoint struct {
+	address, port string
+	client        *http.Client
+	header        http.Header
+}
+
+// endpointOf reads what the cluster and its user name (CA, client
+// certificate and key, token file) through read.
+func (c *Config) endpointOf(ctx context.Context, nc NamedCluster, read Reader, dial Dialer) (*endpoint, error) {
 	u, err := url.Parse(nc.Cluster.Server)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return errors.New("the server is not an https URL")
+		return nil, errors.New("the server is not an https URL")
 	}
-	address := u.Host
-	if u.Port() == "" {
-		address = net.JoinHostPort(u.Hostname(), "443")
+	e := &endpoint{address: u.Host, port: u.Port(), header: http.Header{}}
+	if e.port == "" {
+		e.port = "443"
+		e.address = net.JoinHostPort(u.Hostname(), e.port)
 	}
 	tlsConfig := &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: nc.Cluster.InsecureSkipTLSVerify}
 	if nc.Cluster.TLSServerName != "" {
@@ -100,32 +136,31 @@ func (c *Config) probe(ctx context.Context, nc NamedCluster, read Reader, dial D
 	}
 	ca, err := pemOf(ctx, nc.Cluster.CertificateAuthorityData, nc.Cluster.CertificateAuthority, "certificate-authority", read)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(ca) > 0 {
 		tlsConfig.RootCAs = x509.NewCertPool()
 		if !tlsConfig.RootCAs.AppendCertsFromPEM(ca) {
-			return errors.New("its certificate authority has no PEM certificate")
+			return nil, errors.New("its certificate authority has no PEM certificate")
 		}
 	}
-	header := http.Header{}
 	if user, ok := c.UserFor(nc.Name); ok {
 		if user.UsesPlugin() {
-			return errors.New("its user's credentials come from an exec or auth-provider plugin, which kha does not run; " +
+			return nil, errors.New("its user's credentials come from an exec or auth-provider plugin, which kha does not run; " +
 				"turn the check off for this kubeconfig")
 		}
 		certPEM, err := pemOf(ctx, user.ClientCertificateData, user.ClientCertificate, "client-certificate", read)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		keyPEM, err := pemOf(ctx, user.ClientKeyData, user.ClientKey, "client-key", read)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(certPEM) > 0 {
 			pair, err := tls.X509KeyPair(certPEM, keyPEM)
 			if err != nil {
-				return errors.New("its client certificate and key do not make a key pair")
+				return nil, errors.New("its client certificate and key do not make a key pair")
 			}
 			tlsConfig.Certificates = []tls.Certificate{pair}
 		}
@@ -133,28 +168,33 @@ func (c *Config) probe(ctx context.Context, nc NamedCluster, read Reader, dial D
 		if token == "" && user.TokenFile != "" {
 			b, err := read(ctx, user.TokenFile)
 			if err != nil {
-				return fmt.Errorf("reading tokenFile %s: %w", user.TokenFile, err)
+				return nil, fmt.Errorf("reading tokenFile %s: %w", user.TokenFile, err)
 			}
 			token = strings.TrimSpace(string(b))
 		}
 		if token != "" {
-			header.Set("Authorization", "Bearer "+token)
+			e.header.Set("Authorization", "Bearer "+token)
 		}
 	}
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx, address) }}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+address+"/readyz", nil)
+	e.client = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx, e.address) }}}
+	return e, nil
+}
+
+// ask GETs /readyz once.
+func (e *endpoint) ask(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+e.address+"/readyz", nil)
 	if err != nil {
 		return err
 	}
-	req.Header = header
-	resp, err := client.Do(req)
+	req.Header = e.header
+	resp, err := e.client.Do(req)
 	if err != nil {
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err // the URL is in the caller's message already
 		}
-		return transport(ctx, err)
+		return e.transport(ctx, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))

@@ -2,6 +2,7 @@ package kubeconfig
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
@@ -167,5 +168,90 @@ func TestProbeWaitsOutABusyMoment(t *testing.T) {
 	err, took = probe("s3cret", 1500*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 500") || !strings.Contains(err.Error(), "etcd failed") || took < time.Second {
 		t.Fatalf("never ready: want the apiserver's answer at the deadline, got %v after %v", err, took)
+	}
+}
+
+// TestProbeFailsWithTheServersLastAnswer: an apiserver that refuses
+// connections or answers 503 for the whole timeout fails the probe with
+// that answer and how long it was waited for, never with the deadline of
+// a read. The reader takes a round trip per file and ends with ctx, as a
+// read over SSH does; the credentials are read once, not per attempt.
+func TestProbeFailsWithTheServersLastAnswer(t *testing.T) {
+	pki := testhost.TestPKI(t)
+	dir := t.TempDir()
+	ca := pki.WriteCAFile(t, dir)
+	cert, key := pki.WriteClientFiles(t, dir, "system:node:w1")
+	var reads atomic.Int32
+	roundTrip := func(ctx context.Context, path string) ([]byte, error) {
+		reads.Add(1)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(400 * time.Millisecond):
+		}
+		return os.ReadFile(path)
+	}
+	busy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte("[-]etcd failed: reason withheld"))
+	}))
+	busy.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Server}}
+	busy.StartTLS()
+	defer busy.Close()
+	refusing := fmt.Sprintf("127.0.0.1:%d", testhost.FreePort(t, "127.0.0.1"))
+
+	for _, tc := range []struct{ name, address, want string }{
+		{"refuses connections", refusing, "connection refused"},
+		{"answers 503", busy.Listener.Addr().String(), "GET /readyz answered HTTP 503: [-]etcd failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reads.Store(0)
+			// Three reads take 1.2 s: a probe per attempt would be in its
+			// second round of reads when the 2 s end.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			err := Probe(ctx, []byte(kubeconfigFor("https://"+tc.address, ca, cert, key)), "", roundTrip, dialLocal)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "still not ready after") ||
+				strings.Contains(err.Error(), "reading") || strings.Contains(err.Error(), "deadline") {
+				t.Fatalf("want the server's answer %q after the wait, got %v", tc.want, err)
+			}
+			if n := reads.Load(); n != 3 {
+				t.Errorf("%d reads, want 3: the CA, the client certificate and its key, once each", n)
+			}
+		})
+	}
+}
+
+// TestProbeOfAServerThatDoesNotSpeakTLS: a kubeconfig whose server is a
+// plain HTTP port (or any other protocol: an sshd) fails at once, saying
+// so, rather than being asked again until the timeout ends.
+func TestProbeOfAServerThatDoesNotSpeakTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := testhost.TestPKI(t).WriteCAFile(t, dir)
+	cert, key := testhost.TestPKI(t).WriteClientFiles(t, dir, "system:node:w1")
+	plain := httptest.NewServer(testhost.APIServerHandler("plain"))
+	defer plain.Close()
+	for _, tc := range []struct {
+		name    string
+		address func(t *testing.T) string
+	}{
+		{"plain HTTP", func(*testing.T) string { return plain.Listener.Addr().String() }},
+		{"an sshd", func(t *testing.T) string { return testhost.Start(t, testhost.Options{}).Address() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			address := tc.address(t)
+			_, port, _ := net.SplitHostPort(address)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			err := Probe(ctx, []byte(kubeconfigFor("https://"+address, ca, cert, key)), "", readLocal, dialLocal)
+			want := fmt.Sprintf("the server at %s does not speak TLS (is %s a plain HTTP port?)", address, port)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("want %q, got %v", want, err)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Fatalf("took %v: a server that does not speak TLS is final, not a server to wait for", took)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -551,4 +552,210 @@ func TestFile_planTimeChecks(t *testing.T) {
 	}
 	// One variable serves the cases that need a private key that parses.
 	expectPlanErrors(t, cases, config.Variables{"private_key": config.StringVariable(testhost.NewKey(t).PEM)})
+}
+
+// goneForGood is two hosts with a kha_file each (testdata/
+// TestAccFile_hostGoneForGood): one stays, the other goes away for good.
+type goneForGood struct {
+	key                testhost.Key
+	live, gone         *testhost.Server
+	livePath, gonePath string
+}
+
+func newGoneForGood(t *testing.T) goneForGood {
+	key := testhost.NewKey(t)
+	dir := t.TempDir()
+	return goneForGood{key: key,
+		live:     testhost.Start(t, testhost.Options{AuthorizedKeys: []string{key.Public()}}),
+		gone:     testhost.Start(t, testhost.Options{AuthorizedKeys: []string{key.Public()}}),
+		livePath: filepath.Join(dir, "live.cfg"), gonePath: filepath.Join(dir, "gone.cfg")}
+}
+
+// values are the fixture's variables.
+func (g goneForGood) values(liveContent string) map[string]any {
+	return map[string]any{"private_key": g.key.PEM, "known_hosts": g.live.KnownHosts() + g.gone.KnownHosts(),
+		"live_port": g.live.Port, "gone_port": g.gone.Port, "live_path": g.livePath, "gone_path": g.gonePath,
+		"live_content": liveContent}
+}
+
+func (g goneForGood) vars(liveContent string) config.Variables {
+	v := config.Variables{}
+	for name, value := range g.values(liveContent) {
+		switch value := value.(type) {
+		case string:
+			v[name] = config.StringVariable(value)
+		case int:
+			v[name] = config.IntegerVariable(value)
+		}
+	}
+	return v
+}
+
+// untouched checks that the gone host's file is as it was, and whether
+// the live host's file is there.
+func (g goneForGood) untouched(liveContent string) resource.TestCheckFunc {
+	if liveContent != "" {
+		return resource.ComposeTestCheckFunc(fileIs(g.gonePath, "gone\n"), fileIs(g.livePath, liveContent))
+	}
+	return resource.ComposeTestCheckFunc(fileIs(g.gonePath, "gone\n"), func(*terraform.State) error {
+		if _, err := os.Stat(g.livePath); !os.IsNotExist(err) {
+			return fmt.Errorf("%s still exists after destroy (%v)", g.livePath, err)
+		}
+		return nil
+	})
+}
+
+// goneError is the error of a plan or destroy that needs the gone host:
+// a connect error after ssh.timeout that names the way out.
+func (g goneForGood) goneError() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)SSH Connection Failed.*` + regexp.QuoteMeta(g.gone.Address()) +
+		`.*gave up after.*connection refused.*gone\s+for\s+good.*removed\s+block.*destroy\s+=\s+false.*terraform\s+state\s+rm`)
+}
+
+// TestAccFile_hostGoneForGood: when a host is gone for good, a plan that
+// destroys its resource fails to connect, with an error that names the
+// way out; a removed block with destroy = false takes the resource out
+// of the state without touching any host, and the resource on the live
+// host stays managed and is destroyed as usual.
+func TestAccFile_hostGoneForGood(t *testing.T) {
+	g := newGoneForGood(t)
+	fixture := func(name string) config.TestStepConfigFunc {
+		return config.StaticDirectory(filepath.Join("testdata", "TestAccFile_hostGoneForGood", name))
+	}
+	const liveAddr, goneAddr = "kha_file.live", "kha_file.gone"
+	notInState := func(s *terraform.State) error {
+		if _, ok := s.RootModule().Resources[goneAddr]; ok {
+			return fmt.Errorf("%s is still in the state", goneAddr)
+		}
+		return nil
+	}
+	// Terraform does not read a resource that it forgets; OpenTofu does,
+	// and so needs apply -refresh=false, as the guide says.
+	var cli *resource.AdditionalCLIOptions
+	if isOpenTofu(t) {
+		cli = &resource.AdditionalCLIOptions{Plan: resource.PlanOptions{NoRefresh: true}}
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_7_0)},
+		AdditionalCLIOptions:     cli,
+		CheckDestroy:             g.untouched(""),
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fixture("both"), ConfigVariables: g.vars("live\n"), Check: g.untouched("live\n")},
+			{
+				// The host is gone and its resource left the configuration:
+				// the plan fails in seconds (ssh.timeout), naming the way out.
+				PreConfig:       g.gone.Stop,
+				ConfigDirectory: fixture("live_only"), ConfigVariables: g.vars("live\n"),
+				ExpectError: g.goneError(),
+			},
+			{
+				// The way out: forgotten, not destroyed; no host is touched.
+				ConfigDirectory: fixture("removed"), ConfigVariables: g.vars("live\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					expectForget(goneAddr), plancheck.ExpectResourceAction(liveAddr, plancheck.ResourceActionNoop),
+				}},
+				Check: resource.ComposeTestCheckFunc(notInState, g.untouched("live\n")),
+			},
+			{
+				// The live host's resource is still managed.
+				ConfigDirectory: fixture("removed"), ConfigVariables: g.vars("live, changed\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(liveAddr, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(notInState, g.untouched("live, changed\n")),
+			},
+		},
+	}))
+}
+
+// TestAccFile_hostGoneForGoodStateRm: terraform destroy, as a user runs
+// it, fails on a host that is gone for good and names the way out;
+// terraform state rm of its resource lets the next destroy remove the
+// live host's file and leave the gone host's alone.
+func TestAccFile_hostGoneForGoodStateRm(t *testing.T) {
+	testhost.Require(t, os.Getenv("TF_ACC") != "", "TF_ACC is not set")
+	tf := terraformPath(t)
+	g := newGoneForGood(t)
+	dir := t.TempDir()
+	values, err := json.Marshal(g.values("live\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"terraform.tfvars.json": values,
+		"versions.tf": []byte("terraform {\n  required_providers {\n    kha = { source = \"kha/kha\" }\n  }\n}\n")}
+	for _, name := range []string{"live.tf", "gone.tf"} {
+		if files[name], err = os.ReadFile(filepath.Join("testdata", "TestAccFile_hostGoneForGood", "both", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terraform := devTerraform(t, tf, dir, buildProvider(t))
+	run := func(args ...string) (string, error) {
+		cmd := terraform(args...)
+		if args[0] == "state" {
+			cmd.Args = append([]string{tf}, args...) // state takes neither -input nor -no-color
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("apply", "-auto-approve"); err != nil {
+		t.Fatalf("terraform apply: %v\n%s", err, out)
+	}
+	if err := g.untouched("live\n")(nil); err != nil {
+		t.Fatal(err)
+	}
+
+	g.gone.Stop()
+	out, err := run("destroy", "-auto-approve")
+	if err == nil || !g.goneError().MatchString(out) {
+		t.Fatalf("terraform destroy with a host gone: want the connect error and the way out, got %v\n%s", err, out)
+	}
+	if err := g.untouched("live\n")(nil); err != nil {
+		t.Fatalf("a failed destroy changed a host: %v", err)
+	}
+
+	if out, err := run("state", "rm", "kha_file.gone"); err != nil {
+		t.Fatalf("terraform state rm: %v\n%s", err, out)
+	}
+	if out, err := run("destroy", "-auto-approve"); err != nil {
+		t.Fatalf("terraform destroy after state rm: %v\n%s", err, out)
+	}
+	if err := g.untouched("")(nil); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run("state", "list"); err != nil || strings.TrimSpace(out) != "" {
+		t.Fatalf("the state after destroy: %v\n%s", err, out)
+	}
+}
+
+// isOpenTofu says whether the acceptance tests run OpenTofu.
+func isOpenTofu(t *testing.T) bool {
+	out, err := exec.Command(terraformPath(t), "version").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", terraformPath(t), err)
+	}
+	return strings.Contains(string(out), "OpenTofu")
+}
+
+// expectForget wants the plan to forget addr: take it out of the state
+// and leave what it made alone.
+func expectForget(addr string) plancheck.PlanCheck { return forgetCheck(addr) }
+
+type forgetCheck string
+
+func (c forgetCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address == string(c) {
+			if !rc.Change.Actions.Forget() {
+				resp.Error = fmt.Errorf("%s: planned %v, want forget", c, rc.Change.Actions)
+			}
+			return
+		}
+	}
+	resp.Error = fmt.Errorf("%s is not in the plan", c)
 }
