@@ -414,6 +414,13 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		return
 	}
 	h := P(&plan).fields()
+	if priorState != nil && changesStateOnly(planned.Raw, priorState.Raw) {
+		// keep_on_destroy or timeouts: nothing on the host changes, so a
+		// host that is gone for good can still be let go of this way.
+		tflog.Info(ctx, "only keep_on_destroy or timeouts changed; the host is not contacted")
+		diags.Append(state.Set(ctx, &plan)...)
+		return
+	}
 	timeout, d := h.Timeouts.Create(ctx, defaultApplyTimeout)
 	if priorState != nil {
 		timeout, d = h.Timeouts.Update(ctx, defaultApplyTimeout)
@@ -484,6 +491,33 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	diags.Append(state.Set(ctx, &plan)...)
 	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	diags.Append(setDrift(ctx, private, nil)...)
+}
+
+// hostGoneHint is the way out that a destroy which cannot reach its host
+// adds, unless the engine's error says it already (a host given up on).
+func hostGoneHint(detail string) string {
+	if strings.Contains(detail, remote.GoneHint) {
+		return ""
+	}
+	return "\n\n" + remote.GoneHint
+}
+
+// stateOnlyAttributes are the attributes that say nothing about the host.
+var stateOnlyAttributes = []string{"keep_on_destroy", "timeouts"}
+
+// changesStateOnly says whether a plan differs from the prior state only
+// in stateOnlyAttributes.
+func changesStateOnly(plan, prior tftypes.Value) bool {
+	var planned, was map[string]tftypes.Value
+	if plan.As(&planned) != nil || prior.As(&was) != nil || len(planned) != len(was) {
+		return false
+	}
+	for name, v := range planned {
+		if !slices.Contains(stateOnlyAttributes, name) && !v.Equal(was[name]) {
+			return false
+		}
+	}
+	return true
 }
 
 // readHost lets a hostReader model read its host, and renders it again
@@ -677,8 +711,10 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 		return
 	}
 	client, d := r.connect(ctx, m)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
+	if d.HasError() {
+		for _, e := range d.Errors() {
+			resp.Diagnostics.AddAttributeError(path.Root("ssh"), e.Summary(), e.Detail()+hostGoneHint(e.Detail()))
+		}
 		return
 	}
 	if out, d = r.readHost(ctx, client, &state, nil); d.HasError() {

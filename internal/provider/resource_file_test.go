@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -669,67 +670,82 @@ func TestAccFile_hostGoneForGood(t *testing.T) {
 	}))
 }
 
-// TestAccFile_hostGoneForGoodStateRm: terraform destroy, as a user runs
-// it, fails on a host that is gone for good and names the way out;
-// terraform state rm of its resource lets the next destroy remove the
-// live host's file and leave the gone host's alone.
-func TestAccFile_hostGoneForGoodStateRm(t *testing.T) {
+// TestAccFile_hostGoneForGoodCLI: terraform destroy, as a user runs it,
+// fails on a host that is gone for good and names the way out. Then each
+// way out that needs no host lets the next destroy remove the live host's
+// file and leave the gone host's alone: terraform state rm of its
+// resource, or keep_on_destroy = true applied without a refresh (a change
+// of keep_on_destroy alone contacts no host).
+func TestAccFile_hostGoneForGoodCLI(t *testing.T) {
 	testhost.Require(t, os.Getenv("TF_ACC") != "", "TF_ACC is not set")
 	tf := terraformPath(t)
-	g := newGoneForGood(t)
-	dir := t.TempDir()
-	values, err := json.Marshal(g.values("live\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{"terraform.tfvars.json": values,
-		"versions.tf": []byte("terraform {\n  required_providers {\n    kha = { source = \"kha/kha\" }\n  }\n}\n")}
-	for _, name := range []string{"live.tf", "gone.tf"} {
-		if files[name], err = os.ReadFile(filepath.Join("testdata", "TestAccFile_hostGoneForGood", "both", name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	terraform := devTerraform(t, tf, dir, buildProvider(t))
-	run := func(args ...string) (string, error) {
-		cmd := terraform(args...)
-		if args[0] == "state" {
-			cmd.Args = append([]string{tf}, args...) // state takes neither -input nor -no-color
-		}
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := run("apply", "-auto-approve"); err != nil {
-		t.Fatalf("terraform apply: %v\n%s", err, out)
-	}
-	if err := g.untouched("live\n")(nil); err != nil {
-		t.Fatal(err)
-	}
+	provider := buildProvider(t)
+	for name, wayOut := range map[string][][]string{
+		"state rm":        {{"state", "rm", "kha_file.gone"}, {"destroy", "-auto-approve"}},
+		"keep_on_destroy": {{"keep"}, {"apply", "-auto-approve", "-refresh=false"}, {"destroy", "-auto-approve", "-refresh=false"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := newGoneForGood(t)
+			dir := t.TempDir()
+			values, err := json.Marshal(g.values("live\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := map[string][]byte{"terraform.tfvars.json": values,
+				"versions.tf": []byte("terraform {\n  required_providers {\n    kha = { source = \"kha/kha\" }\n  }\n}\n")}
+			for _, name := range []string{"live.tf", "gone.tf"} {
+				if files[name], err = os.ReadFile(filepath.Join("testdata", "TestAccFile_hostGoneForGood", "both", name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for name, content := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			terraform := devTerraform(t, tf, dir, provider)
+			run := func(args ...string) (string, error) {
+				cmd := terraform(args...)
+				if args[0] == "state" {
+					cmd.Args = append([]string{tf}, args...) // state takes neither -input nor -no-color
+				}
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+			if out, err := run("apply", "-auto-approve"); err != nil {
+				t.Fatalf("terraform apply: %v\n%s", err, out)
+			}
+			if err := g.untouched("live\n")(nil); err != nil {
+				t.Fatal(err)
+			}
 
-	g.gone.Stop()
-	out, err := run("destroy", "-auto-approve")
-	if err == nil || !g.goneError().MatchString(out) {
-		t.Fatalf("terraform destroy with a host gone: want the connect error and the way out, got %v\n%s", err, out)
-	}
-	if err := g.untouched("live\n")(nil); err != nil {
-		t.Fatalf("a failed destroy changed a host: %v", err)
-	}
+			g.gone.Stop()
+			out, err := run("destroy", "-auto-approve")
+			if err == nil || !g.goneError().MatchString(out) {
+				t.Fatalf("terraform destroy with a host gone: want the connect error and the way out, got %v\n%s", err, out)
+			}
+			if err := g.untouched("live\n")(nil); err != nil {
+				t.Fatalf("a failed destroy changed a host: %v", err)
+			}
 
-	if out, err := run("state", "rm", "kha_file.gone"); err != nil {
-		t.Fatalf("terraform state rm: %v\n%s", err, out)
-	}
-	if out, err := run("destroy", "-auto-approve"); err != nil {
-		t.Fatalf("terraform destroy after state rm: %v\n%s", err, out)
-	}
-	if err := g.untouched("")(nil); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := run("state", "list"); err != nil || strings.TrimSpace(out) != "" {
-		t.Fatalf("the state after destroy: %v\n%s", err, out)
+			for _, args := range wayOut {
+				if args[0] == "keep" {
+					gone := filepath.Join(dir, "gone.tf")
+					b, _ := os.ReadFile(gone)
+					os.WriteFile(gone, bytes.Replace(b, []byte("content = \"gone\\n\""), []byte("content = \"gone\\n\"\n  keep_on_destroy = true"), 1), 0o600)
+					continue
+				}
+				if out, err := run(args...); err != nil {
+					t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+			}
+			if err := g.untouched("")(nil); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := run("state", "list"); err != nil || strings.TrimSpace(out) != "" {
+				t.Fatalf("the state after destroy: %v\n%s", err, out)
+			}
+		})
 	}
 }
 

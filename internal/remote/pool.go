@@ -238,10 +238,11 @@ func healing(err error) string {
 	return ""
 }
 
-// goneHint ends the error of a connection given up on: the way out when
+// GoneHint ends the error of a connection given up on: the way out when
 // the host will not come back, which touches no host.
-const goneHint = "If the host is gone for good, take its resources out of the state without destroying them: " +
+const GoneHint = "If the host is gone for good, take its resources out of the state without destroying them: " +
 	"a removed block with lifecycle { destroy = false }, then apply (OpenTofu: apply -refresh=false); " +
+	"or keep_on_destroy = true applied with -refresh=false, then destroy with -refresh=false; " +
 	"or terraform state rm. See the Troubleshooting guide, \"A host that is gone for good\"."
 
 // dialWithRetry dials, retrying what can heal with exponential backoff
@@ -278,7 +279,7 @@ func (c *hostConn) dialWithRetry(ctx context.Context) (*ssh.Client, *ssh.Client,
 			}
 			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: "connect",
 				Err: fmt.Errorf("gave up after %d attempts over %s (ssh.timeout %s or the operation's timeout), retrying %s: %w. %s",
-					attempt, time.Since(start).Round(time.Millisecond), c.cfg.timeout(), strings.Join(reasons, " and "), err, goneHint)}
+					attempt, time.Since(start).Round(time.Millisecond), c.cfg.timeout(), strings.Join(reasons, " and "), err, GoneHint)}
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 5*time.Second)

@@ -649,7 +649,7 @@ func TestConnectionFailuresRetryOnlyWhatCanHeal(t *testing.T) {
 			strings.Contains(err.Error(), "after 1 attempts") {
 			t.Fatalf("want retries then a connect error, got %v", err)
 		}
-		if !strings.HasSuffix(err.Error(), goneHint) {
+		if !strings.HasSuffix(err.Error(), GoneHint) {
 			t.Fatalf("a connection given up on names the way out for a host that is gone for good: %v", err)
 		}
 	})
@@ -658,7 +658,7 @@ func TestConnectionFailuresRetryOnlyWhatCanHeal(t *testing.T) {
 		cfg.Host, cfg.Timeout = "no-such-host.invalid", time.Minute
 		start := time.Now()
 		_, err := NewPool(nil).Get(ctx, cfg)
-		if err == nil || strings.Contains(err.Error(), "gave up") || strings.Contains(err.Error(), goneHint) || time.Since(start) > 15*time.Second {
+		if err == nil || strings.Contains(err.Error(), "gave up") || strings.Contains(err.Error(), GoneHint) || time.Since(start) > 15*time.Second {
 			t.Fatalf("an unknown name was retried (%s): %v", time.Since(start), err)
 		}
 	})
