@@ -313,9 +313,13 @@ type verifier struct {
 // address.
 var verifierCache sync.Map // verifierKey -> *verifier
 
-// verifierKey keeps the parts apart: joining them would copy a fleet's
-// known_hosts for every host.
-type verifierKey struct{ address, pinned, trusted, knownHosts string }
+// verifierKey names a verifier by its address and key material;
+// known_hosts enters parsed, as looking it up in knownHostsCache already
+// read the content once.
+type verifierKey struct {
+	address, pinned, trusted string
+	knownHosts               *hostkey.KnownHosts // nil without known_hosts
+}
 
 func (c Config) verifier() (*verifier, error) {
 	pinned := c.HostKey
@@ -323,16 +327,19 @@ func (c Config) verifier() (*verifier, error) {
 	if pinned == "" && c.InsecureTrustOnFirstUse {
 		trusted = c.TrustedHostKey
 	}
-	cacheKey := verifierKey{c.Address(), pinned, trusted, c.KnownHosts}
+	var known *hostkey.KnownHosts
+	if c.KnownHosts != "" {
+		var err error
+		if known, err = parseKnownHosts(c.KnownHosts); err != nil {
+			return nil, err
+		}
+	}
+	cacheKey := verifierKey{c.Address(), pinned, trusted, known}
 	if v, ok := verifierCache.Load(cacheKey); ok {
 		return v.(*verifier), nil
 	}
 	host := hostkey.NewHost(c.Host, c.port())
-	if c.KnownHosts != "" {
-		known, err := parseKnownHosts(c.KnownHosts)
-		if err != nil {
-			return nil, err
-		}
+	if known != nil {
 		host = known.Host(c.Host, c.port())
 	}
 	if pinned != "" {
@@ -350,7 +357,7 @@ func (c Config) verifier() (*verifier, error) {
 		host.Trust(key)
 	}
 	v := &verifier{address: c.Address(), algorithms: host.Algorithms(), knowsHost: host.Known()}
-	if c.KnownHosts != "" || host.Known() {
+	if known != nil || host.Known() {
 		v.check = host.HostKeyCallback()
 	}
 	verifierCache.Store(cacheKey, v)
