@@ -255,30 +255,12 @@ func (c Config) authMethods() ([]ssh.AuthMethod, []string, func(), error) {
 		names = append(names, name)
 	}
 	if c.Agent {
-		sock := os.Getenv("SSH_AUTH_SOCK")
-		if sock == "" {
-			return nil, nil, cleanup, errors.New("ssh.agent is true but SSH_AUTH_SOCK is not set")
-		}
-		conn, err := net.Dial("unix", sock)
+		method, closeAgent, err := agentAuth(c.AgentIdentity)
 		if err != nil {
-			return nil, nil, cleanup, fmt.Errorf("connecting to the SSH agent at SSH_AUTH_SOCK: %v", err)
+			return nil, nil, cleanup, err
 		}
-		cleanup = func() { conn.Close() }
-		ag := agent.NewClient(conn)
-		signers := func() ([]ssh.Signer, error) {
-			all, err := ag.Signers()
-			if err != nil || c.AgentIdentity == "" {
-				return all, err
-			}
-			keys, _ := ag.List()
-			for i, k := range keys {
-				if i < len(all) && (k.Comment == c.AgentIdentity || ssh.FingerprintSHA256(k) == c.AgentIdentity) {
-					return []ssh.Signer{all[i]}, nil
-				}
-			}
-			return nil, fmt.Errorf("the SSH agent holds no key with comment or fingerprint %q", c.AgentIdentity)
-		}
-		methods = append(methods, ssh.PublicKeysCallback(signers))
+		cleanup = closeAgent
+		methods = append(methods, method)
 		names = append(names, "agent")
 	}
 	if c.Password != "" {
@@ -294,6 +276,35 @@ func (c Config) authMethods() ([]ssh.AuthMethod, []string, func(), error) {
 		names = append(names, "password", "keyboard-interactive")
 	}
 	return methods, names, cleanup, nil
+}
+
+// agentAuth authenticates with the keys of the SSH agent at
+// SSH_AUTH_SOCK, or with the one whose comment or SHA256 fingerprint is
+// identity; the returned func closes the agent connection.
+func agentAuth(identity string) (ssh.AuthMethod, func(), error) {
+	sock := os.Getenv("SSH_AUTH_SOCK")
+	if sock == "" {
+		return nil, nil, errors.New("ssh.agent is true but SSH_AUTH_SOCK is not set")
+	}
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting to the SSH agent at SSH_AUTH_SOCK: %v", err)
+	}
+	ag := agent.NewClient(conn)
+	signers := func() ([]ssh.Signer, error) {
+		all, err := ag.Signers()
+		if err != nil || identity == "" {
+			return all, err
+		}
+		keys, _ := ag.List()
+		for i, k := range keys {
+			if i < len(all) && (k.Comment == identity || ssh.FingerprintSHA256(k) == identity) {
+				return []ssh.Signer{all[i]}, nil
+			}
+		}
+		return nil, fmt.Errorf("the SSH agent holds no key with comment or fingerprint %q", identity)
+	}
+	return ssh.PublicKeysCallback(signers), func() { conn.Close() }, nil
 }
 
 // verifier checks host keys for one address against everything the
