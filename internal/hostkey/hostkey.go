@@ -3,19 +3,23 @@
 // first use.
 //
 // known_hosts is parsed here, line by line with ssh.ParseKnownHosts, and
-// matched by this package rather than by golang.org/x/crypto/ssh/knownhosts
-// or github.com/skeema/knownhosts: both read only files (content given as
-// text would go through a temporary file), neither says which keys and CAs
-// it holds for a host but by probing its callback with a made-up key and
-// matching error text, and x/crypto's reads a pattern without a port as
-// port 22 alone where OpenSSH matches it against "[host]:port" (skeema's
-// works around that for "*" only, not for "?" or "!"). Matching follows
-// OpenSSH's match_hostname and hostfile.c: plain and "[host]:port" names,
-// "|1|salt|hash" names, "*" and "?" wildcards, "!" negation, case ignored,
-// @cert-authority and @revoked lines. Two choices are stricter than
-// OpenSSH, as kha has always been: a key on an @revoked line is refused for
-// every host, whatever the line's host field; and a host's name is matched,
-// never the address it resolves to (CheckHostIP).
+// matched by this package. golang.org/x/crypto/ssh/knownhosts reads only
+// files, so content given as text would go through a temporary file; it
+// tells which keys it holds for a host only through its callback's errors
+// (a made-up key's mismatch lists them, a certificate's error text says
+// whether a CA applies); and it reads a pattern without a port as port 22
+// alone, where OpenSSH matches patterns against "[host]:port".
+// github.com/skeema/knownhosts (v1.3.3) wraps it, so it keeps the files
+// and the probing, re-reads the files for @cert-authority lines, and
+// corrects the port rule for patterns with "*" only, not "?" or "!".
+//
+// Matching follows OpenSSH's match_hostname and hostfile.c: plain and
+// "[host]:port" names, "|1|salt|hash" names, "*" and "?" wildcards, "!"
+// negation, case ignored, @cert-authority and @revoked lines. The host's
+// name is matched as given, never the address it resolves to (OpenSSH's
+// default, CheckHostIP no). One choice is stricter than OpenSSH, as kha
+// has always been: a key on an @revoked line is refused for every host,
+// whatever the line's host field.
 package hostkey
 
 import (
