@@ -189,8 +189,8 @@ func matchesHost(patterns, name string) bool {
 
 // wildcardMatch matches s against a pattern of "*" (any run of bytes), "?"
 // (any one byte) and literal bytes. On a mismatch it resumes after the
-// last "*" one byte further, so it takes time linear in each length's
-// product, never exponential.
+// last "*" one byte further, so it takes at most the product of the two
+// lengths in steps, never an exponential number.
 func wildcardMatch(pattern, s string) bool {
 	p, i := 0, 0
 	star, resume := -1, 0 // the last "*" seen, and where s stood then
