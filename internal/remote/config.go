@@ -14,9 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +22,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
-	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/kha/terraform-provider-kha/internal/hostkey"
 )
 
 // Config says how to reach and authenticate to one host. The names follow
@@ -256,30 +255,12 @@ func (c Config) authMethods() ([]ssh.AuthMethod, []string, func(), error) {
 		names = append(names, name)
 	}
 	if c.Agent {
-		sock := os.Getenv("SSH_AUTH_SOCK")
-		if sock == "" {
-			return nil, nil, cleanup, errors.New("ssh.agent is true but SSH_AUTH_SOCK is not set")
-		}
-		conn, err := net.Dial("unix", sock)
+		method, closeAgent, err := agentAuth(c.AgentIdentity)
 		if err != nil {
-			return nil, nil, cleanup, fmt.Errorf("connecting to the SSH agent at SSH_AUTH_SOCK: %v", err)
+			return nil, nil, cleanup, err
 		}
-		cleanup = func() { conn.Close() }
-		ag := agent.NewClient(conn)
-		signers := func() ([]ssh.Signer, error) {
-			all, err := ag.Signers()
-			if err != nil || c.AgentIdentity == "" {
-				return all, err
-			}
-			keys, _ := ag.List()
-			for i, k := range keys {
-				if i < len(all) && (k.Comment == c.AgentIdentity || ssh.FingerprintSHA256(k) == c.AgentIdentity) {
-					return []ssh.Signer{all[i]}, nil
-				}
-			}
-			return nil, fmt.Errorf("the SSH agent holds no key with comment or fingerprint %q", c.AgentIdentity)
-		}
-		methods = append(methods, ssh.PublicKeysCallback(signers))
+		cleanup = closeAgent
+		methods = append(methods, method)
 		names = append(names, "agent")
 	}
 	if c.Password != "" {
@@ -297,30 +278,33 @@ func (c Config) authMethods() ([]ssh.AuthMethod, []string, func(), error) {
 	return methods, names, cleanup, nil
 }
 
-// certAlgorithms are the host certificate algorithms offered when a CA
-// may vouch for the host. RSA certificates are offered with SHA-2
-// signatures only, as OpenSSH 8.8 and later require.
-var certAlgorithms = []string{
-	ssh.CertAlgoED25519v01, ssh.CertAlgoECDSA256v01, ssh.CertAlgoECDSA384v01, ssh.CertAlgoECDSA521v01,
-	ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01,
-}
-
-// keyAlgorithms are the host key algorithms that present a plain key of a
-// type, and of its certificate.
-func keyAlgorithms(keyType string) (plain, cert []string) {
-	switch keyType {
-	case ssh.KeyAlgoRSA:
-		return []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256}, []string{ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01}
-	case ssh.KeyAlgoED25519:
-		return []string{keyType}, []string{ssh.CertAlgoED25519v01}
-	case ssh.KeyAlgoECDSA256:
-		return []string{keyType}, []string{ssh.CertAlgoECDSA256v01}
-	case ssh.KeyAlgoECDSA384:
-		return []string{keyType}, []string{ssh.CertAlgoECDSA384v01}
-	case ssh.KeyAlgoECDSA521:
-		return []string{keyType}, []string{ssh.CertAlgoECDSA521v01}
+// agentAuth authenticates with the keys of the SSH agent at
+// SSH_AUTH_SOCK, or with the one whose comment or SHA256 fingerprint is
+// identity; the returned func closes the agent connection.
+func agentAuth(identity string) (ssh.AuthMethod, func(), error) {
+	sock := os.Getenv("SSH_AUTH_SOCK")
+	if sock == "" {
+		return nil, nil, errors.New("ssh.agent is true but SSH_AUTH_SOCK is not set")
 	}
-	return []string{keyType}, nil
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting to the SSH agent at SSH_AUTH_SOCK: %v", err)
+	}
+	ag := agent.NewClient(conn)
+	signers := func() ([]ssh.Signer, error) {
+		all, err := ag.Signers()
+		if err != nil || identity == "" {
+			return all, err
+		}
+		keys, _ := ag.List()
+		for i, k := range keys {
+			if i < len(all) && (k.Comment == identity || ssh.FingerprintSHA256(k) == identity) {
+				return []ssh.Signer{all[i]}, nil
+			}
+		}
+		return nil, fmt.Errorf("the SSH agent holds no key with comment or fingerprint %q", identity)
+	}
+	return ssh.PublicKeysCallback(signers), func() { conn.Close() }, nil
 }
 
 // verifier checks host keys for one address against everything the
@@ -340,9 +324,13 @@ type verifier struct {
 // address.
 var verifierCache sync.Map // verifierKey -> *verifier
 
-// verifierKey keeps the parts apart: joining them would copy a fleet's
-// known_hosts for every host.
-type verifierKey struct{ address, pinned, trusted, knownHosts string }
+// verifierKey names a verifier by its address and key material;
+// known_hosts enters parsed, as looking it up in knownHostsCache already
+// read the content once.
+type verifierKey struct {
+	address, pinned, trusted string
+	knownHosts               *hostkey.KnownHosts // nil without known_hosts
+}
 
 func (c Config) verifier() (*verifier, error) {
 	pinned := c.HostKey
@@ -350,422 +338,126 @@ func (c Config) verifier() (*verifier, error) {
 	if pinned == "" && c.InsecureTrustOnFirstUse {
 		trusted = c.TrustedHostKey
 	}
-	cacheKey := verifierKey{c.Address(), pinned, trusted, c.KnownHosts}
+	var known *hostkey.KnownHosts
+	if c.KnownHosts != "" {
+		var err error
+		if known, err = parseKnownHosts(c.KnownHosts); err != nil {
+			return nil, err
+		}
+	}
+	cacheKey := verifierKey{c.Address(), pinned, trusted, known}
 	if v, ok := verifierCache.Load(cacheKey); ok {
 		return v.(*verifier), nil
 	}
-	v := &verifier{address: c.Address()}
-	var dbs []*knownHostsDB
-	if c.KnownHosts != "" {
-		for _, lines := range []string{linesFor(c.KnownHosts, c.Host, c.Address()), portPatternLines(c.KnownHosts, c.Address())} {
-			if lines == "" {
-				continue
-			}
-			db, err := parseKnownHosts(lines)
-			if err != nil {
-				return nil, err
-			}
-			dbs = append(dbs, db)
-		}
+	host := hostkey.NewHost(c.Host, c.port())
+	if known != nil {
+		host = known.Host(c.Host, c.port())
 	}
-	var lines []string
-	var plain []ssh.PublicKey
-	mayBeCA := false
-	for attr, text := range map[string]string{"ssh.host_key": pinned, "the recorded trusted_host_key": trusted} {
-		if text == "" {
-			continue
-		}
-		key, err := parsePublicKey(text)
-		if err != nil {
-			return nil, fmt.Errorf("%s %q is not in authorized_keys format: %v", attr, text, err)
-		}
-		line := knownhosts.Line([]string{c.Address()}, key)
-		lines = append(lines, line)
-		plain = append(plain, key)
-		if attr == "ssh.host_key" { // a pinned key may be the host's or its CA's
-			lines = append(lines, "@cert-authority "+line)
-			mayBeCA = true
-		}
-	}
-	if len(lines) > 0 {
-		db, err := parseKnownHosts(strings.Join(lines, "\n") + "\n")
+	if pinned != "" {
+		key, err := parseHostKey("ssh.host_key", pinned)
 		if err != nil {
 			return nil, err
 		}
-		dbs = append(dbs, db)
+		host.Pin(key)
 	}
-	if len(dbs) > 0 {
-		v.check = unionCheck(dbs)
-		var cas []ssh.PublicKey
-		for _, db := range dbs {
-			cas = append(cas, db.cas...)
+	if trusted != "" {
+		key, err := parseHostKey("the recorded trusted_host_key", trusted)
+		if err != nil {
+			return nil, err
 		}
-		known, ca := knownFor(v.check, c.Address(), cas)
-		plain = append(plain, known...)
-		mayBeCA = mayBeCA || ca
+		host.Trust(key)
 	}
-	v.algorithms, v.knowsHost = hostKeyAlgorithms(plain, mayBeCA), len(plain) > 0 || mayBeCA
+	v := &verifier{address: c.Address(), algorithms: host.Algorithms(), knowsHost: host.Known()}
+	if known != nil || host.Known() {
+		v.check = host.HostKeyCallback()
+	}
 	verifierCache.Store(cacheKey, v)
 	return v, nil
 }
 
-// firstUseAlgorithms are asked for when nothing is known of the host
-// (trust on first use): Ed25519 first, as OpenSSH prefers it, so the key
-// recorded is the one `ssh-keyscan -t ed25519` shows.
-var firstUseAlgorithms = []string{
-	ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256,
-	ssh.CertAlgoED25519v01, ssh.CertAlgoECDSA256v01, ssh.CertAlgoECDSA384v01, ssh.CertAlgoECDSA521v01,
-	ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01,
+func parseHostKey(attr, text string) (ssh.PublicKey, error) {
+	key, err := parsePublicKey(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q is not in authorized_keys format: %v", attr, text, err)
+	}
+	return key, nil
 }
-
-// hostKeyAlgorithms orders what the server is asked to present: every
-// certificate type first when a CA may vouch for the host (the server then
-// presents its certificate), then the plain types of the keys known for
-// it, then their certificates (accepted for their plain key, as OpenSSH
-// does). With nothing known, firstUseAlgorithms.
-func hostKeyAlgorithms(known []ssh.PublicKey, mayBeCA bool) []string {
-	if len(known) == 0 && !mayBeCA {
-		return firstUseAlgorithms
-	}
-	var algos []string
-	seen := map[string]bool{}
-	add := func(as ...string) {
-		for _, a := range as {
-			if !seen[a] {
-				seen[a] = true
-				algos = append(algos, a)
-			}
-		}
-	}
-	if mayBeCA {
-		add(certAlgorithms...)
-	}
-	var certs []string
-	for _, k := range known {
-		p, c := keyAlgorithms(k.Type())
-		add(p...)
-		certs = append(certs, c...)
-	}
-	add(certs...)
-	return algos
-}
-
-// probeAddr stands for the remote address in the probes below; the
-// knownhosts checker only uses it when the host name is an IP.
-var probeAddr = &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 22}
-
-// knownFor asks a known_hosts checker what it holds for an address: the
-// plain keys (a probe key's mismatch lists every key of a matching line)
-// and whether an @cert-authority line applies. For the latter each CA key
-// (cas: the keys of the checker's @cert-authority lines) is tried on a
-// probe certificate that names it as its signer: the checker refuses it
-// for its principal, not for a lack of authorities, when the CA's line
-// matches the address.
-func knownFor(check ssh.HostKeyCallback, address string, cas []ssh.PublicKey) (keys []ssh.PublicKey, ca bool) {
-	isCA := map[string]bool{}
-	for _, key := range cas {
-		isCA[string(key.Marshal())] = true
-	}
-	probe, _, _, _, _ := ssh.ParseAuthorizedKey([]byte(probeKey))
-	var keyErr *knownhosts.KeyError
-	if err := check(address, probeAddr, probe); errors.As(err, &keyErr) {
-		for _, k := range keyErr.Want {
-			if !isCA[string(k.Key.Marshal())] { // the checker matches CA lines as plain ones too
-				keys = append(keys, k.Key)
-			}
-		}
-	}
-	for _, key := range cas {
-		cert := &ssh.Certificate{Key: probe, CertType: ssh.HostCert, SignatureKey: key, ValidPrincipals: []string{"kha-probe."},
-			ValidBefore: ssh.CertTimeInfinity, Signature: &ssh.Signature{Format: key.Type()}}
-		if err := check(address, probeAddr, cert); err != nil && !strings.Contains(err.Error(), "no authorities for hostname") {
-			ca = true
-		}
-	}
-	return keys, ca
-}
-
-// probeKey is a public key that no host has: a probe for what a
-// known_hosts checker expects.
-const probeKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGtoYS1wcm9iZS1rZXktb2Ytbm8taG9zdC1hdC1hbGwh"
 
 // callback returns the host key check; seen receives the key the host
 // presented (for a certificate, the key it certifies, which is what trust
 // on first use records).
 func (v *verifier) callback(seen *ssh.PublicKey) ssh.HostKeyCallback {
-	return func(_ string, remote net.Addr, key ssh.PublicKey) error {
-		plainKey := key
-		cert, isCert := key.(*ssh.Certificate)
-		if isCert {
-			plainKey = cert.Key
+	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+		*seen = key
+		if cert, isCert := key.(*ssh.Certificate); isCert {
+			*seen = cert.Key
 		}
-		*seen = plainKey
 		if v.check == nil {
 			return nil
 		}
-		err := v.check(v.address, remote, key)
-		if err != nil && isCert && v.check(v.address, remote, cert.Key) == nil {
-			return nil // a certificate for a key pinned as such, as OpenSSH accepts
+		if err := v.check(hostname, remote, key); err != nil {
+			return &HostKeyError{Address: v.address, Presented: key, Err: err}
 		}
-		var keyErr *knownhosts.KeyError
-		switch {
-		case err == nil:
-			return nil
-		case errors.As(err, &keyErr):
-			return &HostKeyError{Address: v.address, Presented: key, Expected: keyErr.Want}
-		default: // a host certificate that no pinned CA signed, a revoked key
-			return &HostKeyError{Address: v.address, Presented: key, Reason: err.Error()}
-		}
+		return nil
 	}
-}
-
-// knownHostsDB is parsed known_hosts content.
-type knownHostsDB struct {
-	check ssh.HostKeyCallback
-	cas   []ssh.PublicKey // the keys of its @cert-authority lines
 }
 
 // knownHostsCache holds parsed known_hosts by content: a provider-wide
 // known_hosts is parsed once per provider process, not once per host.
-var knownHostsCache sync.Map // content -> *knownHostsDB
+var knownHostsCache sync.Map // content -> *hostkey.KnownHosts
 
-func parseKnownHosts(content string) (*knownHostsDB, error) {
-	if db, ok := knownHostsCache.Load(content); ok {
-		return db.(*knownHostsDB), nil
+func parseKnownHosts(content string) (*hostkey.KnownHosts, error) {
+	if known, ok := knownHostsCache.Load(content); ok {
+		return known.(*hostkey.KnownHosts), nil
 	}
-	check, err := knownHostsChecker(content)
+	known, err := hostkey.ParseKnownHosts(content)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ssh.known_hosts: %w", err)
 	}
-	db := &knownHostsDB{check: check}
-	for rest := []byte(content); len(rest) > 0; {
-		marker, _, key, _, next, err := ssh.ParseKnownHosts(rest)
-		if err != nil {
-			break
-		}
-		if marker == "cert-authority" {
-			db.cas = append(db.cas, key)
-		}
-		rest = next
-	}
-	knownHostsCache.Store(content, db)
-	return db, nil
-}
-
-// knownHostsIndex sorts known_hosts lines by the host they name.
-type knownHostsIndex struct {
-	byHost map[string][]string // lowercased host entry -> the lines naming it
-	// always are the lines that may apply to any host: hashed names,
-	// patterns, and @revoked lines (which revoke a key for every host).
-	always []string
-}
-
-var knownHostsIndexes sync.Map // content -> *knownHostsIndex
-
-// linesFor returns the lines of known_hosts content that can apply to
-// address (host and port as known_hosts writes them), so that each host's
-// checker holds its own few lines rather than a fleet's: the knownhosts
-// package walks every line of its file for each key it checks. For a host
-// name all lines stay, as the checker also matches the address the name
-// resolves to.
-func linesFor(content, host, address string) string {
-	if _, err := netip.ParseAddr(host); err != nil {
-		return content
-	}
-	idx := knownHostsIndexOf(content)
-	// A new slice: appending to the index's own would write into it.
-	lines := slices.Concat(idx.byHost[strings.ToLower(knownhosts.Normalize(address))], idx.always)
-	return strings.Join(lines, "\n") + "\n"
-}
-
-// portPatternLines reads known_hosts patterns for a port other than 22 as
-// OpenSSH does, which matches them against "[host]:port": "*" and
-// "@cert-authority *" apply to every port. The knownhosts package gives a
-// pattern without a port port 22 alone. It returns each pattern line that
-// OpenSSH applies to address (none of its negated patterns matches, another
-// does) with the address in place of the patterns, for a checker beside
-// the one of linesFor; "" when there is none, and always for port 22, where
-// the package reads patterns as OpenSSH does.
-func portPatternLines(content, address string) string {
-	name := knownhosts.Normalize(address)
-	if !strings.HasPrefix(name, "[") {
-		return ""
-	}
-	var out strings.Builder
-	for _, line := range knownHostsIndexOf(content).always {
-		fields := strings.Fields(line)
-		at := 0 // the patterns' field
-		if strings.HasPrefix(fields[0], "@") {
-			if fields[0] != "@cert-authority" {
-				continue // @revoked applies to every host as it is
-			}
-			at = 1
-		}
-		if len(fields) < at+3 || strings.HasPrefix(fields[at], "|") || !matchesHost(fields[at], strings.ToLower(name)) {
-			continue
-		}
-		fields[at] = name
-		out.WriteString(strings.Join(fields, " ") + "\n")
-	}
-	return out.String()
-}
-
-// matchesHost reads a comma-separated known_hosts pattern list as
-// OpenSSH's match_hostname does: name matches when a pattern matches it
-// and no negated one ("!pattern") does; "*" and "?" are the only wildcards
-// and case does not count.
-func matchesHost(patterns, name string) bool {
-	matched := false
-	for _, p := range strings.Split(strings.ToLower(patterns), ",") {
-		negated := strings.HasPrefix(p, "!")
-		if wildcardMatch(strings.TrimPrefix(p, "!"), name) {
-			if negated {
-				return false
-			}
-			matched = true
-		}
-	}
-	return matched
-}
-
-// wildcardMatch matches s against a pattern of "*" (any run of bytes), "?"
-// (any one byte) and literal bytes.
-func wildcardMatch(pattern, s string) bool {
-	for pattern != "" {
-		switch {
-		case pattern[0] == '*':
-			pattern = strings.TrimLeft(pattern, "*")
-			for i := len(s); i >= 0; i-- {
-				if wildcardMatch(pattern, s[i:]) {
-					return true
-				}
-			}
-			return false
-		case s == "" || (pattern[0] != '?' && pattern[0] != s[0]):
-			return false
-		}
-		pattern, s = pattern[1:], s[1:]
-	}
-	return s == ""
-}
-
-// knownHostsIndexOf is the index of known_hosts content, made once.
-func knownHostsIndexOf(content string) *knownHostsIndex {
-	cached, ok := knownHostsIndexes.Load(content)
-	if !ok {
-		cached, _ = knownHostsIndexes.LoadOrStore(content, indexKnownHosts(content))
-	}
-	return cached.(*knownHostsIndex)
-}
-
-func indexKnownHosts(content string) *knownHostsIndex {
-	idx := &knownHostsIndex{byHost: map[string][]string{}}
-	for _, line := range strings.Split(content, "\n") {
-		fields := strings.Fields(line)
-		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
-			continue
-		}
-		hosts := fields[0]
-		if strings.HasPrefix(hosts, "@") {
-			if hosts == "@revoked" || len(fields) < 2 {
-				idx.always = append(idx.always, line)
-				continue
-			}
-			hosts = fields[1]
-		}
-		entries := strings.Split(hosts, ",")
-		if strings.ContainsAny(hosts, "|*?!") {
-			idx.always = append(idx.always, line)
-			continue
-		}
-		for _, e := range entries {
-			e = strings.ToLower(e)
-			idx.byHost[e] = append(idx.byHost[e], line)
-		}
-	}
-	return idx
-}
-
-// unionCheck checks a key as one known_hosts file holding every db's lines
-// would: a key any of them revokes is refused, one any of them holds is
-// accepted, and a mismatch lists the keys of all of them.
-func unionCheck(dbs []*knownHostsDB) ssh.HostKeyCallback {
-	if len(dbs) == 1 {
-		return dbs[0].check
-	}
-	return func(host string, remote net.Addr, key ssh.PublicKey) error {
-		errs := make([]error, len(dbs))
-		for i, db := range dbs {
-			errs[i] = db.check(host, remote, key)
-			var revoked *knownhosts.RevokedError
-			if errors.As(errs[i], &revoked) {
-				return errs[i]
-			}
-		}
-		mismatch := &knownhosts.KeyError{}
-		var other error
-		for _, err := range errs {
-			var keyErr *knownhosts.KeyError
-			switch {
-			case err == nil:
-				return nil
-			case errors.As(err, &keyErr):
-				mismatch.Want = append(mismatch.Want, keyErr.Want...)
-			case other == nil || strings.Contains(other.Error(), "no authorities for hostname"):
-				other = err // a certificate's: the most telling one
-			}
-		}
-		if other != nil {
-			return other
-		}
-		return mismatch
-	}
-}
-
-// knownHostsChecker parses known_hosts content with the knownhosts
-// package, which reads only files.
-func knownHostsChecker(content string) (ssh.HostKeyCallback, error) {
-	f, err := os.CreateTemp("", "kha-known-hosts-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	_, werr := f.WriteString(content)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return nil, werr
-	}
-	check, err := knownhosts.New(f.Name())
-	if err != nil {
-		return nil, fmt.Errorf("ssh.known_hosts: %v", err)
-	}
-	return check, nil
+	knownHostsCache.Store(content, known)
+	return known, nil
 }
 
 // HostKeyError means the host presented a key it was not expected to.
 type HostKeyError struct {
 	Address   string
 	Presented ssh.PublicKey
-	Expected  []knownhosts.KnownKey
-	Reason    string // set when the key was refused for another reason than a mismatch
+	// Err says why: a *hostkey.MismatchError, *hostkey.UnknownHostError,
+	// *hostkey.RevokedError or *hostkey.CertificateError.
+	Err error
 }
 
 func (e *HostKeyError) Error() string {
-	var want []string
-	for _, k := range e.Expected {
-		want = append(want, k.Key.Type()+" "+ssh.FingerprintSHA256(k.Key))
-	}
-	expected := "no key for this address"
+	expected := "a key it could verify (" + e.Err.Error() + ")"
+	var mismatch *hostkey.MismatchError
+	var unknown *hostkey.UnknownHostError
 	switch {
-	case e.Reason != "":
-		expected = "a key it could verify (" + e.Reason + ")"
-	case len(want) > 0:
-		expected = strings.Join(want, ", ")
+	case errors.As(e.Err, &mismatch):
+		expected = expectedKeys(mismatch)
+	case errors.As(e.Err, &unknown):
+		expected = "no key for this address"
 	}
 	return fmt.Sprintf("host key verification failed for %s: it presented %s %s, expected %s. Something may be "+
 		"intercepting the connection. If the host was reinstalled or re-keyed on purpose, check the new key out of "+
 		"band and set ssh.host_key (or ssh.known_hosts) to it; a key recorded by trust on first use is replaced the "+
 		"same way", e.Address, e.Presented.Type(), ssh.FingerprintSHA256(e.Presented), expected)
+}
+
+func (e *HostKeyError) Unwrap() error { return e.Err }
+
+// expectedKeys lists the fingerprints of a host's keys, then of the CAs
+// that are not also among them (a pinned key is both).
+func expectedKeys(m *hostkey.MismatchError) string {
+	var want []string
+	listed := map[string]bool{}
+	for _, k := range m.Expected {
+		listed[string(k.Marshal())] = true
+		want = append(want, k.Type()+" "+ssh.FingerprintSHA256(k))
+	}
+	for _, k := range m.Authorities {
+		if !listed[string(k.Marshal())] {
+			want = append(want, "a certificate signed by "+k.Type()+" "+ssh.FingerprintSHA256(k))
+		}
+	}
+	return strings.Join(want, ", ")
 }
