@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha1"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -58,7 +59,7 @@ func ParseKnownHosts(content string) (*KnownHosts, error) {
 func (kh *KnownHosts) add(line []byte) error {
 	marker, hosts, key, _, _, err := ssh.ParseKnownHosts(line)
 	switch {
-	case err == io.EOF:
+	case errors.Is(err, io.EOF):
 		return nil
 	case err != nil:
 		return err

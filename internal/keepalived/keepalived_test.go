@@ -116,7 +116,9 @@ func TestTrackScript(t *testing.T) {
 		w.WriteHeader(status)
 	}))
 	script := filepath.Join(t.TempDir(), "track.sh")
-	os.WriteFile(script, []byte(TrackScript(srv.URL+"/healthz")), 0o755)
+	if err := os.WriteFile(script, []byte(TrackScript(srv.URL+"/healthz")), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	run := func() error { return exec.Command(script).Run() }
 	if err := run(); err != nil {
 		t.Fatalf("healthy load balancer: %v", err)
@@ -192,9 +194,11 @@ func TestLiveVIPFailover(t *testing.T) {
 		t.Cleanup(func() {
 			out, _ := exec.Command("ip", "netns", "pids", name).Output()
 			for _, pid := range strings.Fields(string(out)) {
-				exec.Command("kill", "-9", pid).Run()
+				_ = exec.Command("kill", "-9", pid).Run() // it may have exited
 			}
-			exec.Command("ip", "netns", "del", name).Run()
+			if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+				t.Errorf("ip netns del %s: %v: %s", name, err, out)
+			}
 		})
 	}
 	ip("link", "add", "kv1-"+id, "type", "veth", "peer", "name", "kv2-"+id)
@@ -261,7 +265,9 @@ func TestLiveVIPFailover(t *testing.T) {
 	// stays configured on the frozen lb1, so only lb2 is asked about.
 	out, _ := exec.Command("ip", "netns", "pids", ns["lb1"]).Output()
 	for _, pid := range strings.Fields(string(out)) {
-		exec.Command("kill", "-STOP", pid).Run()
+		if out, err := exec.Command("kill", "-STOP", pid).CombinedOutput(); err != nil {
+			t.Fatalf("freezing lb1's process %s: %v: %s", pid, err, out)
+		}
 	}
 	start := time.Now()
 	for {

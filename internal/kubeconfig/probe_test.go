@@ -147,25 +147,25 @@ func TestProbeWaitsOutABusyMoment(t *testing.T) {
 		return []byte(fmt.Sprintf("clusters: [{name: c, cluster: {server: %q, certificate-authority-data: %s}}]\n"+
 			"contexts: [{name: x, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: %s}}]\n", srv.URL, caData, token))
 	}
-	probe := func(token string, within time.Duration) (error, time.Duration) {
+	probe := func(token string, within time.Duration) (time.Duration, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), within)
 		defer cancel()
 		start := time.Now()
 		err := Probe(ctx, kubeconfig(token), "c", readLocal, dialLocal)
-		return err, time.Since(start)
+		return time.Since(start), err
 	}
 
 	readyAt.Store(time.Now().Add(time.Second).UnixNano())
-	if err, took := probe("s3cret", 10*time.Second); err != nil {
+	if took, err := probe("s3cret", 10*time.Second); err != nil {
 		t.Fatalf("not ready for a second, then ready: %v (after %v)", err, took)
 	}
 
 	readyAt.Store(time.Now().Add(time.Hour).UnixNano())
-	err, took := probe("wrong", 10*time.Second)
+	took, err := probe("wrong", 10*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || took > 5*time.Second {
 		t.Fatalf("refused credentials: want HTTP 401 at once, got %v after %v", err, took)
 	}
-	err, took = probe("s3cret", 1500*time.Millisecond)
+	took, err = probe("s3cret", 1500*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 500") || !strings.Contains(err.Error(), "etcd failed") || took < time.Second {
 		t.Fatalf("never ready: want the apiserver's answer at the deadline, got %v after %v", err, took)
 	}

@@ -148,7 +148,7 @@ func requests(c *http.Client, url string, n int) (map[string]int, int) {
 
 // haproxyStates reads each server's operational state from the admin
 // socket: "2" is up, "0" down.
-func haproxyStates(t *testing.T, socket string) map[string]string {
+func haproxyStates(socket string) map[string]string {
 	c, err := net.Dial("unix", socket)
 	if err != nil {
 		return nil
@@ -219,7 +219,7 @@ func (lb *liveLB) write(t *testing.T) {
 func (lb *liveLB) socket() string { return lb.spec.Runtime.StatsSocket }
 
 func (lb *liveLB) waitState(t *testing.T, server, state string) time.Duration {
-	return waitFor(t, 15*time.Second, server+" state "+state, func() bool { return haproxyStates(t, lb.socket())[server] == state })
+	return waitFor(t, 15*time.Second, server+" state "+state, func() bool { return haproxyStates(lb.socket())[server] == state })
 }
 
 func TestLiveHAProxyFailover(t *testing.T) {
@@ -242,7 +242,7 @@ func TestLiveHAProxyFailover(t *testing.T) {
 	downAfter := waitFor(t, 10*time.Second, "cp2 marked down", func() bool {
 		_, f := requests(client, lb.url, 1)
 		failedDuring += f
-		return haproxyStates(t, lb.socket())["cp2"] == "0"
+		return haproxyStates(lb.socket())["cp2"] == "0"
 	})
 	seen, failedAfter := requests(client, lb.url, 50)
 	t.Logf("killed apiserver: marked down after %s; %d failed requests while detecting, %d of 50 after", downAfter.Round(time.Millisecond), failedDuring, failedAfter)

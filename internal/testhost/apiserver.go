@@ -23,7 +23,9 @@ func APIServerHandler(name string) http.Handler {
 		n, _ := strconv.Atoi(r.URL.Query().Get("lines"))
 		for i := 0; i < n; i++ {
 			fmt.Fprintf(w, "%s %d\n", name, i)
-			w.(http.Flusher).Flush()
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	})

@@ -130,7 +130,7 @@ func (c *EtcdCluster) Etcdctl(endpoints string, args ...string) (string, error) 
 	cmd.Env = append(os.Environ(), "ETCDCTL_API=3")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("etcdctl --endpoints %s %s: %v: %s", endpoints, strings.Join(args, " "), err, out)
+		return string(out), fmt.Errorf("etcdctl --endpoints %s %s: %w: %s", endpoints, strings.Join(args, " "), err, out)
 	}
 	return string(out), nil
 }

@@ -52,13 +52,16 @@ func StartKubeAPIServer(t testing.TB, etcd *EtcdCluster, ip string, anonymous bo
 	der, _ := x509.MarshalECPrivateKey(saKey)
 	pub, _ := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
 	saKeyFile, saPubFile := filepath.Join(dir, "sa.key"), filepath.Join(dir, "sa.pub")
-	os.WriteFile(saKeyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
-	os.WriteFile(saPubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
+	for file, block := range map[string]*pem.Block{saKeyFile: {Type: "EC PRIVATE KEY", Bytes: der}, saPubFile: {Type: "PUBLIC KEY", Bytes: pub}} {
+		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
+	port := portOf(t, l)
 	l.Close()
 	var servers string
 	for i, m := range etcd.Members {

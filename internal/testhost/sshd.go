@@ -272,7 +272,7 @@ func (s *Server) Stop() {
 		return
 	}
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", s.pid))
-	_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+	syscall.Kill(-s.pid, syscall.SIGKILL)
 	<-s.exited
 	s.cmd = nil
 	if err != nil {
@@ -421,7 +421,7 @@ Subsystem sftp internal-sftp
 		return err
 	}
 	if out, err := exec.Command(SSHDPath, "-t", "-f", cfgPath).CombinedOutput(); err != nil {
-		return fmt.Errorf("sshd -t: %v: %s", err, out)
+		return fmt.Errorf("sshd -t: %w: %s", err, out)
 	}
 	log, err := os.Create(filepath.Join(s.Dir, "sshd.log"))
 	if err != nil {
@@ -456,7 +456,7 @@ Subsystem sftp internal-sftp
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
-			return fmt.Errorf("sshd exited: %v: %s", err, s.Log())
+			return fmt.Errorf("sshd exited: %w: %s", err, s.Log())
 		default:
 		}
 		if c, err := net.DialTimeout("tcp", s.Address(), 200*time.Millisecond); err == nil {
@@ -470,7 +470,7 @@ Subsystem sftp internal-sftp
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-exited
 	return fmt.Errorf("sshd did not answer on %s: %s", s.Address(), s.Log())
 }
@@ -483,7 +483,17 @@ func FreePort(t testing.TB, host string) int {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return portOf(t, l)
+}
+
+// portOf is the TCP port a listener listens on.
+func portOf(t testing.TB, l net.Listener) int {
+	t.Helper()
+	addr, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("%s is not a TCP address", l.Addr())
+	}
+	return addr.Port
 }
 
 // SetPassword gives UnprivilegedUser a random password until the test

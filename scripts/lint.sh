@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# lint.sh: run golangci-lint (pinned in tools/lint/go.mod) with the checked-in
+# .golangci.yml. The binary is built once from the Go module proxy and cached.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+version=$(cd "$root/tools/lint" && go list -m -f '{{.Version}}' github.com/golangci/golangci-lint/v2)
+bin=${XDG_CACHE_HOME:-$HOME/.cache}/kha-tools/golangci-lint-$version/golangci-lint
+if [ ! -x "$bin" ]; then
+  echo "lint.sh: building golangci-lint $version (once, a few minutes)" >&2
+  start=$(date +%s)
+  (cd "$root/tools/lint" && go build -trimpath -o "$bin" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+  echo "lint.sh: built $bin in $(( $(date +%s) - start ))s" >&2
+fi
+cd "$root"
+exec "$bin" run "$@"
