@@ -41,33 +41,25 @@ func (c *Client) checkBlock(step string, f File) error {
 // putBlock puts f's content between its markers, where the block was or
 // at the end of the file, leaving every other line as it was.
 func (c *Client) putBlock(ctx context.Context, f File) error {
-	return c.changeBlock(ctx, f, "apply", []byte(BlockLines(f.Block, string(f.Content))))
+	return c.changeBlock(ctx, f, true, []byte(BlockLines(f.Block, string(f.Content))))
 }
 
 // removeBlock deletes the marked block and keeps the rest of the file.
 func (c *Client) removeBlock(ctx context.Context, f File) error {
-	return c.changeBlock(ctx, f, "remove", []byte{})
+	return c.changeBlock(ctx, f, false, []byte{})
 }
 
-func (c *Client) changeBlock(ctx context.Context, f File, action string, block []byte) error {
-	step := map[string]string{"apply": "write block", "remove": "remove block"}[action]
+func (c *Client) changeBlock(ctx context.Context, f File, apply bool, block []byte) error {
+	step := map[bool]string{true: "write block", false: "remove block"}[apply]
 	if err := c.checkBlock(step, f); err != nil {
 		return err
 	}
 	defer c.lockDir(path.Dir(f.Path))()
 	c.log(ctx, LevelDebug, step, map[string]any{"path": f.Path, "marker": f.Block})
-	_, errOut, exit, err := c.script(ctx, blockScript, block, f.Path, f.Block, action, commandLimit(ctx), randomSuffix())
-	if err == nil && exit != 0 {
-		switch exit {
-		case exitDamaged:
-			err = errors.New("the file is untouched")
-		case exitLocked:
-			err = errors.New("timed out waiting for the lock; the file is untouched")
-		case exitLockDir:
-			err = errors.New("the lock directory is not this user's; the file is untouched")
-		default:
-			err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d; the file is untouched", exit))
-		}
+	args := blockArgs{Target: f.Path, Marker: f.Block, Apply: apply, Limit: commandLimit(ctx), Rand: randomSuffix()}
+	_, errOut, exit, err := c.script(ctx, blockScript.with(args), block)
+	if err == nil && exit != exitOK {
+		err = c.sudoHint(string(errOut), exit)
 	}
 	if err != nil {
 		c.log(ctx, LevelWarn, step+" failed", map[string]any{"path": f.Path, "error": err.Error()})
@@ -82,9 +74,9 @@ func (c *Client) readBlock(ctx context.Context, f File) (Observed, error) {
 	if err := c.checkBlock("read block", f); err != nil {
 		return Observed{}, err
 	}
-	out, errOut, exit, err := c.script(ctx, blockReadScript, nil, f.Path, f.Block)
-	if err == nil && exit != 0 {
-		err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d", exit))
+	out, errOut, exit, err := c.script(ctx, blockReadScript.with(blockReadArgs{Target: f.Path, Marker: f.Block}), nil)
+	if err == nil && exit != exitOK {
+		err = c.sudoHint(string(errOut), exit)
 	}
 	if err != nil {
 		return Observed{}, &StepError{Host: c.cfg.Address(), Step: "read block", Path: f.Path, Output: trimOutput(errOut), Err: err}

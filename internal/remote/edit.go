@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
 )
 
 // Edit is a change kha makes within a file it does not own, such as the
@@ -32,13 +31,18 @@ type Edit interface {
 // maxEditSize bounds the files Edit reads.
 const maxEditSize = 1 << 20
 
-// readScript prints a regular file's content, at most $2 bytes and one
-// more, or exits 3 when there is no file.
-const readScript = `set -u
-[ -e "$1" ] || [ -L "$1" ] || exit 3
-[ -f "$1" ] || { echo "$1 is not a regular file" >&2; exit 2; }
-head -c "$2" -- "$1"
-`
+// readScript prints a regular file's content, at most max bytes, or
+// exits $EXIT_MISSING when there is no file.
+var readScript = newScript[readArgs](`[ -e "$target" ] || [ -L "$target" ] || exit $EXIT_MISSING
+[ -f "$target" ] || { echo "$target is not a regular file" >&2; exit $EXIT_NOT_REGULAR; }
+head -c "$max" -- "$target"
+`)
+
+// readArgs are readScript's parameters.
+type readArgs struct {
+	Target string `sh:"target"`
+	Max    int    `sh:"max"`
+}
 
 // ReadFile returns a file's content. It is the caller's to keep out of
 // logs and state; the engine logs only the path and the size.
@@ -46,15 +50,15 @@ func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if err := checkPath(path); err != nil {
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
 	}
-	stdout, stderr, exit, err := c.script(ctx, readScript, nil, path, strconv.Itoa(maxEditSize+1))
+	stdout, stderr, exit, err := c.script(ctx, readScript.with(readArgs{Target: path, Max: maxEditSize + 1}), nil)
 	switch {
 	case err != nil:
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
-	case exit == 3:
+	case exit == exitMissing:
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fs.ErrNotExist}
-	case exit != 0:
+	case exit != exitOK:
 		out := trimOutput(stderr)
-		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Output: out, Err: c.sudoHint(out, fmt.Errorf("exit status %d", exit))}
+		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Output: out, Err: c.sudoHint(out, exit)}
 	case len(stdout) > maxEditSize:
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
 	}

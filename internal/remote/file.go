@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // File is a file kha manages on a host, or with Block set, a marked block
@@ -175,23 +177,6 @@ func (e *StepError) Unwrap() error { return e.Err }
 // in place: the host has what it had.
 var ErrNotCommitted = errors.New("the operation ended before the new file was put in place; the host is unchanged")
 
-// applyOutcomes names each exit of applyScript.
-var applyOutcomes = map[int]struct{ step, what string }{
-	exitDirectory:   {"create directory", "the previous file is untouched"},
-	exitUpload:      {"upload", "the previous file is untouched"},
-	exitOwnerMode:   {"set owner and mode", "the previous file is untouched"},
-	exitValidate:    {"validate", "the validate command rejected the new file; the previous file is untouched"},
-	exitValidateEnd: {"validate", "the validate command did not finish within the operation's timeout; the previous file is untouched"},
-	exitNoCommit:    {"commit", ErrNotCommitted.Error()},
-	exitRename:      {"rename into place", "the previous file is untouched"},
-	exitReload:      {"reload", "the reload command failed with the new file; the previous file was restored and the reload command run again"},
-	exitReloadTime:  {"reload", "the reload command did not finish within the operation's timeout; the previous file was restored and the reload command run again"},
-	exitRollback:    {"reload", "the reload command failed with the new file, and restoring the previous file or reloading it failed too: check the host"},
-	exitVerify:      {"verify", "the service did not work with the new file; the previous file was restored and the reload command run again"},
-	exitReplaced:    {"upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
-	exitChanged:     {"commit", "the file changed on the host after kha read it (a credential rotation?); nothing was changed: apply again"},
-}
-
 // ShellQuote quotes s for POSIX sh.
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -218,21 +203,21 @@ func randomSuffix() string {
 
 // commandLimit is the time a host-side command may take so that the
 // script can still undo its step before ctx ends: what is left of ctx
-// minus a margin, in whole seconds; "0" without a deadline.
-func commandLimit(ctx context.Context) string {
+// minus a margin, in whole seconds; 0 without a deadline.
+func commandLimit(ctx context.Context) int {
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		return "0"
+		return 0
 	}
-	return strconv.Itoa(max(1, int((time.Until(deadline)-5*time.Second)/time.Second)))
+	return max(1, int((time.Until(deadline)-5*time.Second)/time.Second))
 }
 
 // command builds the command line of a script with its arguments, through
 // sudo when the connection asks for it. The script arrives in the command
 // line, so stdin stays free for content.
-func (c *Client) command(script string, args ...string) string {
-	cmd := "sh -c " + ShellQuote(script) + " kha"
-	for _, a := range args {
+func (c *Client) command(s invocation) string {
+	cmd := "sh -c " + ShellQuote(s.text) + " kha"
+	for _, a := range s.args {
 		cmd += " " + ShellQuote(a)
 	}
 	if c.sudo {
@@ -242,17 +227,25 @@ func (c *Client) command(script string, args ...string) string {
 }
 
 // script runs a script to its end and returns its output and exit status.
-func (c *Client) script(ctx context.Context, body string, stdin []byte, args ...string) (stdout, stderr []byte, exit int, err error) {
+func (c *Client) script(ctx context.Context, s invocation, stdin []byte) (stdout, stderr []byte, exit exitCode, err error) {
 	var in io.Reader
 	if stdin != nil {
 		in = bytes.NewReader(stdin)
 	}
-	out, errOut, err := c.Run(ctx, c.command(body, args...), in)
+	out, errOut, err := c.Run(ctx, c.command(s), in)
+	if status, ok := exitStatus(err); ok {
+		return out, errOut, status, nil
+	}
+	return out, errOut, exitOK, err
+}
+
+// exitStatus is the exit status that err reports, if it reports one.
+func exitStatus(err error) (exitCode, bool) {
 	var exitErr interface{ ExitStatus() int }
 	if errors.As(err, &exitErr) {
-		return out, errOut, exitErr.ExitStatus(), nil
+		return exitCode(exitErr.ExitStatus()), true
 	}
-	return out, errOut, 0, err
+	return exitOK, false
 }
 
 func trimOutput(b []byte) string {
@@ -292,134 +285,195 @@ func (c *Client) Put(ctx context.Context, f File) error {
 
 // putFile puts f on the host: upload into a private directory next to
 // the target, set owner and mode, validate, run the preflight, and only
-// when this client then commits, rename over the target and reload. On any failure the
-// previous file stays (or is restored) byte for byte and no temporary
-// file is left behind.
+// when this client then commits, rename over the target and reload. On
+// any failure the previous file stays (or is restored) byte for byte and
+// no temporary file is left behind.
 func (c *Client) putFile(ctx context.Context, f File) error {
-	fail := func(step, output string, err error) error {
-		c.log(ctx, LevelWarn, step+" failed", map[string]any{"path": f.Path, "error": err.Error()})
-		return &StepError{Host: c.cfg.Address(), Step: step, Path: f.Path, Output: output, Err: err}
-	}
+	a := &applySession{ctx: ctx, c: c, f: f, fields: map[string]any{"path": f.Path, "bytes": len(f.Content), "sha256": f.Digest()}}
 	if err := checkPath(f.Path); err != nil {
-		return fail("configure", "", err)
+		return a.fail("configure", "", err)
 	}
-	mask, mode := "", strconv.FormatUint(uint64(f.mode()), 8)
-	if f.keepModeOwner {
-		mode = "keep"
-	} else if f.mode()&^0o666 == 0 { // a mode a new file can be created with
-		mask = strconv.FormatUint(uint64(0o777&^f.mode()), 8)
+	if err := a.start(); err != nil {
+		return err
 	}
-	owner := f.Owner
-	if f.Group != "" {
-		owner += ":" + f.Group
+	defer a.release()
+	if err := a.awaitReady(); err != nil {
+		return err
 	}
-	mkdirs := map[bool]string{false: "0", true: "1"}[f.CreateParentDirs]
-	validate := strings.ReplaceAll(f.ValidateCommand, "%s", `"$KHA_NEW"`)
-	rnd := randomSuffix()
-	fields := map[string]any{"path": f.Path, "bytes": len(f.Content), "sha256": f.Digest()}
-	c.log(ctx, LevelDebug, "uploading and validating", fields)
+	if err := a.preflight(); err != nil {
+		return err
+	}
+	if err := a.commit(); err != nil {
+		return err
+	}
+	return a.result(a.verify())
+}
 
-	session, release, err := c.session(ctx)
+// applySession is one run of applyScript, step by step.
+type applySession struct {
+	ctx     context.Context // the operation's
+	c       *Client
+	f       File
+	fields  map[string]any // what the log says of f
+	session *ssh.Session
+	release func()
+	stdin   io.WriteCloser
+	lines   *bufio.Reader // the script's stdout
+	stderr  bytes.Buffer
+	exited  chan error // the script's end, once wait runs
+}
+
+// fail logs and returns the failure of a step.
+func (a *applySession) fail(step, output string, err error) error {
+	a.c.log(a.ctx, LevelWarn, step+" failed", map[string]any{"path": a.f.Path, "error": err.Error()})
+	return &StepError{Host: a.c.cfg.Address(), Step: step, Path: a.f.Path, Output: output, Err: err}
+}
+
+// start starts applyScript and sends it the content.
+func (a *applySession) start() error {
+	a.c.log(a.ctx, LevelDebug, "uploading and validating", a.fields)
+	session, release, err := a.c.session(a.ctx)
 	if err != nil {
-		return fail("run", "", err)
+		return a.fail("run", "", err)
 	}
-	defer release()
+	session.Stderr = &a.stderr
 	stdin, err := session.StdinPipe()
+	var stdout io.Reader
+	if err == nil {
+		stdout, err = session.StdoutPipe()
+	}
+	if err == nil {
+		err = session.Start(a.c.command(applyScript.with(a.f.applyArgs(commandLimit(a.ctx)))))
+	}
 	if err != nil {
-		return fail("run", "", err)
+		release()
+		return a.fail("run", "", err)
 	}
-	stdout, err := session.StdoutPipe()
-	if err != nil {
-		return fail("run", "", err)
-	}
-	var stderr bytes.Buffer
-	session.Stderr = &stderr
-	verify := map[bool]string{false: "0", true: "1"}[f.Verify != nil]
-	cmd := c.command(applyScript, f.Path, mode, mask, owner, mkdirs, validate,
-		f.ReloadCommand, strconv.Itoa(len(f.Content)), commandLimit(ctx), rnd, verify, f.expectSHA256)
-	if err := session.Start(cmd); err != nil {
-		return fail("run", "", err)
-	}
-	go func() { _, _ = stdin.Write(f.Content) }()
+	a.session, a.release, a.stdin, a.lines, a.exited = session, release, stdin, bufio.NewReader(stdout), make(chan error, 1)
+	go func() { _, _ = stdin.Write(a.f.Content) }()
+	return nil
+}
 
-	// Wait for "ready": the copy is in place and validated.
-	lines := bufio.NewReader(stdout)
+// applyArgs are the arguments that put f in place, each command bounded
+// by limit seconds.
+func (f File) applyArgs(limit int) applyArgs {
+	args := applyArgs{Target: f.Path, Mode: strconv.FormatUint(uint64(f.mode()), 8), Owner: f.Owner,
+		CreateParentDirs: f.CreateParentDirs, Validate: strings.ReplaceAll(f.ValidateCommand, "%s", `"$KHA_NEW"`),
+		Reload: f.ReloadCommand, Size: len(f.Content), Limit: limit, Rand: randomSuffix(),
+		Verify: f.Verify != nil, ExpectSHA256: f.expectSHA256}
+	if f.keepModeOwner {
+		args.Mode = wordKeepMode
+	} else if f.mode()&^0o666 == 0 { // a mode a new file can be created with
+		args.Mask = strconv.FormatUint(uint64(0o777&^f.mode()), 8)
+	}
+	if f.Group != "" {
+		args.Owner += ":" + f.Group
+	}
+	return args
+}
+
+// wait passes on the script's end.
+func (a *applySession) wait() { a.exited <- a.session.Wait() }
+
+// awaitReady waits for WORD_READY: the copy is in place and validated.
+func (a *applySession) awaitReady() error {
 	ready := make(chan bool, 1)
 	go func() {
-		line, _ := lines.ReadString('\n')
-		ready <- line == "ready\n"
+		line, _ := a.lines.ReadString('\n')
+		ready <- line == wordReady+"\n"
 	}()
-	exited := make(chan error, 1)
-	wait := func() { exited <- session.Wait() }
 	select {
 	case ok := <-ready:
 		if !ok {
-			go wait()
-			return c.applyResult(ctx, f, <-exited, &stderr, fail)
+			go a.wait()
+			return a.applyResult(<-a.exited)
 		}
-	case <-ctx.Done():
-		session.Close() // the script sees its stdin and stdout go: it never renames
-		c.log(ctx, LevelWarn, "cancelled before commit; the host is unchanged", fields)
-		return fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, ctx.Err()))
+		return nil
+	case <-a.ctx.Done():
+		a.session.Close() // the script sees its stdin and stdout go: it never renames
+		a.c.log(a.ctx, LevelWarn, "cancelled before commit; the host is unchanged", a.fields)
+		return a.fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, a.ctx.Err()))
 	}
-	if f.Preflight != nil {
-		// Validated; the throwaway instance runs while the script waits
-		// for the commit, which a failure never sends.
-		if err := c.preflight(ctx, f, fail); err != nil {
-			session.Close()
-			return err
-		}
+}
+
+// preflight runs f's throwaway instance, if it has one, while the script
+// waits for the commit, which a failure never sends.
+func (a *applySession) preflight() error {
+	if a.f.Preflight == nil {
+		return nil
 	}
-	if ctx.Err() != nil {
-		session.Close()
-		return fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, ctx.Err()))
+	if err := a.c.preflight(a.ctx, a.f, a.fail); err != nil {
+		a.session.Close()
+		return err
 	}
-	c.log(ctx, LevelDebug, "validated; committing: rename into place and reload", fields)
-	if _, err := io.WriteString(stdin, "commit\n"); err != nil {
-		return fail("commit", trimOutput(stderr.Bytes()), fmt.Errorf("%w: %v", ErrNotCommitted, err))
+	return nil
+}
+
+// commit tells the script to put the new file in place and reload.
+func (a *applySession) commit() error {
+	if a.ctx.Err() != nil {
+		a.session.Close()
+		return a.fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, a.ctx.Err()))
 	}
-	var verifyErr error
-	if f.Verify != nil {
-		// "reloaded", or the end of the output when the reload failed.
-		if line, _ := lines.ReadString('\n'); line == "reloaded\n" {
-			c.log(ctx, LevelDebug, "reloaded; verifying", fields)
-			start := time.Now()
-			verdict := "keep\n"
-			if verifyErr = f.Verify.Verify(ctx, c); verifyErr != nil {
-				verdict = "rollback\n"
-				c.log(ctx, LevelWarn, "verification failed; rolling back", map[string]any{"path": f.Path, "error": verifyErr.Error()})
-			} else {
-				c.log(ctx, LevelDebug, "verified", map[string]any{"path": f.Path, "took": time.Since(start).String()})
-			}
-			_, _ = io.WriteString(stdin, verdict)
-		}
+	a.c.log(a.ctx, LevelDebug, "validated; committing: rename into place and reload", a.fields)
+	if _, err := io.WriteString(a.stdin, wordCommit+"\n"); err != nil {
+		return a.fail("commit", trimOutput(a.stderr.Bytes()), fmt.Errorf("%w: %v", ErrNotCommitted, err))
 	}
-	stdin.Close()
-	go wait()
-	result := lostAfterCommit(exited, f.Verify != nil)
+	return nil
+}
+
+// verify awaits WORD_RELOADED (or the end of the output, when the reload
+// failed), verifies the service and sends the verdict. It returns the
+// verification's error.
+func (a *applySession) verify() error {
+	if a.f.Verify == nil {
+		return nil
+	}
+	if line, _ := a.lines.ReadString('\n'); line != wordReloaded+"\n" {
+		return nil
+	}
+	a.c.log(a.ctx, LevelDebug, "reloaded; verifying", a.fields)
+	start := time.Now()
+	verdict := wordKeep + "\n"
+	err := a.f.Verify.Verify(a.ctx, a.c)
+	if err != nil {
+		verdict = wordRollback + "\n"
+		a.c.log(a.ctx, LevelWarn, "verification failed; rolling back", map[string]any{"path": a.f.Path, "error": err.Error()})
+	} else {
+		a.c.log(a.ctx, LevelDebug, "verified", map[string]any{"path": a.f.Path, "took": time.Since(start).String()})
+	}
+	_, _ = io.WriteString(a.stdin, verdict)
+	return err
+}
+
+// result waits for the script's end after the commit and reports it,
+// with verifyErr, the verification's failure.
+func (a *applySession) result(verifyErr error) error {
+	a.stdin.Close()
+	go a.wait()
+	result := lostAfterCommit(a.exited, a.f.Verify != nil)
 	if verifyErr != nil {
-		err := <-result
-		if stepErr := c.applyResult(ctx, f, err, &stderr, fail); stepErr != nil {
+		if stepErr := a.applyResult(<-result); stepErr != nil {
 			var se *StepError
 			if errors.As(stepErr, &se) && se.Step == "verify" {
 				se.Err = fmt.Errorf("%w: %v", se.Err, verifyErr)
 			}
 			return stepErr
 		}
-		return fail("verify", trimOutput(stderr.Bytes()), verifyErr)
+		return a.fail("verify", trimOutput(a.stderr.Bytes()), verifyErr)
 	}
 	select {
 	case err := <-result:
-		return c.applyResult(ctx, f, err, &stderr, fail)
-	case <-ctx.Done():
+		return a.applyResult(err)
+	case <-a.ctx.Done():
 		// The host finishes the reload (bounded by the script's own
 		// limit) or restores the previous file; wait a little for which.
 		select {
 		case err := <-result:
-			return c.applyResult(ctx, f, err, &stderr, fail)
+			return a.applyResult(err)
 		case <-time.After(15 * time.Second):
-			return fail("reload", trimOutput(stderr.Bytes()), fmt.Errorf("lost track of the host after the new file was "+
-				"put in place (%v); the next refresh shows what it has", ctx.Err()))
+			return a.fail("reload", trimOutput(a.stderr.Bytes()), fmt.Errorf("lost track of the host after the new file was "+
+				"put in place (%v); the next refresh shows what it has", a.ctx.Err()))
 		}
 	}
 }
@@ -443,8 +497,7 @@ func lostAfterCommit(exited <-chan error, verify bool) chan error {
 	out := make(chan error, 1)
 	go func() {
 		err := <-exited
-		var exitErr interface{ ExitStatus() int }
-		if err != nil && !errors.As(err, &exitErr) {
+		if _, exited := exitStatus(err); err != nil && !exited {
 			what := "it keeps the new file unless the reload command fails"
 			if verify {
 				what = "no verdict can reach it, so it puts the previous file back and reloads it"
@@ -456,27 +509,26 @@ func lostAfterCommit(exited <-chan error, verify bool) chan error {
 	return out
 }
 
-// applyResult turns applyScript's exit into the result of putFile.
-func (c *Client) applyResult(ctx context.Context, f File, err error, stderr *bytes.Buffer, fail func(step, output string, err error) error) error {
-	output := trimOutput(stderr.Bytes())
-	var exitErr interface{ ExitStatus() int }
-	switch {
-	case err == nil:
-		c.log(ctx, LevelDebug, "in place and reloaded", map[string]any{"path": f.Path, "sha256": f.Digest(),
-			"reload_command": f.ReloadCommand != ""})
+// applyResult turns applyScript's end into the result of putFile.
+func (a *applySession) applyResult(err error) error {
+	output := trimOutput(a.stderr.Bytes())
+	if err == nil {
+		a.c.log(a.ctx, LevelDebug, "in place and reloaded", map[string]any{"path": a.f.Path, "sha256": a.f.Digest(),
+			"reload_command": a.f.ReloadCommand != ""})
 		return nil
-	case errors.As(err, &exitErr):
-		exit := exitErr.ExitStatus()
-		outcome, ok := applyOutcomes[exit]
-		if !ok {
-			outcome.step, outcome.what = "apply", fmt.Sprintf("exit status %d; the previous file is untouched", exit)
-		}
-		if exit == exitReload || exit == exitReloadTime || exit == exitRollback {
-			c.log(ctx, LevelWarn, "reload failed; rolled back to the previous file", map[string]any{"path": f.Path})
-		}
-		return fail(outcome.step, output, c.sudoHint(output, errors.New(outcome.what)))
 	}
-	return fail("run", output, err)
+	exit, ok := exitStatus(err)
+	if !ok {
+		return a.fail("run", output, err)
+	}
+	step, what := "apply", fmt.Sprintf("exit status %d; the previous file is untouched", exit)
+	if meaning, ok := exitCodes[exit]; ok {
+		step, what = meaning.step, meaning.left
+	}
+	if exit == exitReload || exit == exitReloadTime || exit == exitRollback {
+		a.c.log(a.ctx, LevelWarn, "reload failed; rolled back to the previous file", map[string]any{"path": a.f.Path})
+	}
+	return a.fail(step, output, a.c.sudoHint(output, errors.New(what)))
 }
 
 // Observe reports what the host has for each of files, in one session.
@@ -509,9 +561,9 @@ func (c *Client) Observe(ctx context.Context, files []File) ([]Observed, error) 
 		paths[j] = files[i].Path
 	}
 	c.log(ctx, LevelDebug, "reading digests", map[string]any{"paths": paths})
-	stdout, stderr, exit, err := c.script(ctx, statScript, nil, paths...)
-	if err == nil && exit != 0 {
-		err = c.sudoHint(string(stderr), fmt.Errorf("exit status %d", exit))
+	stdout, stderr, exit, err := c.script(ctx, statScript.with(statArgs{Paths: paths}), nil)
+	if err == nil && exit != exitOK {
+		err = c.sudoHint(string(stderr), exit)
 	}
 	if err != nil {
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: strings.Join(paths, ", "), Output: trimOutput(stderr), Err: err}
@@ -536,9 +588,9 @@ func parseStat(lines []string, n int) ([]Observed, error) {
 	var present []int
 	for i := range n {
 		switch lines[i] {
-		case "present":
+		case wordPresent:
 			present = append(present, i)
-		case "missing":
+		case wordMissing:
 		default:
 			return nil, bad
 		}
@@ -580,13 +632,14 @@ func (c *Client) Remove(ctx context.Context, f File, command string) error {
 		return &StepError{Host: host, Step: "remove", Path: f.Path, Err: err}
 	}
 	c.log(ctx, LevelDebug, "removing", map[string]any{"path": f.Path, "command": command != ""})
-	_, errOut, exit, err := c.script(ctx, removeScript, nil, f.Path, command, commandLimit(ctx), randomSuffix())
-	if err == nil && exit != 0 {
+	args := removeArgs{Target: f.Path, Command: command, Limit: commandLimit(ctx), Rand: randomSuffix()}
+	_, errOut, exit, err := c.script(ctx, removeScript.with(args), nil)
+	if err == nil && exit != exitOK {
 		step := "remove"
 		if exit == exitReload || exit == exitTimeout {
 			step = "run the command after removing"
 		}
-		err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d", exit))
+		err = c.sudoHint(string(errOut), exit)
 		return &StepError{Host: host, Step: step, Path: f.Path, Output: trimOutput(errOut), Err: err}
 	}
 	if err != nil {

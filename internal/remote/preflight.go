@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -37,43 +36,41 @@ type Preflight struct {
 // preflightScript runs a throwaway instance. It reads the configuration
 // from stdin into a private directory next to the target, starts the
 // command on it (bounded by timeout(1), which takes the command's whole
-// process group down; with the host's umask, as run in scriptPrelude
-// runs commands), prints "started", and stops the instance at the
-// client's next line or when the client is gone. When the instance ends,
-// it prints "exited <status>" and the instance's output on stderr.
-// Arguments: target, create parent dirs (1/0), command, size, time limit
-// in seconds, random suffix.
-const preflightScript = scriptPrelude + `target=$1 mkdirs=$2 command=$3 size=$4 limit=$5 rand=$6
-dir=${target%/*} base=${target##*/}
+// process group down; with the host's umask, as run in scriptHelpers
+// runs commands), prints $WORD_STARTED, and stops the instance at the
+// client's next line ($WORD_STOP) or when the client is gone. When the
+// instance ends, it prints "$WORD_EXITED <status>" and the instance's
+// output on stderr.
+var preflightScript = newScript[preflightArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 if [ ! -d "$dir" ]; then
-  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit 10; }
-  mkdir -p -m 0755 -- "$dir" || exit 10
+  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
+  mkdir -p -m 0755 -- "$dir" || exit $EXIT_DIRECTORY
 fi
-command -v timeout >/dev/null || { echo "the host has no timeout(1), which bounds the throwaway instance" >&2; exit 25; }
+command -v timeout >/dev/null || { echo "the host has no timeout(1), which bounds the throwaway instance" >&2; exit $EXIT_NO_TIMEOUT; }
 sweep
 enter
 umask 077
-head -c "$size" >candidate || exit 11
+head -c "$size" >candidate || exit $EXIT_UPLOAD
 KHA_CANDIDATE=$work/candidate; export KHA_CANDIDATE
 exec 3<&0
 (cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 2 "$limit" sh -c "$command") </dev/null >plog 2>&1 &
 pid=$!
-echo started
+echo "$WORD_STARTED"
 (IFS= read -r stop <&3; kill "$pid" 2>/dev/null) &
 wait "$pid"; rc=$?
-echo "exited $rc"
+echo "$WORD_EXITED $rc"
 while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <plog >&2
-`
+`)
 
-// exitNoTimeout is preflightScript's exit when the host lacks timeout(1).
-const exitNoTimeout = 25
-
-var preflightOutcomes = map[int]string{
-	exitDirectory: "the target's directory does not exist",
-	exitUpload:    "uploading the throwaway instance's configuration failed",
-	exitReplaced:  "the private temporary directory was replaced while in use (someone else can write to the target's directory)",
-	exitNoTimeout: "the host has no timeout(1)",
+// preflightArgs are preflightScript's parameters.
+type preflightArgs struct {
+	Target           string `sh:"target"`
+	CreateParentDirs bool   `sh:"mkdirs"`
+	Command          string `sh:"command"` // run on "$KHA_CANDIDATE"
+	Size             int    `sh:"size"`    // of the configuration on stdin
+	Limit            int    `sh:"limit"`   // seconds the instance may run
+	Rand             string `sh:"rand"`    // suffix of the private directory
 }
 
 // errExitedEarly: the throwaway instance ended before its check passed.
@@ -132,10 +129,10 @@ func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check 
 	}
 	var stderr bytes.Buffer
 	session.Stderr = &stderr
-	limit := strconv.Itoa(int((f.Preflight.Timeout + 10*time.Second) / time.Second))
-	mkdirs := map[bool]string{false: "0", true: "1"}[f.CreateParentDirs]
-	command := strings.ReplaceAll(f.Preflight.Command, "%s", `"$KHA_CANDIDATE"`)
-	if err := session.Start(c.command(preflightScript, f.Path, mkdirs, command, strconv.Itoa(len(config)), limit, rnd)); err != nil {
+	args := preflightArgs{Target: f.Path, CreateParentDirs: f.CreateParentDirs, Size: len(config), Rand: rnd,
+		Command: strings.ReplaceAll(f.Preflight.Command, "%s", `"$KHA_CANDIDATE"`),
+		Limit:   int((f.Preflight.Timeout + 10*time.Second) / time.Second)}
+	if err := session.Start(c.command(preflightScript.with(args))); err != nil {
 		return "", err
 	}
 	go func() { _, _ = stdin.Write(config) }()
@@ -144,18 +141,13 @@ func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check 
 		stdin.Close()
 		_, _ = io.Copy(io.Discard, lines)
 		err := session.Wait()
-		var exitErr interface{ ExitStatus() int }
-		if errors.As(err, &exitErr) {
-			what, ok := preflightOutcomes[exitErr.ExitStatus()]
-			if !ok {
-				what = fmt.Sprintf("exit status %d", exitErr.ExitStatus())
-			}
-			err = errors.New(what)
+		if exit, ok := exitStatus(err); ok {
+			err = exit
 		}
 		output := trimOutput(stderr.Bytes())
 		return output, c.sudoHint(output, err)
 	}
-	if line, _ := lines.ReadString('\n'); line != "started\n" {
+	if line, _ := lines.ReadString('\n'); line != wordStarted+"\n" {
 		output, err := finish()
 		if err == nil {
 			err = errors.New("the host did not start the throwaway instance")
@@ -178,7 +170,7 @@ func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check 
 		return output, fmt.Errorf("%w (%s): %v", errExitedEarly, status, checkErr)
 	default:
 	}
-	_, _ = io.WriteString(stdin, "stop\n")
+	_, _ = io.WriteString(stdin, wordStop+"\n")
 	<-exited
 	output, err := finish()
 	if checkErr != nil {
