@@ -312,7 +312,7 @@ func (m *etcdAccessModel) render(*etcdAccessModel) (rendered, diag.Diagnostics) 
 	m.Env = types.StringValue(env)
 	m.ProxyConfig = types.StringNull()
 
-	var files []remote.File
+	var files []remote.Item
 	if res.ProxyListen != nil {
 		check := lbconfig.HealthCheck{Type: lbconfig.CheckTCP}
 		if cert := m.ProxyClientCert.ValueString(); cert != "" {

@@ -116,6 +116,6 @@ func (m *hostsEntriesModel) render(*hostsEntriesModel) (rendered, diag.Diagnosti
 	}
 	content := strings.Join(lines, "\n")
 	m.Block = types.StringValue(remote.BlockLines(m.Marker.ValueString(), content))
-	return rendered{files: []remote.File{{Path: m.Path.ValueString(), Block: m.Marker.ValueString(), Content: []byte(content)}},
+	return rendered{files: []remote.Item{remote.Block{Path: m.Path.ValueString(), Marker: m.Marker.ValueString(), Content: []byte(content)}},
 		removeCommand: m.DestroyCommand.ValueString()}, diags
 }

@@ -74,7 +74,7 @@ func TestBlockLockIsOutOfLocalUsersReach(t *testing.T) {
 	holdLock(t, dir)
 	holdLock(t, hosts)
 
-	lb := File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")}
+	lb := Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")}
 	for _, op := range []struct {
 		name string
 		run  func(ctx context.Context) error
@@ -138,7 +138,7 @@ func TestForeignBlockLockIsRefused(t *testing.T) {
 			if err := plant(lock); err != nil {
 				t.Fatal(err)
 			}
-			err := c.Put(context.Background(), File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")})
+			err := c.Put(context.Background(), Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")})
 			if err == nil || !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), "remove it") {
 				t.Fatalf("want a refusal naming %s and the fix, got %v", lock, err)
 			}
@@ -232,12 +232,12 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 		"put a file root owns": func() error {
 			return c.Put(ctx, File{Path: filepath.Join(own, "lb.cfg"), Content: []byte("x\n"), Owner: "root"})
 		},
-		"put a block":          func() error { return c.Put(ctx, File{Path: hosts, Block: "lb", Content: []byte("10.0.0.2 api")}) },
-		"remove a block":       func() error { return c.Remove(ctx, File{Path: hosts, Block: "lb"}, "") },
+		"put a block":          func() error { return c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}) },
+		"remove a block":       func() error { return c.Remove(ctx, Block{Path: hosts, Marker: "lb"}, "") },
 		"remove a file":        func() error { return c.Remove(ctx, File{Path: hosts}, "") },
 		"read a file":          func() error { _, err := c.ReadFile(ctx, secret); return err },
-		"read a file's digest": func() error { _, err := c.Observe(ctx, []File{{Path: secret}}); return err },
-		"read a block":         func() error { _, err := c.Observe(ctx, []File{{Path: secret, Block: "lb"}}); return err },
+		"read a file's digest": func() error { _, err := c.Observe(ctx, []Item{File{Path: secret}}); return err },
+		"read a block":         func() error { _, err := c.Observe(ctx, []Item{Block{Path: secret, Marker: "lb"}}); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := op(); err == nil || !strings.Contains(err.Error(), hint) {
@@ -255,10 +255,10 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 	}
 	// Beside the lock directory of a root apply (ssh.sudo on earlier), too.
 	root, _ := client(t, configFor(s))
-	if err := root.Put(ctx, File{Path: hosts, Block: "other", Content: []byte("10.0.0.3 db")}); err != nil {
+	if err := root.Put(ctx, Block{Path: hosts, Marker: "other", Content: []byte("10.0.0.3 db")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Put(ctx, File{Path: hosts, Block: "lb", Content: []byte("10.0.0.2 api")}); err == nil || !strings.Contains(err.Error(), "ssh.sudo = true") {
+	if err := c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}); err == nil || !strings.Contains(err.Error(), "ssh.sudo = true") {
 		t.Fatalf("want an error that names ssh.sudo, got %v", err)
 	}
 }
