@@ -3,6 +3,7 @@ package remote
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,5 +261,55 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 	}
 	if err := c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}); err == nil || !strings.Contains(err.Error(), "ssh.sudo = true") {
 		t.Fatalf("want an error that names ssh.sudo, got %v", err)
+	}
+}
+
+// Each failing step of a script is reported as what it is, by its own
+// exit code: not creating the private directory, the lock directory or
+// the copy of a file as an "upload".
+func TestFailuresNameTheirStep(t *testing.T) {
+	testhost.RequireUnprivilegedUser(t)
+	s := testhost.Start(t, testhost.Options{})
+	cfg := configFor(s)
+	cfg.User = testhost.UnprivilegedUser
+	c, _ := client(t, cfg)
+	root, _ := client(t, configFor(s))
+	ctx := context.Background()
+	etc := sharedDir(t) // root's: the user can make nothing in it
+	hosts := filepath.Join(etc, "hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own := sharedDir(t) // the user's, with a file only root can read
+	if out, err := exec.Command("chown", testhost.UnprivilegedUser, own).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v: %s", err, out)
+	}
+	secret := filepath.Join(own, "hosts")
+	if err := os.WriteFile(secret, []byte("127.0.0.1 localhost\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, step, says string
+		err              func() error
+	}{
+		{"private directory", "create the private temporary directory", "the previous file is untouched",
+			func() error { return c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")}) }},
+		{"lock directory", "write block", exitMakeLockDir.Error(),
+			func() error { return c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}) }},
+		{"copy of the file", "write block", exitCopy.Error(),
+			func() error { return c.Put(ctx, Block{Path: secret, Marker: "lb", Content: []byte("10.0.0.2 api")}) }},
+		{"not a regular file", "read", exitNotRegular.Error(),
+			func() error { _, err := root.ReadFile(ctx, etc); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			var stepErr *StepError
+			if !errors.As(err, &stepErr) || stepErr.Step != tc.step || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("want step %q failing with %q, got %v", tc.step, tc.says, err)
+			}
+		})
+	}
+	if got := string(mustRead(t, hosts)); got != "127.0.0.1 localhost\n" {
+		t.Fatalf("the failed steps changed %s:\n%s", hosts, got)
 	}
 }
