@@ -1,8 +1,6 @@
 package remote
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/crypto/ssh"
 )
 
 // put puts f on the host: upload into a private directory next to
@@ -42,16 +38,12 @@ func (f File) put(ctx context.Context, c *Client) error {
 
 // applySession is one run of applyScript, step by step.
 type applySession struct {
-	ctx     context.Context // the operation's
-	c       *Client
-	f       File
-	fields  map[string]any // what the log says of f
-	session *ssh.Session
-	release func()
-	stdin   io.WriteCloser
-	lines   *bufio.Reader // the script's stdout
-	stderr  bytes.Buffer
-	exited  chan error // the script's end, once wait runs
+	*conversation
+	ctx    context.Context // the operation's
+	c      *Client
+	f      File
+	fields map[string]any // what the log says of f
+	exited chan error     // the script's end, once wait runs
 }
 
 // fail logs and returns the failure of a step.
@@ -63,25 +55,11 @@ func (a *applySession) fail(step, output string, err error) error {
 // start starts applyScript and sends it the content.
 func (a *applySession) start() error {
 	a.c.log(a.ctx, LevelDebug, "uploading and validating", a.fields)
-	session, release, err := a.c.session(a.ctx)
+	conv, err := a.c.converse(a.ctx, applyScript.with(a.f.applyArgs(commandLimit(a.ctx))), a.f.Content)
 	if err != nil {
 		return a.fail("run", "", err)
 	}
-	session.Stderr = &a.stderr
-	stdin, err := session.StdinPipe()
-	var stdout io.Reader
-	if err == nil {
-		stdout, err = session.StdoutPipe()
-	}
-	if err == nil {
-		err = session.Start(a.c.command(applyScript.with(a.f.applyArgs(commandLimit(a.ctx)))))
-	}
-	if err != nil {
-		release()
-		return a.fail("run", "", err)
-	}
-	a.session, a.release, a.stdin, a.lines, a.exited = session, release, stdin, bufio.NewReader(stdout), make(chan error, 1)
-	go func() { _, _ = stdin.Write(a.f.Content) }()
+	a.conversation, a.exited = conv, make(chan error, 1)
 	return nil
 }
 
@@ -261,4 +239,3 @@ func (a *applySession) applyResult(err error) error {
 	}
 	return a.fail(step, output, a.c.sudoHint(output, errors.New(what)))
 }
-

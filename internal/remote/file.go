@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // Item is one thing kha keeps on a host: a whole File, a Block within a
@@ -235,6 +238,41 @@ func (c *Client) script(ctx context.Context, s invocation, stdin []byte) (stdout
 		return out, errOut, status, nil
 	}
 	return out, errOut, exitOK, err
+}
+
+// conversation is a script that the engine talks with while it runs:
+// lines on its stdin and stdout.
+type conversation struct {
+	session *ssh.Session
+	release func() // gives the session's slot back
+	stdin   io.WriteCloser
+	lines   *bufio.Reader // the script's stdout
+	stderr  bytes.Buffer
+}
+
+// converse starts a script and sends it content on stdin.
+func (c *Client) converse(ctx context.Context, s invocation, content []byte) (*conversation, error) {
+	session, release, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conv := &conversation{session: session, release: release}
+	session.Stderr = &conv.stderr
+	conv.stdin, err = session.StdinPipe()
+	var stdout io.Reader
+	if err == nil {
+		stdout, err = session.StdoutPipe()
+	}
+	if err == nil {
+		err = session.Start(c.command(s))
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	conv.lines = bufio.NewReader(stdout)
+	go func() { _, _ = conv.stdin.Write(content) }()
+	return conv, nil
 }
 
 // exitStatus is the exit status that err reports, if it reports one.

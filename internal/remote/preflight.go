@@ -1,8 +1,6 @@
 package remote
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -114,40 +112,25 @@ func (c *Client) preflight(ctx context.Context, f File, fail func(step, output s
 
 // runPreflight runs one throwaway instance and returns its output.
 func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check Verifier, rnd string) (string, error) {
-	session, release, err := c.session(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer release()
-	stdin, err := session.StdinPipe()
-	if err != nil {
-		return "", err
-	}
-	stdout, err := session.StdoutPipe()
-	if err != nil {
-		return "", err
-	}
-	var stderr bytes.Buffer
-	session.Stderr = &stderr
 	args := preflightArgs{Target: f.Path, CreateParentDirs: f.CreateParentDirs, Size: len(config), Rand: rnd,
 		Command: strings.ReplaceAll(f.Preflight.Command, "%s", `"$KHA_CANDIDATE"`),
 		Limit:   int((f.Preflight.Timeout + 10*time.Second) / time.Second)}
-	if err := session.Start(c.command(preflightScript.with(args))); err != nil {
+	conv, err := c.converse(ctx, preflightScript.with(args), config)
+	if err != nil {
 		return "", err
 	}
-	go func() { _, _ = stdin.Write(config) }()
-	lines := bufio.NewReader(stdout)
+	defer conv.release()
 	finish := func() (string, error) {
-		stdin.Close()
-		_, _ = io.Copy(io.Discard, lines)
-		err := session.Wait()
+		conv.stdin.Close()
+		_, _ = io.Copy(io.Discard, conv.lines)
+		err := conv.session.Wait()
 		if exit, ok := exitStatus(err); ok {
 			err = exit
 		}
-		output := trimOutput(stderr.Bytes())
+		output := trimOutput(conv.stderr.Bytes())
 		return output, c.sudoHint(output, err)
 	}
-	if line, _ := lines.ReadString('\n'); line != wordStarted+"\n" {
+	if line, _ := conv.lines.ReadString('\n'); line != wordStarted+"\n" {
 		output, err := finish()
 		if err == nil {
 			err = errors.New("the host did not start the throwaway instance")
@@ -159,7 +142,7 @@ func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check 
 	defer cancel()
 	exited := make(chan string, 1)
 	go func() {
-		line, _ := lines.ReadString('\n')
+		line, _ := conv.lines.ReadString('\n')
 		exited <- strings.TrimSpace(line)
 		cancel()
 	}()
@@ -170,7 +153,7 @@ func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check 
 		return output, fmt.Errorf("%w (%s): %v", errExitedEarly, status, checkErr)
 	default:
 	}
-	_, _ = io.WriteString(stdin, wordStop+"\n")
+	_, _ = io.WriteString(conv.stdin, wordStop+"\n")
 	<-exited
 	output, err := finish()
 	if checkErr != nil {
