@@ -19,6 +19,7 @@ import (
 type exitCode int
 
 const (
+	exitOK          exitCode = 0
 	exitDirectory   exitCode = 10
 	exitUpload      exitCode = 11
 	exitOwnerMode   exitCode = 12
@@ -51,7 +52,6 @@ const (
 	exitInterrupt   exitCode = 130
 	exitBrokenPipe  exitCode = 141
 	exitTerminated  exitCode = 143
-	exitOK          exitCode = 0
 )
 
 // exitMeaning is what an exit code says: the shell variable the scripts
@@ -170,11 +170,15 @@ func newScript[A any](body string) script[A] {
 	var params []string
 	for i := range t.NumField() {
 		field := t.Field(i)
-		if field.Type.Kind() == reflect.Slice {
-			if t.NumField() != 1 {
+		switch field.Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int:
+		case reflect.Slice:
+			if field.Type.Elem().Kind() != reflect.String || t.NumField() != 1 {
 				panic(fmt.Sprintf("%s: a []string parameter must be the script's only one", t))
 			}
 			continue
+		default:
+			panic(fmt.Sprintf("%s.%s: a parameter is a string, bool, int or []string", t, field.Name))
 		}
 		name := field.Tag.Get("sh")
 		if name == "" {
@@ -202,7 +206,8 @@ type invocation struct {
 	args []string
 }
 
-// with returns the script with a's fields as its arguments.
+// with returns the script with a's fields as its arguments (newScript
+// checked their kinds).
 func (s script[A]) with(a A) invocation {
 	v := reflect.ValueOf(a)
 	var args []string
@@ -216,8 +221,6 @@ func (s script[A]) with(a A) invocation {
 			args = append(args, strconv.Itoa(int(field.Int())))
 		case reflect.Slice:
 			args = append(args, field.Interface().([]string)...)
-		default:
-			panic(fmt.Sprintf("%s: parameter of kind %s", v.Type(), field.Kind()))
 		}
 	}
 	return invocation{text: s.text, args: args}
