@@ -31,6 +31,28 @@ func sharedDir(t *testing.T) string {
 	return dir
 }
 
+// userDir is a directory (mode 0755) that testhost.UnprivilegedUser owns.
+func userDir(t *testing.T) string {
+	t.Helper()
+	dir := sharedDir(t)
+	if out, err := exec.Command("chown", testhost.UnprivilegedUser, dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v: %s", err, out)
+	}
+	return dir
+}
+
+// unprivilegedClient connects to a new host as testhost.UnprivilegedUser,
+// and returns the configuration that connects to it as root.
+func unprivilegedClient(t *testing.T) (*Client, Config) {
+	t.Helper()
+	testhost.RequireUnprivilegedUser(t)
+	s := testhost.Start(t, testhost.Options{})
+	cfg := configFor(s)
+	cfg.User = testhost.UnprivilegedUser
+	c, _ := client(t, cfg)
+	return c, configFor(s)
+}
+
 // asUnprivileged runs a command as testhost.UnprivilegedUser on this
 // machine, as a local user of the host would.
 func asUnprivileged(name string, args ...string) *exec.Cmd {
@@ -209,11 +231,7 @@ func TestUserCommandsRunWithTheHostsUmask(t *testing.T) {
 // Every step that the host refuses to a user other than root for lack of
 // permission says to set ssh.sudo; other failures do not.
 func TestPermissionErrorsNameSSHSudo(t *testing.T) {
-	testhost.RequireUnprivilegedUser(t)
-	s := testhost.Start(t, testhost.Options{})
-	cfg := configFor(s)
-	cfg.User = testhost.UnprivilegedUser
-	c, _ := client(t, cfg)
+	c, rootCfg := unprivilegedClient(t)
 	ctx := context.Background()
 	etc := sharedDir(t) // root's, as /etc
 	hosts, secret := filepath.Join(etc, "hosts"), filepath.Join(etc, "shadow")
@@ -223,10 +241,7 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("x\n"+BlockLines("lb", "10.0.0.1 api")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	own := sharedDir(t) // the user's own directory
-	if out, err := exec.Command("chown", testhost.UnprivilegedUser, own).CombinedOutput(); err != nil {
-		t.Fatalf("chown: %v: %s", err, out)
-	}
+	own := userDir(t)
 	const hint = "set ssh.sudo = true (the user needs passwordless sudo)"
 	for name, op := range map[string]func() error{
 		"put a file": func() error { return c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")}) },
@@ -255,7 +270,7 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 		t.Fatalf("the refused steps changed %s:\n%s", hosts, got)
 	}
 	// Beside the lock directory of a root apply (ssh.sudo on earlier), too.
-	root, _ := client(t, configFor(s))
+	root, _ := client(t, rootCfg)
 	if err := root.Put(ctx, Block{Path: hosts, Marker: "other", Content: []byte("10.0.0.3 db")}); err != nil {
 		t.Fatal(err)
 	}
@@ -268,23 +283,15 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 // exit code: not creating the private directory, the lock directory or
 // the copy of a file as an "upload".
 func TestFailuresNameTheirStep(t *testing.T) {
-	testhost.RequireUnprivilegedUser(t)
-	s := testhost.Start(t, testhost.Options{})
-	cfg := configFor(s)
-	cfg.User = testhost.UnprivilegedUser
-	c, _ := client(t, cfg)
-	root, _ := client(t, configFor(s))
+	c, rootCfg := unprivilegedClient(t)
+	root, _ := client(t, rootCfg)
 	ctx := context.Background()
 	etc := sharedDir(t) // root's: the user can make nothing in it
 	hosts := filepath.Join(etc, "hosts")
 	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	own := sharedDir(t) // the user's, with a file only root can read
-	if out, err := exec.Command("chown", testhost.UnprivilegedUser, own).CombinedOutput(); err != nil {
-		t.Fatalf("chown: %v: %s", err, out)
-	}
-	secret := filepath.Join(own, "hosts")
+	secret := filepath.Join(userDir(t), "hosts") // only root can read it
 	if err := os.WriteFile(secret, []byte("127.0.0.1 localhost\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
