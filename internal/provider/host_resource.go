@@ -51,7 +51,7 @@ type hostModel[M any] interface {
 
 // rendered is what a resource keeps on its host.
 type rendered struct {
-	files []remote.File
+	files []remote.Item
 	// removeCommand runs after the files are removed on destroy.
 	removeCommand string
 	// alwaysDelivered resources go to a host without an `ssh` attribute
@@ -60,7 +60,7 @@ type rendered struct {
 	// rollback, when set, holds for each file what puts the host back to
 	// how it was before this apply (nil: nothing to undo), removed with
 	// Remove: after a failed file, those before it are rolled back.
-	rollback []*remote.File
+	rollback []*remote.EditedFile
 }
 
 // hostReader is a model that reads its host before the lifecycle changes
@@ -185,19 +185,20 @@ func delivered(out rendered, h *hostFields) bool {
 // filesDigest is the digest of a set of files as the drift check compares
 // it: a single file's own digest, or for several the SHA-256 of their
 // paths and digests.
-func filesDigest(files []remote.File, digests []string) string {
+func filesDigest(files []remote.Item, digests []string) string {
 	if len(files) == 1 {
 		return digests[0]
 	}
 	var b strings.Builder
 	for i, f := range files {
-		fmt.Fprintf(&b, "%s\x00%s\x00%s\n", f.Path, f.Block, digests[i])
+		path, marker := f.Place()
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\n", path, marker, digests[i])
 	}
 	return remote.SHA256([]byte(b.String()))
 }
 
 // desiredDigest is the digest of the files the configuration wants.
-func desiredDigest(files []remote.File) string {
+func desiredDigest(files []remote.Item) string {
 	digests := make([]string, len(files))
 	for i, f := range files {
 		digests[i] = f.Digest()
@@ -207,8 +208,9 @@ func desiredDigest(files []remote.File) string {
 
 // hostID is the ID of a delivered resource: host:port:path of its first
 // file.
-func hostID(cfg remote.Config, files []remote.File) string {
-	return cfg.Address() + ":" + files[0].Path
+func hostID(cfg remote.Config, files []remote.Item) string {
+	path, _ := files[0].Place()
+	return cfg.Address() + ":" + path
 }
 
 // addressOfID returns the host:port part of a hostID, or "".
@@ -320,7 +322,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 // that says what changed. When refresh could not look (write-only
 // credentials), the plan looks with the configuration's credentials and
 // leaves the value unknown if the host differs.
-func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateState, m merged, files []remote.File, desired string, trusted types.String) (types.String, diag.Diagnostics) {
+func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateState, m merged, files []remote.Item, desired string, trusted types.String) (types.String, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	raw, d := private.GetKey(ctx, privateDrift)
 	diags.Append(d...)
@@ -370,7 +372,7 @@ func trustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
 
 // observe reads the files' digests and says how the host differs, and
 // returns the client it read them over.
-func (r *hostResource[M, P]) observe(ctx context.Context, m merged, files []remote.File) (observed types.String, drift []string, client *remote.Client, diags diag.Diagnostics) {
+func (r *hostResource[M, P]) observe(ctx context.Context, m merged, files []remote.Item) (observed types.String, drift []string, client *remote.Client, diags diag.Diagnostics) {
 	client, diags = r.connect(ctx, m)
 	if diags.HasError() {
 		return types.StringNull(), nil, nil, diags
@@ -463,7 +465,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 			diags.AddError("Applying File Failed", err.Error())
 			reload := ""
 			if remote.ReloadedAfterSwap(err) {
-				reload = f.ReloadCommand
+				reload = f.Reload()
 			}
 			if i > 0 && len(out.rollback) > 0 && r.rollBack(ctx, m, out.rollback[:i], reload, diags) {
 				return // the host is as it was
@@ -539,14 +541,14 @@ func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client
 // one), running reload after the last undo when the failed file's reload
 // ran. It reports whether the host is back as it was; when it is not,
 // the error says what is left.
-func (r *hostResource[M, P]) rollBack(ctx context.Context, m merged, undo []*remote.File, reload string, diags *diag.Diagnostics) bool {
+func (r *hostResource[M, P]) rollBack(ctx context.Context, m merged, undo []*remote.EditedFile, reload string, diags *diag.Diagnostics) bool {
 	client, d := r.connect(ctx, m)
 	if d.HasError() {
 		diags.AddError("Rolling Back Failed", "the files changed before the failure could not be put back: "+
 			summary(d)+". The next apply puts the resource right.")
 		return false
 	}
-	first := slices.IndexFunc(undo, func(f *remote.File) bool { return f != nil })
+	first := slices.IndexFunc(undo, func(f *remote.EditedFile) bool { return f != nil })
 	for i := len(undo) - 1; i >= 0; i-- {
 		if undo[i] == nil {
 			continue
@@ -591,14 +593,16 @@ func setDrift(ctx context.Context, private privateSetter, drift []string) diag.D
 // removeLeftovers removes the files of the prior state that the new set
 // does not have (a changed path, a static pod given up for systemd),
 // after the new ones are in place and reloaded.
-func (r *hostResource[M, P]) removeLeftovers(ctx context.Context, client *remote.Client, old, current []remote.File, diags *diag.Diagnostics) {
-	keep := map[string]bool{}
+func (r *hostResource[M, P]) removeLeftovers(ctx context.Context, client *remote.Client, old, current []remote.Item, diags *diag.Diagnostics) {
+	type place struct{ path, marker string }
+	keep := map[place]bool{}
 	for _, f := range current {
-		keep[f.Path+"\x00"+f.Block] = true
+		path, marker := f.Place()
+		keep[place{path, marker}] = true
 	}
 	for i := len(old) - 1; i >= 0; i-- {
-		if f := old[i]; !keep[f.Path+"\x00"+f.Block] {
-			if err := client.Remove(ctx, f, ""); err != nil {
+		if path, marker := old[i].Place(); !keep[place{path, marker}] {
+			if err := client.Remove(ctx, old[i], ""); err != nil {
 				diags.AddError("Removing Old File Failed", err.Error())
 				return
 			}

@@ -35,8 +35,11 @@ func importDoc(what, id string) string {
 // importedFile is what an imported state delivers until the first apply:
 // the file (or block) it found, known by its digest. mode is the mode the
 // resource gives the file, so that refresh does not report it as drift.
-func importedFile(h *hostFields, path, block string, mode uint32) rendered {
-	return rendered{files: []remote.File{{Path: path, Block: block, Mode: mode, SHA256: h.SHA256.ValueString()}}}
+func importedFile(h *hostFields, path, marker string, mode uint32) rendered {
+	if marker != "" {
+		return rendered{files: []remote.Item{remote.Block{Path: path, Marker: marker, SHA256: h.SHA256.ValueString()}}}
+	}
+	return rendered{files: []remote.Item{remote.File{Path: path, Mode: mode, SHA256: h.SHA256.ValueString()}}}
 }
 
 // importRendered serves ImportState of a rendering resource. The ID is
@@ -67,7 +70,11 @@ func (r *hostResource[M, P]) importRendered(ctx context.Context, req resource.Im
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not an absolute path to a file, e.g. %s.", p, req.ID, example))
 		return
 	}
-	seen, err := client.Observe(ctx, []remote.File{{Path: p, Block: marker}})
+	var found remote.Item = remote.File{Path: p}
+	if marker != "" {
+		found = remote.Block{Path: p, Marker: marker}
+	}
+	seen, err := client.Observe(ctx, []remote.Item{found})
 	if err == nil && !seen[0].Exists {
 		err = fmt.Errorf("%s has no file at %s to import", client.Address(), p)
 		if marker != "" {

@@ -399,14 +399,15 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.S
 		return rendered{}, diags
 	}
 	configPath := m.ConfigPath.ValueString()
-	files := []remote.File{{Path: configPath, Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
-		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}}
+	config := remote.File{Path: configPath, Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
+		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}
 	if systemd {
-		files[0].Verify = m.verifier(k, s, text)
+		config.Verify = m.verifier(k, s, text)
 	}
 	// With static_pod, the config file goes first and the manifest that
 	// makes the kubelet run it after: the throwaway instance precedes both.
-	files[0].Preflight = m.preflight(k, s)
+	config.Preflight = m.preflight(k, s)
+	files := []remote.Item{config}
 	m.Rendered = types.StringValue(text)
 	m.Manifest = types.StringNull()
 	if !systemd {

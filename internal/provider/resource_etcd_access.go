@@ -328,7 +328,7 @@ func (m *etcdAccessModel) render(config *etcdAccessModel) (rendered, diag.Diagno
 	m.Env = types.StringValue(env)
 	m.ProxyConfig = types.StringNull()
 
-	var files []remote.File
+	var files []remote.Item
 	if res.ProxyListen != nil {
 		check := lbconfig.HealthCheck{Type: lbconfig.CheckTCP}
 		if cert := m.ProxyClientCert.ValueString(); cert != "" {

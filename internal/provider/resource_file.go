@@ -71,7 +71,7 @@ func (m *fileModel) render(config *fileModel) (rendered, diag.Diagnostics) {
 	case config == nil && m.Content.IsNull():
 		f.SHA256 = m.SHA256.ValueString()
 	}
-	return rendered{files: []remote.File{f}, removeCommand: f.ReloadCommand, alwaysDelivered: true}, nil
+	return rendered{files: []remote.Item{f}, removeCommand: f.ReloadCommand, alwaysDelivered: true}, nil
 }
 
 func (r *fileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -172,7 +172,7 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 	}
 	m.Path = types.StringValue(p)
 	// The file's digest and mode, never its content.
-	seen, err := client.Observe(ctx, []remote.File{{Path: p}})
+	seen, err := client.Observe(ctx, []remote.Item{remote.File{Path: p}})
 	if err == nil && !seen[0].Exists {
 		err = fmt.Errorf("%s has no file at %s", client.Address(), p)
 	}

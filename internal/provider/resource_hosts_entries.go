@@ -129,6 +129,6 @@ func (m *hostsEntriesModel) render(config *hostsEntriesModel) (rendered, diag.Di
 	}
 	content := strings.Join(lines, "\n")
 	m.Block = types.StringValue(remote.BlockLines(m.Marker.ValueString(), content))
-	return rendered{files: []remote.File{{Path: m.Path.ValueString(), Block: m.Marker.ValueString(), Content: []byte(content)}},
+	return rendered{files: []remote.Item{remote.Block{Path: m.Path.ValueString(), Marker: m.Marker.ValueString(), Content: []byte(content)}},
 		removeCommand: m.DestroyCommand.ValueString()}, diags
 }

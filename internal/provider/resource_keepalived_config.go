@@ -181,7 +181,7 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 		return rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
-	var files []remote.File
+	var files []remote.Item
 	if script := m.trackScript(); script != "" {
 		files = append(files, remote.File{Path: m.TrackScriptPath.ValueString(), Content: []byte(script), Mode: 0o755, CreateParentDirs: true})
 	}

@@ -275,5 +275,5 @@ func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics)
 		return rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
-	return rendered{files: []remote.File{{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: 0o640, CreateParentDirs: true}}}, diags
+	return rendered{files: []remote.Item{remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: 0o640, CreateParentDirs: true}}}, diags
 }

@@ -189,17 +189,20 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 		recorded = recordedServers(m.PreviousServers, &diags)
 	}
 	out := rendered{alwaysDelivered: true}
+	var edits []*remote.EditedFile // out.files, to set their reload commands
 	for _, p := range m.Paths {
 		edit := &kubeconfigEdit{server: m.Server.ValueString(), cluster: m.ClusterName.ValueString(), previous: recorded[p.ValueString()]}
 		if verify {
 			edit.checkTimeout = timeout
 		}
-		out.files = append(out.files, remote.File{Path: p.ValueString(), Edit: edit})
+		f := &remote.EditedFile{Path: p.ValueString(), Edit: edit}
+		edits = append(edits, f)
+		out.files = append(out.files, f)
 	}
 	if m.onHost == nil {
 		// Not knowing which kubeconfigs change, restart after each.
-		for i := range out.files {
-			out.files[i].ReloadCommand = restart.ValueString()
+		for _, f := range edits {
+			f.ReloadCommand = restart.ValueString()
 		}
 		return out, diags
 	}
@@ -219,18 +222,18 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 	}
 	last := -1
 	if config != nil {
-		out.rollback = make([]*remote.File, len(out.files))
+		out.rollback = make([]*remote.EditedFile, len(edits))
 	}
-	for i, f := range out.files {
+	for i, f := range edits {
 		if !changes(f.Path) {
 			continue
 		}
 		if last = i; config != nil {
-			out.rollback[i] = &remote.File{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: m.onHost[f.Path]}}
+			out.rollback[i] = &remote.EditedFile{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: m.onHost[f.Path]}}
 		}
 	}
 	if last >= 0 {
-		out.files[last].ReloadCommand = restart.ValueString()
+		edits[last].ReloadCommand = restart.ValueString()
 	}
 	return out, diags
 }

@@ -31,63 +31,93 @@ func CheckMarker(marker string) error {
 	return nil
 }
 
-func (c *Client) checkBlock(step string, f File) error {
-	if err := errors.Join(checkPath(f.Path), CheckMarker(f.Block)); err != nil {
-		return &StepError{Host: c.cfg.Address(), Step: step, Path: f.Path, Err: err}
+// Block is a marked block kha manages within a file on a host (see
+// BlockLines): the rest of the file is left as it is.
+type Block struct {
+	Path    string
+	Marker  string
+	Content []byte
+	// SHA256, when set, is the digest of a block whose content is not at
+	// hand (one found on the host at import): what Digest reports.
+	SHA256 string
+}
+
+// Place is the block's file and marker.
+func (b Block) Place() (path, marker string) { return b.Path, b.Marker }
+
+// Reload is empty: nothing reloads after a block.
+func (b Block) Reload() string { return "" }
+
+// Digest is the digest of the block as it stands in the file, markers
+// included.
+func (b Block) Digest() string {
+	if b.SHA256 != "" {
+		return b.SHA256
+	}
+	return SHA256([]byte(BlockLines(b.Marker, string(b.Content))))
+}
+
+// Drift says whether the host's block differs from b.
+func (b Block) Drift(o Observed) string {
+	what := "block " + b.Marker
+	switch {
+	case !o.Exists:
+		return missing(b.Path, what)
+	case o.SHA256 != b.Digest():
+		return fmt.Sprintf("%s: the %s's content changed", b.Path, what)
+	}
+	return ""
+}
+
+func (c *Client) checkBlock(step string, b Block) error {
+	if err := errors.Join(checkPath(b.Path), CheckMarker(b.Marker)); err != nil {
+		return &StepError{Host: c.cfg.Address(), Step: step, Path: b.Path, Err: err}
 	}
 	return nil
 }
 
-// putBlock puts f's content between its markers, where the block was or
-// at the end of the file, leaving every other line as it was.
-func (c *Client) putBlock(ctx context.Context, f File) error {
-	return c.changeBlock(ctx, f, "apply", []byte(BlockLines(f.Block, string(f.Content))))
+// put puts b's content between its markers, where the block was or at
+// the end of the file, leaving every other line as it was.
+func (b Block) put(ctx context.Context, c *Client) error {
+	return c.changeBlock(ctx, b, true, []byte(BlockLines(b.Marker, string(b.Content))))
 }
 
-// removeBlock deletes the marked block and keeps the rest of the file.
-func (c *Client) removeBlock(ctx context.Context, f File) error {
-	return c.changeBlock(ctx, f, "remove", []byte{})
+// remove deletes the marked block and keeps the rest of the file.
+func (b Block) remove(ctx context.Context, c *Client, _ string) error {
+	return c.changeBlock(ctx, b, false, []byte{})
 }
 
-func (c *Client) changeBlock(ctx context.Context, f File, action string, block []byte) error {
-	step := map[string]string{"apply": "write block", "remove": "remove block"}[action]
-	if err := c.checkBlock(step, f); err != nil {
+func (c *Client) changeBlock(ctx context.Context, b Block, apply bool, block []byte) error {
+	step := map[bool]string{true: "write block", false: "remove block"}[apply]
+	if err := c.checkBlock(step, b); err != nil {
 		return err
 	}
-	defer c.lockDir(path.Dir(f.Path))()
-	c.log(ctx, LevelDebug, step, map[string]any{"path": f.Path, "marker": f.Block})
-	_, errOut, exit, err := c.script(ctx, blockScript, block, f.Path, f.Block, action, commandLimit(ctx), randomSuffix())
-	if err == nil && exit != 0 {
-		switch exit {
-		case exitDamaged:
-			err = errors.New("the file is untouched")
-		case exitLocked:
-			err = errors.New("timed out waiting for the lock; the file is untouched")
-		case exitLockDir:
-			err = errors.New("the lock directory is not this user's; the file is untouched")
-		default:
-			err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d; the file is untouched", exit))
-		}
+	defer c.lockDir(path.Dir(b.Path))()
+	c.log(ctx, LevelDebug, step, map[string]any{"path": b.Path, "marker": b.Marker})
+	args := blockArgs{Target: b.Path, Marker: b.Marker, Apply: apply, Limit: commandLimit(ctx), Rand: randomSuffix()}
+	_, errOut, exit, err := c.script(ctx, blockScript.with(args), block)
+	if err == nil && exit != exitOK {
+		err = c.sudoHint(string(errOut), exit)
 	}
 	if err != nil {
-		c.log(ctx, LevelWarn, step+" failed", map[string]any{"path": f.Path, "error": err.Error()})
-		return &StepError{Host: c.cfg.Address(), Step: step, Path: f.Path, Output: trimOutput(errOut), Err: err}
+		c.log(ctx, LevelWarn, step+" failed", map[string]any{"path": b.Path, "error": err.Error()})
+		return &StepError{Host: c.cfg.Address(), Step: step, Path: b.Path, Output: trimOutput(errOut), Err: err}
 	}
 	return nil
 }
 
-// readBlock reports the digest of the marked block; a missing file or
+// observe reports the digest of the marked block; a missing file or
 // block is not an error, a damaged one is.
-func (c *Client) readBlock(ctx context.Context, f File) (Observed, error) {
-	if err := c.checkBlock("read block", f); err != nil {
+func (b Block) observe(ctx context.Context, c *Client) (Observed, error) {
+	if err := c.checkBlock("read block", b); err != nil {
 		return Observed{}, err
 	}
-	out, errOut, exit, err := c.script(ctx, blockReadScript, nil, f.Path, f.Block)
-	if err == nil && exit != 0 {
-		err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d", exit))
+	out, errOut, exit, err := c.script(ctx, blockReadScript.with(blockReadArgs{Target: b.Path, Marker: b.Marker}), nil)
+	if err == nil && exit != exitOK {
+		err = c.sudoHint(string(errOut), exit)
 	}
 	if err != nil {
-		return Observed{}, &StepError{Host: c.cfg.Address(), Step: "read block", Path: f.Path, Output: trimOutput(errOut), Err: err}
+		return Observed{}, &StepError{Host: c.cfg.Address(), Step: "read block", Path: b.Path, Output: trimOutput(errOut), Err: err}
 	}
 	if len(out) == 0 {
 		return Observed{}, nil

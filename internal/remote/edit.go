@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
 )
 
 // Edit is a change kha makes within a file it does not own, such as the
@@ -32,13 +31,18 @@ type Edit interface {
 // maxEditSize bounds the files Edit reads.
 const maxEditSize = 1 << 20
 
-// readScript prints a regular file's content, at most $2 bytes and one
-// more, or exits 3 when there is no file.
-const readScript = `set -u
-[ -e "$1" ] || [ -L "$1" ] || exit 3
-[ -f "$1" ] || { echo "$1 is not a regular file" >&2; exit 2; }
-head -c "$2" -- "$1"
-`
+// readScript prints a regular file's content, at most max bytes, or
+// exits $EXIT_MISSING when there is no file.
+var readScript = newScript[readArgs](`[ -e "$target" ] || [ -L "$target" ] || exit $EXIT_MISSING
+[ -f "$target" ] || { echo "$target is not a regular file" >&2; exit $EXIT_NOT_REGULAR; }
+head -c "$max" -- "$target"
+`)
+
+// readArgs are readScript's parameters.
+type readArgs struct {
+	Target string `sh:"target"`
+	Max    int    `sh:"max"`
+}
 
 // ReadFile returns a file's content. It is the caller's to keep out of
 // logs and state; the engine logs only the path and the size.
@@ -46,15 +50,15 @@ func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if err := checkPath(path); err != nil {
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
 	}
-	stdout, stderr, exit, err := c.script(ctx, readScript, nil, path, strconv.Itoa(maxEditSize+1))
+	stdout, stderr, exit, err := c.script(ctx, readScript.with(readArgs{Target: path, Max: maxEditSize + 1}), nil)
 	switch {
 	case err != nil:
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
-	case exit == 3:
+	case exit == exitMissing:
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fs.ErrNotExist}
-	case exit != 0:
+	case exit != exitOK:
 		out := trimOutput(stderr)
-		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Output: out, Err: c.sudoHint(out, fmt.Errorf("exit status %d", exit))}
+		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Output: out, Err: c.sudoHint(out, exit)}
 	case len(stdout) > maxEditSize:
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
 	}
@@ -62,8 +66,54 @@ func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	return stdout, nil
 }
 
+// EditedFile is a file kha edits rather than owns (see Edit).
+type EditedFile struct {
+	Path string
+	Edit Edit
+	// ReloadCommand runs after the edit and after it is taken back; if it
+	// fails, the previous content is restored and the command run again.
+	ReloadCommand string
+}
+
+// Place is the file's path; an edited file has no marker.
+func (f EditedFile) Place() (path, marker string) { return f.Path, "" }
+
+// Reload is f's ReloadCommand.
+func (f EditedFile) Reload() string { return f.ReloadCommand }
+
+// Digest is the digest of the State of content with the change made.
+func (f EditedFile) Digest() string {
+	return SHA256([]byte(f.Edit.Want()))
+}
+
+// Drift says what the host's file has of the change, when it is not the
+// change.
+func (f EditedFile) Drift(o Observed) string {
+	switch {
+	case !o.Exists:
+		return missing(f.Path, "file")
+	case o.SHA256 == f.Digest():
+		return ""
+	}
+	return fmt.Sprintf("%s: %s, want %s", f.Path, o.State, f.Edit.Want())
+}
+
+func (f EditedFile) put(ctx context.Context, c *Client) error {
+	return c.putEdit(ctx, f, f.Edit.Apply, "edit")
+}
+
+// remove takes the change back, running ReloadCommand after it; command
+// does not run.
+func (f EditedFile) remove(ctx context.Context, c *Client, _ string) error {
+	err := c.putEdit(ctx, f, f.Edit.Undo, "undo the edit")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing left to take back
+	}
+	return err
+}
+
 // putEdit makes f's change on the host.
-func (c *Client) putEdit(ctx context.Context, f File, change func([]byte) ([]byte, error), what string) error {
+func (c *Client) putEdit(ctx context.Context, f EditedFile, change func([]byte) ([]byte, error), what string) error {
 	current, err := c.ReadFile(ctx, f.Path)
 	if err != nil {
 		return err
@@ -76,19 +126,18 @@ func (c *Client) putEdit(ctx context.Context, f File, change func([]byte) ([]byt
 		c.log(ctx, LevelDebug, "nothing to change", map[string]any{"path": f.Path})
 		return nil
 	}
-	edited := File{Path: f.Path, Content: changed, keepModeOwner: true, expectSHA256: SHA256(current),
-		ValidateCommand: f.ValidateCommand, ReloadCommand: f.ReloadCommand, Verify: f.Verify}
+	edited := File{Path: f.Path, Content: changed, keepModeOwner: true, expectSHA256: SHA256(current), ReloadCommand: f.ReloadCommand}
 	if check := f.Edit.Check(changed); check != nil {
 		edited.Preflight = &Preflight{Candidate: func(string) ([]byte, Verifier, error) { return nil, check, nil }}
-		if edited.Verify == nil && f.ReloadCommand != "" {
+		if f.ReloadCommand != "" {
 			edited.Verify = check
 		}
 	}
-	return c.putFile(ctx, edited)
+	return edited.put(ctx, c)
 }
 
-// observeEdit reports what the host's file has of f's change.
-func (c *Client) observeEdit(ctx context.Context, f File) (Observed, error) {
+// observe reports what the host's file has of f's change.
+func (f EditedFile) observe(ctx context.Context, c *Client) (Observed, error) {
 	current, err := c.ReadFile(ctx, f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Observed{}, nil

@@ -10,15 +10,35 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 )
 
-// File is a file kha manages on a host, or with Block set, a marked block
-// within one.
+// Item is one thing kha keeps on a host: a whole File, a Block within a
+// file, or an EditedFile. Put, Remove and Observe take any of them.
+type Item interface {
+	// Place is where the item is: its file's path, and for a block its
+	// marker ("" for the other kinds).
+	Place() (path, marker string)
+	// Digest is the digest Observe reports when the host has what the
+	// item wants.
+	Digest() string
+	// Drift says how the host differs from the item, or "" when it has
+	// what the item wants.
+	Drift(o Observed) string
+	// Reload is the command that reloads what reads the item ("" for a
+	// block): what to run again when a change is put back after it ran.
+	Reload() string
+
+	put(ctx context.Context, c *Client) error
+	remove(ctx context.Context, c *Client, command string) error
+}
+
+// File is a whole file kha manages on a host.
 type File struct {
 	Path    string
 	Content []byte
@@ -35,10 +55,6 @@ type File struct {
 	ReloadCommand string
 	// CreateParentDirs creates missing parent directories (mode 0755).
 	CreateParentDirs bool
-	// Block, when set, makes Content a marked block within Path (see
-	// BlockLines): the rest of the file is left as it is. Mode, owner and
-	// the commands do not apply to blocks.
-	Block string
 	// SHA256, when set, is the digest of content that is not at hand (a
 	// write-only secret, known only while applying): what Digest reports
 	// for drift checks and removal.
@@ -50,11 +66,6 @@ type File struct {
 	// throwaway instance of the service; if it does not serve, nothing on
 	// the host changes.
 	Preflight *Preflight
-	// Edit, when set, makes the file one kha edits rather than owns (see
-	// Edit): Content, Mode, Owner and Group do not apply, and Remove
-	// takes the change back instead of deleting the file, running
-	// ReloadCommand after it.
-	Edit Edit
 
 	// keepModeOwner keeps the mode, owner and group of the file replaced;
 	// expectSHA256 replaces it only if it still has that digest.
@@ -74,17 +85,16 @@ func SHA256(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Digest is the digest Observe reports when the host has the content f
-// wants.
+// Place is f's path; a whole file has no marker.
+func (f File) Place() (path, marker string) { return f.Path, "" }
+
+// Reload is f's ReloadCommand.
+func (f File) Reload() string { return f.ReloadCommand }
+
+// Digest is the digest Observe reports when the host has f's content.
 func (f File) Digest() string {
-	if f.Edit != nil {
-		return SHA256([]byte(f.Edit.Want()))
-	}
 	if f.SHA256 != "" {
 		return f.SHA256
-	}
-	if f.Block != "" {
-		return SHA256([]byte(BlockLines(f.Block, string(f.Content))))
 	}
 	return SHA256(f.Content)
 }
@@ -96,7 +106,7 @@ func (f File) mode() uint32 {
 	return f.Mode
 }
 
-// Observed is what a host has for a File.
+// Observed is what a host has for an Item.
 type Observed struct {
 	Exists bool
 	SHA256 string // of the content, or of the block with its markers
@@ -109,41 +119,34 @@ type Observed struct {
 }
 
 // Drift says how the host differs from f, or "" when it has what f
-// wants: the content, and for a whole file its mode and the owner and
-// group f names (by name or id).
+// wants: the content, its mode and the owner and group f names (by name
+// or id).
 func (f File) Drift(o Observed) string {
-	what := "file"
-	if f.Block != "" {
-		what = "block " + f.Block
-	}
 	if !o.Exists {
-		return fmt.Sprintf("%s: the %s is missing", f.Path, what)
-	}
-	if f.Edit != nil {
-		if o.SHA256 == f.Digest() {
-			return ""
-		}
-		return fmt.Sprintf("%s: %s, want %s", f.Path, o.State, f.Edit.Want())
+		return missing(f.Path, "file")
 	}
 	var diffs []string
 	if o.SHA256 != f.Digest() {
-		diffs = append(diffs, fmt.Sprintf("the %s's content changed", what))
+		diffs = append(diffs, "the file's content changed")
 	}
-	if f.Block == "" {
-		if o.Mode != f.mode() {
-			diffs = append(diffs, fmt.Sprintf("mode is %04o, want %04o", o.Mode, f.mode()))
-		}
-		if f.Owner != "" && f.Owner != o.Owner && f.Owner != o.UID {
-			diffs = append(diffs, fmt.Sprintf("owner is %s, want %s", o.Owner, f.Owner))
-		}
-		if f.Group != "" && f.Group != o.Group && f.Group != o.GID {
-			diffs = append(diffs, fmt.Sprintf("group is %s, want %s", o.Group, f.Group))
-		}
+	if o.Mode != f.mode() {
+		diffs = append(diffs, fmt.Sprintf("mode is %04o, want %04o", o.Mode, f.mode()))
+	}
+	if f.Owner != "" && f.Owner != o.Owner && f.Owner != o.UID {
+		diffs = append(diffs, fmt.Sprintf("owner is %s, want %s", o.Owner, f.Owner))
+	}
+	if f.Group != "" && f.Group != o.Group && f.Group != o.GID {
+		diffs = append(diffs, fmt.Sprintf("group is %s, want %s", o.Group, f.Group))
 	}
 	if len(diffs) == 0 {
 		return ""
 	}
 	return f.Path + ": " + strings.Join(diffs, ", ")
+}
+
+// missing is the drift of an item the host lacks.
+func missing(path, what string) string {
+	return fmt.Sprintf("%s: the %s is missing", path, what)
 }
 
 // StepError reports which host and which step of an operation failed,
@@ -175,23 +178,6 @@ func (e *StepError) Unwrap() error { return e.Err }
 // in place: the host has what it had.
 var ErrNotCommitted = errors.New("the operation ended before the new file was put in place; the host is unchanged")
 
-// applyOutcomes names each exit of applyScript.
-var applyOutcomes = map[int]struct{ step, what string }{
-	exitDirectory:   {"create directory", "the previous file is untouched"},
-	exitUpload:      {"upload", "the previous file is untouched"},
-	exitOwnerMode:   {"set owner and mode", "the previous file is untouched"},
-	exitValidate:    {"validate", "the validate command rejected the new file; the previous file is untouched"},
-	exitValidateEnd: {"validate", "the validate command did not finish within the operation's timeout; the previous file is untouched"},
-	exitNoCommit:    {"commit", ErrNotCommitted.Error()},
-	exitRename:      {"rename into place", "the previous file is untouched"},
-	exitReload:      {"reload", "the reload command failed with the new file; the previous file was restored and the reload command run again"},
-	exitReloadTime:  {"reload", "the reload command did not finish within the operation's timeout; the previous file was restored and the reload command run again"},
-	exitRollback:    {"reload", "the reload command failed with the new file, and restoring the previous file or reloading it failed too: check the host"},
-	exitVerify:      {"verify", "the service did not work with the new file; the previous file was restored and the reload command run again"},
-	exitReplaced:    {"upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
-	exitChanged:     {"commit", "the file changed on the host after kha read it (a credential rotation?); nothing was changed: apply again"},
-}
-
 // ShellQuote quotes s for POSIX sh.
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -218,21 +204,21 @@ func randomSuffix() string {
 
 // commandLimit is the time a host-side command may take so that the
 // script can still undo its step before ctx ends: what is left of ctx
-// minus a margin, in whole seconds; "0" without a deadline.
-func commandLimit(ctx context.Context) string {
+// minus a margin, in whole seconds; 0 without a deadline.
+func commandLimit(ctx context.Context) int {
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		return "0"
+		return 0
 	}
-	return strconv.Itoa(max(1, int((time.Until(deadline)-5*time.Second)/time.Second)))
+	return max(1, int((time.Until(deadline)-5*time.Second)/time.Second))
 }
 
 // command builds the command line of a script with its arguments, through
 // sudo when the connection asks for it. The script arrives in the command
 // line, so stdin stays free for content.
-func (c *Client) command(script string, args ...string) string {
-	cmd := "sh -c " + ShellQuote(script) + " kha"
-	for _, a := range args {
+func (c *Client) command(s invocation) string {
+	cmd := "sh -c " + ShellQuote(s.text) + " kha"
+	for _, a := range s.args {
 		cmd += " " + ShellQuote(a)
 	}
 	if c.sudo {
@@ -242,17 +228,60 @@ func (c *Client) command(script string, args ...string) string {
 }
 
 // script runs a script to its end and returns its output and exit status.
-func (c *Client) script(ctx context.Context, body string, stdin []byte, args ...string) (stdout, stderr []byte, exit int, err error) {
+func (c *Client) script(ctx context.Context, s invocation, stdin []byte) (stdout, stderr []byte, exit exitCode, err error) {
 	var in io.Reader
 	if stdin != nil {
 		in = bytes.NewReader(stdin)
 	}
-	out, errOut, err := c.Run(ctx, c.command(body, args...), in)
+	out, errOut, err := c.Run(ctx, c.command(s), in)
+	if status, ok := exitStatus(err); ok {
+		return out, errOut, status, nil
+	}
+	return out, errOut, exitOK, err
+}
+
+// conversation is a script that the engine talks with while it runs:
+// lines on its stdin and stdout.
+type conversation struct {
+	session *ssh.Session
+	release func() // gives the session's slot back
+	stdin   io.WriteCloser
+	lines   *bufio.Reader // the script's stdout
+	stderr  bytes.Buffer
+}
+
+// converse starts a script and sends it content on stdin.
+func (c *Client) converse(ctx context.Context, s invocation, content []byte) (*conversation, error) {
+	session, release, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conv := &conversation{session: session, release: release}
+	session.Stderr = &conv.stderr
+	conv.stdin, err = session.StdinPipe()
+	var stdout io.Reader
+	if err == nil {
+		stdout, err = session.StdoutPipe()
+	}
+	if err == nil {
+		err = session.Start(c.command(s))
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	conv.lines = bufio.NewReader(stdout)
+	go func() { _, _ = conv.stdin.Write(content) }()
+	return conv, nil
+}
+
+// exitStatus is the exit status that err reports, if it reports one.
+func exitStatus(err error) (exitCode, bool) {
 	var exitErr interface{ ExitStatus() int }
 	if errors.As(err, &exitErr) {
-		return out, errOut, exitErr.ExitStatus(), nil
+		return exitCode(exitErr.ExitStatus()), true
 	}
-	return out, errOut, 0, err
+	return exitOK, false
 }
 
 func trimOutput(b []byte) string {
@@ -279,239 +308,55 @@ func (c *Client) sudoHint(output string, err error) error {
 	return err
 }
 
-// Put applies f, as a whole file or as a block.
-func (c *Client) Put(ctx context.Context, f File) error {
-	if f.Block != "" {
-		return c.putBlock(ctx, f)
-	}
-	if f.Edit != nil {
-		return c.putEdit(ctx, f, f.Edit.Apply, "edit")
-	}
-	return c.putFile(ctx, f)
+// Put puts the item on the host.
+func (c *Client) Put(ctx context.Context, it Item) error {
+	return it.put(ctx, c)
 }
 
-// putFile puts f on the host: upload into a private directory next to
-// the target, set owner and mode, validate, run the preflight, and only
-// when this client then commits, rename over the target and reload. On any failure the
-// previous file stays (or is restored) byte for byte and no temporary
-// file is left behind.
-func (c *Client) putFile(ctx context.Context, f File) error {
-	fail := func(step, output string, err error) error {
-		c.log(ctx, LevelWarn, step+" failed", map[string]any{"path": f.Path, "error": err.Error()})
-		return &StepError{Host: c.cfg.Address(), Step: step, Path: f.Path, Output: output, Err: err}
-	}
-	if err := checkPath(f.Path); err != nil {
-		return fail("configure", "", err)
-	}
-	mask, mode := "", strconv.FormatUint(uint64(f.mode()), 8)
-	if f.keepModeOwner {
-		mode = "keep"
-	} else if f.mode()&^0o666 == 0 { // a mode a new file can be created with
-		mask = strconv.FormatUint(uint64(0o777&^f.mode()), 8)
-	}
-	owner := f.Owner
-	if f.Group != "" {
-		owner += ":" + f.Group
-	}
-	mkdirs := map[bool]string{false: "0", true: "1"}[f.CreateParentDirs]
-	validate := strings.ReplaceAll(f.ValidateCommand, "%s", `"$KHA_NEW"`)
-	rnd := randomSuffix()
-	fields := map[string]any{"path": f.Path, "bytes": len(f.Content), "sha256": f.Digest()}
-	c.log(ctx, LevelDebug, "uploading and validating", fields)
-
-	session, release, err := c.session(ctx)
-	if err != nil {
-		return fail("run", "", err)
-	}
-	defer release()
-	stdin, err := session.StdinPipe()
-	if err != nil {
-		return fail("run", "", err)
-	}
-	stdout, err := session.StdoutPipe()
-	if err != nil {
-		return fail("run", "", err)
-	}
-	var stderr bytes.Buffer
-	session.Stderr = &stderr
-	verify := map[bool]string{false: "0", true: "1"}[f.Verify != nil]
-	cmd := c.command(applyScript, f.Path, mode, mask, owner, mkdirs, validate,
-		f.ReloadCommand, strconv.Itoa(len(f.Content)), commandLimit(ctx), rnd, verify, f.expectSHA256)
-	if err := session.Start(cmd); err != nil {
-		return fail("run", "", err)
-	}
-	go func() { _, _ = stdin.Write(f.Content) }()
-
-	// Wait for "ready": the copy is in place and validated.
-	lines := bufio.NewReader(stdout)
-	ready := make(chan bool, 1)
-	go func() {
-		line, _ := lines.ReadString('\n')
-		ready <- line == "ready\n"
-	}()
-	exited := make(chan error, 1)
-	wait := func() { exited <- session.Wait() }
-	select {
-	case ok := <-ready:
-		if !ok {
-			go wait()
-			return c.applyResult(ctx, f, <-exited, &stderr, fail)
-		}
-	case <-ctx.Done():
-		session.Close() // the script sees its stdin and stdout go: it never renames
-		c.log(ctx, LevelWarn, "cancelled before commit; the host is unchanged", fields)
-		return fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, ctx.Err()))
-	}
-	if f.Preflight != nil {
-		// Validated; the throwaway instance runs while the script waits
-		// for the commit, which a failure never sends.
-		if err := c.preflight(ctx, f, fail); err != nil {
-			session.Close()
-			return err
-		}
-	}
-	if ctx.Err() != nil {
-		session.Close()
-		return fail("commit", "", fmt.Errorf("%w (%v)", ErrNotCommitted, ctx.Err()))
-	}
-	c.log(ctx, LevelDebug, "validated; committing: rename into place and reload", fields)
-	if _, err := io.WriteString(stdin, "commit\n"); err != nil {
-		return fail("commit", trimOutput(stderr.Bytes()), fmt.Errorf("%w: %v", ErrNotCommitted, err))
-	}
-	var verifyErr error
-	if f.Verify != nil {
-		// "reloaded", or the end of the output when the reload failed.
-		if line, _ := lines.ReadString('\n'); line == "reloaded\n" {
-			c.log(ctx, LevelDebug, "reloaded; verifying", fields)
-			start := time.Now()
-			verdict := "keep\n"
-			if verifyErr = f.Verify.Verify(ctx, c); verifyErr != nil {
-				verdict = "rollback\n"
-				c.log(ctx, LevelWarn, "verification failed; rolling back", map[string]any{"path": f.Path, "error": verifyErr.Error()})
-			} else {
-				c.log(ctx, LevelDebug, "verified", map[string]any{"path": f.Path, "took": time.Since(start).String()})
-			}
-			_, _ = io.WriteString(stdin, verdict)
-		}
-	}
-	stdin.Close()
-	go wait()
-	result := lostAfterCommit(exited, f.Verify != nil)
-	if verifyErr != nil {
-		err := <-result
-		if stepErr := c.applyResult(ctx, f, err, &stderr, fail); stepErr != nil {
-			var se *StepError
-			if errors.As(stepErr, &se) && se.Step == "verify" {
-				se.Err = fmt.Errorf("%w: %v", se.Err, verifyErr)
-			}
-			return stepErr
-		}
-		return fail("verify", trimOutput(stderr.Bytes()), verifyErr)
-	}
-	select {
-	case err := <-result:
-		return c.applyResult(ctx, f, err, &stderr, fail)
-	case <-ctx.Done():
-		// The host finishes the reload (bounded by the script's own
-		// limit) or restores the previous file; wait a little for which.
-		select {
-		case err := <-result:
-			return c.applyResult(ctx, f, err, &stderr, fail)
-		case <-time.After(15 * time.Second):
-			return fail("reload", trimOutput(stderr.Bytes()), fmt.Errorf("lost track of the host after the new file was "+
-				"put in place (%v); the next refresh shows what it has", ctx.Err()))
-		}
-	}
+// Remove takes the item off the host (deletes a file, the block only of
+// a block, takes an edit back) and then runs command, if there was
+// something to remove (not after a block or an edit).
+func (c *Client) Remove(ctx context.Context, it Item, command string) error {
+	return it.remove(ctx, c, command)
 }
 
-// errLostAfterSwap means the connection was lost once the new file was in
-// place, while the reload ran or its verdict was awaited.
-var errLostAfterSwap = errors.New("the connection was lost after the new file was put in place")
-
-// ReloadedAfterSwap says whether a failed Put had put its file in place
-// and run the reload command (the host then restores the previous file
-// and reloads again): what was changed before it needs a reload too when
-// it is put back.
-func ReloadedAfterSwap(err error) bool {
-	var se *StepError
-	return errors.As(err, &se) && (se.Step == "reload" || se.Step == "verify" || errors.Is(err, errLostAfterSwap))
+// readAlone is an item that Observe reads on its own; whole files are
+// read together, in one session.
+type readAlone interface {
+	observe(ctx context.Context, c *Client) (Observed, error)
 }
 
-// lostAfterCommit passes on the script's end, but says what the host does
-// when the connection was lost after the commit (no exit status came).
-func lostAfterCommit(exited <-chan error, verify bool) chan error {
-	out := make(chan error, 1)
-	go func() {
-		err := <-exited
-		var exitErr interface{ ExitStatus() int }
-		if err != nil && !errors.As(err, &exitErr) {
-			what := "it keeps the new file unless the reload command fails"
-			if verify {
-				what = "no verdict can reach it, so it puts the previous file back and reloads it"
-			}
-			err = fmt.Errorf("%w (%v); the host goes on alone: %s. The next refresh shows what it has", errLostAfterSwap, err, what)
-		}
-		out <- err
-	}()
-	return out
-}
-
-// applyResult turns applyScript's exit into the result of putFile.
-func (c *Client) applyResult(ctx context.Context, f File, err error, stderr *bytes.Buffer, fail func(step, output string, err error) error) error {
-	output := trimOutput(stderr.Bytes())
-	var exitErr interface{ ExitStatus() int }
-	switch {
-	case err == nil:
-		c.log(ctx, LevelDebug, "in place and reloaded", map[string]any{"path": f.Path, "sha256": f.Digest(),
-			"reload_command": f.ReloadCommand != ""})
-		return nil
-	case errors.As(err, &exitErr):
-		exit := exitErr.ExitStatus()
-		outcome, ok := applyOutcomes[exit]
-		if !ok {
-			outcome.step, outcome.what = "apply", fmt.Sprintf("exit status %d; the previous file is untouched", exit)
-		}
-		if exit == exitReload || exit == exitReloadTime || exit == exitRollback {
-			c.log(ctx, LevelWarn, "reload failed; rolled back to the previous file", map[string]any{"path": f.Path})
-		}
-		return fail(outcome.step, output, c.sudoHint(output, errors.New(outcome.what)))
-	}
-	return fail("run", output, err)
-}
-
-// Observe reports what the host has for each of files, in one session.
-func (c *Client) Observe(ctx context.Context, files []File) ([]Observed, error) {
-	out := make([]Observed, len(files))
+// Observe reports what the host has for each of items.
+func (c *Client) Observe(ctx context.Context, items []Item) ([]Observed, error) {
+	out := make([]Observed, len(items))
 	var whole []int // indexes of whole files
-	for i, f := range files {
-		if err := checkPath(f.Path); err != nil {
-			return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: f.Path, Err: err}
+	for i, it := range items {
+		p, _ := it.Place()
+		if err := checkPath(p); err != nil {
+			return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: p, Err: err}
 		}
-		if f.Block != "" || f.Edit != nil {
-			read := c.readBlock
-			if f.Edit != nil {
-				read = c.observeEdit
-			}
-			o, err := read(ctx, f)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = o
+		alone, ok := it.(readAlone)
+		if !ok {
+			whole = append(whole, i)
 			continue
 		}
-		whole = append(whole, i)
+		o, err := alone.observe(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = o
 	}
 	if len(whole) == 0 {
 		return out, nil
 	}
 	paths := make([]string, len(whole))
 	for j, i := range whole {
-		paths[j] = files[i].Path
+		paths[j], _ = items[i].Place()
 	}
 	c.log(ctx, LevelDebug, "reading digests", map[string]any{"paths": paths})
-	stdout, stderr, exit, err := c.script(ctx, statScript, nil, paths...)
-	if err == nil && exit != 0 {
-		err = c.sudoHint(string(stderr), fmt.Errorf("exit status %d", exit))
+	stdout, stderr, exit, err := c.script(ctx, statScript.with(statArgs{Paths: paths}), nil)
+	if err == nil && exit != exitOK {
+		err = c.sudoHint(string(stderr), exit)
 	}
 	if err != nil {
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: strings.Join(paths, ", "), Output: trimOutput(stderr), Err: err}
@@ -536,9 +381,9 @@ func parseStat(lines []string, n int) ([]Observed, error) {
 	var present []int
 	for i := range n {
 		switch lines[i] {
-		case "present":
+		case wordPresent:
 			present = append(present, i)
-		case "missing":
+		case wordMissing:
 		default:
 			return nil, bad
 		}
@@ -562,31 +407,21 @@ func parseStat(lines []string, n int) ([]Observed, error) {
 	return out, nil
 }
 
-// Remove deletes f from the host (the block only, for blocks) and then
-// runs command, if there was something to remove.
-func (c *Client) Remove(ctx context.Context, f File, command string) error {
-	if f.Block != "" {
-		return c.removeBlock(ctx, f)
-	}
-	if f.Edit != nil {
-		err := c.putEdit(ctx, f, f.Edit.Undo, "undo the edit")
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // nothing left to take back
-		}
-		return err
-	}
+// remove deletes f from the host and then runs command, if f existed.
+func (f File) remove(ctx context.Context, c *Client, command string) error {
 	host := c.cfg.Address()
 	if err := checkPath(f.Path); err != nil {
 		return &StepError{Host: host, Step: "remove", Path: f.Path, Err: err}
 	}
 	c.log(ctx, LevelDebug, "removing", map[string]any{"path": f.Path, "command": command != ""})
-	_, errOut, exit, err := c.script(ctx, removeScript, nil, f.Path, command, commandLimit(ctx), randomSuffix())
-	if err == nil && exit != 0 {
+	args := removeArgs{Target: f.Path, Command: command, Limit: commandLimit(ctx), Rand: randomSuffix()}
+	_, errOut, exit, err := c.script(ctx, removeScript.with(args), nil)
+	if err == nil && exit != exitOK {
 		step := "remove"
 		if exit == exitReload || exit == exitTimeout {
 			step = "run the command after removing"
 		}
-		err = c.sudoHint(string(errOut), fmt.Errorf("exit status %d", exit))
+		err = c.sudoHint(string(errOut), exit)
 		return &StepError{Host: host, Step: step, Path: f.Path, Output: trimOutput(errOut), Err: err}
 	}
 	if err != nil {

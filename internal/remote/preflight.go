@@ -1,14 +1,11 @@
 package remote
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -37,43 +34,41 @@ type Preflight struct {
 // preflightScript runs a throwaway instance. It reads the configuration
 // from stdin into a private directory next to the target, starts the
 // command on it (bounded by timeout(1), which takes the command's whole
-// process group down; with the host's umask, as run in scriptPrelude
-// runs commands), prints "started", and stops the instance at the
-// client's next line or when the client is gone. When the instance ends,
-// it prints "exited <status>" and the instance's output on stderr.
-// Arguments: target, create parent dirs (1/0), command, size, time limit
-// in seconds, random suffix.
-const preflightScript = scriptPrelude + `target=$1 mkdirs=$2 command=$3 size=$4 limit=$5 rand=$6
-dir=${target%/*} base=${target##*/}
+// process group down; with the host's umask, as run in scriptHelpers
+// runs commands), prints $WORD_STARTED, and stops the instance at the
+// client's next line ($WORD_STOP) or when the client is gone. When the
+// instance ends, it prints "$WORD_EXITED <status>" and the instance's
+// output on stderr.
+var preflightScript = newScript[preflightArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 if [ ! -d "$dir" ]; then
-  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit 10; }
-  mkdir -p -m 0755 -- "$dir" || exit 10
+  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
+  mkdir -p -m 0755 -- "$dir" || exit $EXIT_DIRECTORY
 fi
-command -v timeout >/dev/null || { echo "the host has no timeout(1), which bounds the throwaway instance" >&2; exit 25; }
+command -v timeout >/dev/null || { echo "the host has no timeout(1), which bounds the throwaway instance" >&2; exit $EXIT_NO_TIMEOUT; }
 sweep
 enter
 umask 077
-head -c "$size" >candidate || exit 11
+head -c "$size" >candidate || exit $EXIT_UPLOAD
 KHA_CANDIDATE=$work/candidate; export KHA_CANDIDATE
 exec 3<&0
 (cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 2 "$limit" sh -c "$command") </dev/null >plog 2>&1 &
 pid=$!
-echo started
+echo "$WORD_STARTED"
 (IFS= read -r stop <&3; kill "$pid" 2>/dev/null) &
 wait "$pid"; rc=$?
-echo "exited $rc"
+echo "$WORD_EXITED $rc"
 while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <plog >&2
-`
+`)
 
-// exitNoTimeout is preflightScript's exit when the host lacks timeout(1).
-const exitNoTimeout = 25
-
-var preflightOutcomes = map[int]string{
-	exitDirectory: "the target's directory does not exist",
-	exitUpload:    "uploading the throwaway instance's configuration failed",
-	exitReplaced:  "the private temporary directory was replaced while in use (someone else can write to the target's directory)",
-	exitNoTimeout: "the host has no timeout(1)",
+// preflightArgs are preflightScript's parameters.
+type preflightArgs struct {
+	Target           string `sh:"target"`
+	CreateParentDirs bool   `sh:"mkdirs"`
+	Command          string `sh:"command"` // run on "$KHA_CANDIDATE"
+	Size             int    `sh:"size"`    // of the configuration on stdin
+	Limit            int    `sh:"limit"`   // seconds the instance may run
+	Rand             string `sh:"rand"`    // suffix of the private directory
 }
 
 // errExitedEarly: the throwaway instance ended before its check passed.
@@ -117,45 +112,25 @@ func (c *Client) preflight(ctx context.Context, f File, fail func(step, output s
 
 // runPreflight runs one throwaway instance and returns its output.
 func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check Verifier, rnd string) (string, error) {
-	session, release, err := c.session(ctx)
+	args := preflightArgs{Target: f.Path, CreateParentDirs: f.CreateParentDirs, Size: len(config), Rand: rnd,
+		Command: strings.ReplaceAll(f.Preflight.Command, "%s", `"$KHA_CANDIDATE"`),
+		Limit:   int((f.Preflight.Timeout + 10*time.Second) / time.Second)}
+	conv, err := c.converse(ctx, preflightScript.with(args), config)
 	if err != nil {
 		return "", err
 	}
-	defer release()
-	stdin, err := session.StdinPipe()
-	if err != nil {
-		return "", err
-	}
-	stdout, err := session.StdoutPipe()
-	if err != nil {
-		return "", err
-	}
-	var stderr bytes.Buffer
-	session.Stderr = &stderr
-	limit := strconv.Itoa(int((f.Preflight.Timeout + 10*time.Second) / time.Second))
-	mkdirs := map[bool]string{false: "0", true: "1"}[f.CreateParentDirs]
-	command := strings.ReplaceAll(f.Preflight.Command, "%s", `"$KHA_CANDIDATE"`)
-	if err := session.Start(c.command(preflightScript, f.Path, mkdirs, command, strconv.Itoa(len(config)), limit, rnd)); err != nil {
-		return "", err
-	}
-	go func() { _, _ = stdin.Write(config) }()
-	lines := bufio.NewReader(stdout)
+	defer conv.release()
 	finish := func() (string, error) {
-		stdin.Close()
-		_, _ = io.Copy(io.Discard, lines)
-		err := session.Wait()
-		var exitErr interface{ ExitStatus() int }
-		if errors.As(err, &exitErr) {
-			what, ok := preflightOutcomes[exitErr.ExitStatus()]
-			if !ok {
-				what = fmt.Sprintf("exit status %d", exitErr.ExitStatus())
-			}
-			err = errors.New(what)
+		conv.stdin.Close()
+		_, _ = io.Copy(io.Discard, conv.lines)
+		err := conv.session.Wait()
+		if exit, ok := exitStatus(err); ok {
+			err = exit
 		}
-		output := trimOutput(stderr.Bytes())
+		output := trimOutput(conv.stderr.Bytes())
 		return output, c.sudoHint(output, err)
 	}
-	if line, _ := lines.ReadString('\n'); line != "started\n" {
+	if line, _ := conv.lines.ReadString('\n'); line != wordStarted+"\n" {
 		output, err := finish()
 		if err == nil {
 			err = errors.New("the host did not start the throwaway instance")
@@ -167,7 +142,7 @@ func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check 
 	defer cancel()
 	exited := make(chan string, 1)
 	go func() {
-		line, _ := lines.ReadString('\n')
+		line, _ := conv.lines.ReadString('\n')
 		exited <- strings.TrimSpace(line)
 		cancel()
 	}()
@@ -178,7 +153,7 @@ func (c *Client) runPreflight(ctx context.Context, f File, config []byte, check 
 		return output, fmt.Errorf("%w (%s): %v", errExitedEarly, status, checkErr)
 	default:
 	}
-	_, _ = io.WriteString(stdin, "stop\n")
+	_, _ = io.WriteString(conv.stdin, wordStop+"\n")
 	<-exited
 	output, err := finish()
 	if checkErr != nil {

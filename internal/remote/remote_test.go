@@ -51,9 +51,9 @@ func mustRead(t *testing.T, p string) []byte {
 	return b
 }
 
-func observe(t *testing.T, c *Client, f File) Observed {
+func observe(t *testing.T, c *Client, it Item) Observed {
 	t.Helper()
-	o, err := c.Observe(context.Background(), []File{f})
+	o, err := c.Observe(context.Background(), []Item{it})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestPutObserveRemove(t *testing.T) {
 	}
 
 	// Several files in one read, one of them missing.
-	both, err := c.Observe(ctx, []File{f, {Path: target + ".missing"}, exe})
+	both, err := c.Observe(ctx, []Item{f, File{Path: target + ".missing"}, exe})
 	if err != nil || !both[0].Exists || both[1].Exists || !both[2].Exists || both[2].Mode != 0o2750 {
 		t.Fatalf("%+v %v", both, err)
 	}
@@ -332,7 +332,7 @@ func TestSymlinkAttacksInAWritableDirectory(t *testing.T) {
 		if got, rerr := os.ReadFile(target); err == nil && (rerr != nil || string(got) != content) {
 			t.Fatalf("apply %d succeeded but the target holds %q (%v)", i, got, rerr)
 		}
-		_ = c.Put(context.Background(), File{Path: hosts, Block: "lb", Content: []byte(fmt.Sprintf("10.0.0.%d api", i))})
+		_ = c.Put(context.Background(), Block{Path: hosts, Marker: "lb", Content: []byte(fmt.Sprintf("10.0.0.%d api", i))})
 	}
 	close(stop)
 	attacks.Wait()
@@ -849,7 +849,7 @@ func TestBlocks(t *testing.T) {
 	if err := os.WriteFile(hosts, []byte(original), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	lb := File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api.example.com")}
+	lb := Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api.example.com")}
 	if err := c.Put(ctx, lb); err != nil {
 		t.Fatal(err)
 	}
@@ -885,7 +885,7 @@ func TestBlocks(t *testing.T) {
 	if o := observe(t, c, lb); o.Exists {
 		t.Fatalf("removed block still read: %+v", o)
 	}
-	if err := c.Put(ctx, File{Path: hosts, Block: "bad'marker", Content: []byte("x")}); err == nil {
+	if err := c.Put(ctx, Block{Path: hosts, Marker: "bad'marker", Content: []byte("x")}); err == nil {
 		t.Fatal("a marker with a quote was accepted")
 	}
 }
@@ -899,11 +899,11 @@ func TestDamagedBlockIsRefused(t *testing.T) {
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	damaged := "127.0.0.1 localhost\n# BEGIN kha lb\n10.0.0.100 api\n10.1.1.1 db.internal\n192.168.0.5 printer\n"
 	os.WriteFile(hosts, []byte(damaged), 0o644)
-	lb := File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")}
+	lb := Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")}
 	for name, op := range map[string]func() error{
 		"apply":   func() error { return c.Put(ctx, lb) },
 		"destroy": func() error { return c.Remove(ctx, lb, "") },
-		"read":    func() error { _, err := c.Observe(ctx, []File{lb}); return err },
+		"read":    func() error { _, err := c.Observe(ctx, []Item{lb}); return err },
 	} {
 		err := op()
 		if err == nil || !strings.Contains(err.Error(), "damaged") {
@@ -932,7 +932,7 @@ func TestBlockInCRLFFile(t *testing.T) {
 	ctx := context.Background()
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	os.WriteFile(hosts, []byte("127.0.0.1 localhost\r\n"), 0o644)
-	lb := File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")}
+	lb := Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")}
 	for range 2 {
 		if err := c.Put(ctx, lb); err != nil {
 			t.Fatal(err)
@@ -976,7 +976,7 @@ func TestConcurrentBlocksInOneFile(t *testing.T) {
 			}
 			c, err := pool.Get(context.Background(), configFor(s))
 			if err == nil {
-				err = c.Put(context.Background(), File{Path: hosts, Block: fmt.Sprintf("b%d", i), Content: []byte(fmt.Sprintf("10.0.0.%d b%d", i, i))})
+				err = c.Put(context.Background(), Block{Path: hosts, Marker: fmt.Sprintf("b%d", i), Content: []byte(fmt.Sprintf("10.0.0.%d b%d", i, i))})
 			}
 			errs <- err
 		}()
@@ -1231,9 +1231,9 @@ func TestEdits(t *testing.T) {
 		return nil
 	}}
 	ctx := context.Background()
-	f := File{Path: target, Edit: edit}
+	f := EditedFile{Path: target, Edit: edit}
 
-	o, err := c.Observe(ctx, []File{f})
+	o, err := c.Observe(ctx, []Item{f})
 	if err != nil || f.Drift(o[0]) != target+": server https://10.0.0.11:6443, want server https://localhost:6443" {
 		t.Fatalf("drift before the edit: %q %v", f.Drift(o[0]), err)
 	}
@@ -1252,13 +1252,13 @@ func TestEdits(t *testing.T) {
 	}
 	// Rotated credentials are not drift; a changed server is.
 	os.WriteFile(target, []byte(strings.Replace(want, "key=v1", "key=v2", 1)), 0o600)
-	if o, _ := c.Observe(ctx, []File{f}); f.Drift(o[0]) != "" {
+	if o, _ := c.Observe(ctx, []Item{f}); f.Drift(o[0]) != "" {
 		t.Fatalf("a credential rotation is drift: %q", f.Drift(o[0]))
 	}
 
 	t.Run("a failed check leaves the file byte for byte", func(t *testing.T) {
 		before := mustRead(t, target)
-		bad := File{Path: target, Edit: serverEdit{want: "https://10.0.0.99:6443", check: func([]byte) error { return errors.New("x509: certificate is valid for 10.0.0.11, not 10.0.0.99") }}}
+		bad := EditedFile{Path: target, Edit: serverEdit{want: "https://10.0.0.99:6443", check: func([]byte) error { return errors.New("x509: certificate is valid for 10.0.0.11, not 10.0.0.99") }}}
 		err := c.Put(ctx, bad)
 		if err == nil || !strings.Contains(err.Error(), "not 10.0.0.99") || !strings.Contains(err.Error(), "not put in place") {
 			t.Fatalf("want the check's error, got %v", err)
@@ -1271,7 +1271,7 @@ func TestEdits(t *testing.T) {
 		before := mustRead(t, target)
 		// A service that does not start with the new server.
 		reload := "! grep -q 10.0.0.12 " + ShellQuote(target)
-		err := c.Put(ctx, File{Path: target, Edit: serverEdit{want: "https://10.0.0.12:6443"}, ReloadCommand: reload})
+		err := c.Put(ctx, EditedFile{Path: target, Edit: serverEdit{want: "https://10.0.0.12:6443"}, ReloadCommand: reload})
 		if err == nil || !strings.Contains(err.Error(), "previous file was restored") {
 			t.Fatalf("want a reload failure, got %v", err)
 		}
@@ -1281,7 +1281,7 @@ func TestEdits(t *testing.T) {
 	})
 	t.Run("a file that changes after it was read is not overwritten", func(t *testing.T) {
 		rotated := "server=https://localhost:6443\nkey=v3\n"
-		racing := File{Path: target, Edit: serverEdit{want: "https://10.0.0.13:6443", check: func([]byte) error {
+		racing := EditedFile{Path: target, Edit: serverEdit{want: "https://10.0.0.13:6443", check: func([]byte) error {
 			return os.WriteFile(target, []byte(rotated), 0o600) // the kubelet rotates its certificate meanwhile
 		}}}
 		err := c.Put(ctx, racing)

@@ -2,7 +2,10 @@ package remote
 
 // The host-side scripts. Each runs under `sh -c` with its arguments after
 // the script name, in one SSH session, and starts as few processes as the
-// shell allows: the shell's builtins do the bookkeeping.
+// shell allows: the shell's builtins do the bookkeeping. A script reads
+// its parameters, exit codes and protocol words from the variables that
+// newScript's header assigns (protocol.go); the Args struct next to each
+// script declares its parameters.
 //
 // Temporary files live in a private directory that the script creates
 // next to the target (mode 0700, so nobody else can plant or swap
@@ -12,7 +15,7 @@ package remote
 // renamed over the target, and the script checks that the directory it
 // entered is the one it made.
 
-// scriptPrelude defines the helpers every script shares:
+// scriptHelpers defines the helpers the scripts share:
 //   - sweep removes private directories of the same target that earlier
 //     runs left behind (a dropped connection, a killed shell) once they
 //     are ten minutes old;
@@ -29,8 +32,7 @@ package remote
 //     service expects.
 //   - restore puts the previous file back (or removes a new one) after a
 //     failed reload or verification, reloads, and exits with $1.
-const scriptPrelude = `set -u
-umask0=$(umask)
+const scriptHelpers = `umask0=$(umask)
 sweep() {
   for old in "$dir/.$base".kha-*; do
     [ -d "$old" ] && [ ! -L "$old" ] || continue
@@ -39,9 +41,9 @@ sweep() {
 }
 enter() {
   work=$dir/.$base.kha-$rand
-  mkdir -m 0700 -- "$work" || exit 11
+  mkdir -m 0700 -- "$work" || exit $EXIT_WORK_DIR
   trap 'cd / && rm -rf -- "$work"' EXIT
-  trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 141' PIPE; trap 'exit 143' TERM
+  trap 'exit $EXIT_HANGUP' HUP; trap 'exit $EXIT_INTERRUPT' INT; trap 'exit $EXIT_BROKEN_PIPE' PIPE; trap 'exit $EXIT_TERMINATED' TERM
   if cd -- "$work" && [ -O . ] && [ ! -L "$work" ]; then
     set -- .[!.]* ..?* *
     for f; do [ -e "$f" ] || [ -L "$f" ] || continue; replaced; done
@@ -52,7 +54,7 @@ enter() {
 replaced() {
   trap - EXIT
   echo "the temporary directory $work was replaced while in use; nothing was changed" >&2
-  exit 18
+  exit $EXIT_REPLACED
 }
 run() {
   if [ "$limit" != 0 ] && command -v timeout >/dev/null; then
@@ -66,134 +68,142 @@ run() {
 }
 restore() {
   trap '' HUP INT TERM
-  if [ -e previous ] || [ -L previous ]; then mv -f -- previous "$target"; else rm -f -- "$target"; fi || exit 21
+  if [ -e previous ] || [ -L previous ]; then mv -f -- previous "$target"; else rm -f -- "$target"; fi || exit $EXIT_ROLLBACK
   if [ -n "$reload" ]; then
     echo "--- the previous state was restored; running the reload command again:" >&2
-    run "$reload" || exit 21
+    run "$reload" || exit $EXIT_ROLLBACK
   fi
   exit "$1"
 }
 `
 
-// Exit codes of the scripts; each names the step that failed.
-const (
-	exitDirectory   = 10
-	exitUpload      = 11
-	exitOwnerMode   = 12
-	exitValidate    = 13
-	exitRename      = 14
-	exitReload      = 15
-	exitNoCommit    = 16
-	exitReloadTime  = 17
-	exitReplaced    = 18
-	exitLocked      = 19
-	exitDamaged     = 20
-	exitRollback    = 21
-	exitVerify      = 22
-	exitValidateEnd = 23
-	exitLockDir     = 24
-	exitChanged     = 26
-	exitTimeout     = 124 // timeout(1)
-)
-
 // applyScript puts one file in place. It reads the content from stdin,
-// validates it, prints "ready" and waits for the client's "commit" line:
-// a client that is gone (a dropped connection, Ctrl-C) sends none, and
-// the target is never touched. With verify set, after the reload it
-// prints "reloaded" and waits for the client's verdict: anything but
-// "keep" (a failed verification, a client that is gone) restores the
-// previous file and reloads it. Arguments: target, mode ("keep": the
-// replaced file's mode, owner and group), umask (empty when the mode
-// needs chmod), owner[:group], create parent dirs (1/0), validate command,
-// reload command, content size, time limit per command in seconds (0:
-// none), random suffix, verify (1/0), and the digest the target must
-// still have to be replaced (empty: any).
-const applyScript = scriptPrelude + `target=$1 mode=$2 mask=$3 owner=$4 mkdirs=$5 validate=$6 reload=$7 size=$8 limit=$9 rand=${10} verify=${11} expect=${12}
-dir=${target%/*} base=${target##*/}
+// validates it, prints $WORD_READY and waits for the client's
+// $WORD_COMMIT line: a client that is gone (a dropped connection, Ctrl-C)
+// sends none, and the target is never touched. With verify set, after
+// the reload it prints $WORD_RELOADED and waits for the client's verdict:
+// anything but $WORD_KEEP (a failed verification, a client that is gone)
+// restores the previous file and reloads it.
+var applyScript = newScript[applyArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 if [ ! -d "$dir" ]; then
-  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit 10; }
-  mkdir -p -m 0755 -- "$dir" || exit 10
+  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
+  mkdir -p -m 0755 -- "$dir" || exit $EXIT_DIRECTORY
 fi
 sweep
 enter
 if [ -n "$mask" ]; then umask "$mask"; else umask 077; fi
 set -C
-head -c "$size" >new || exit 11
+head -c "$size" >new || exit $EXIT_UPLOAD
 set +C
-if [ "$mode" = keep ]; then
-  chmod --reference="$target" new && chown --reference="$target" new || exit 12
+if [ "$mode" = "$WORD_KEEP_MODE" ]; then
+  chmod --reference="$target" new && chown --reference="$target" new || exit $EXIT_OWNER_MODE
 else
-  [ -n "$mask" ] || chmod "$mode" new || exit 12
+  [ -n "$mask" ] || chmod "$mode" new || exit $EXIT_OWNER_MODE
 fi
-[ -z "$owner" ] || chown -- "$owner" new || exit 12
+[ -z "$owner" ] || chown -- "$owner" new || exit $EXIT_OWNER_MODE
 KHA_NEW=$work/new; export KHA_NEW
 if [ -n "$validate" ]; then
   run "$validate"; rc=$?
-  [ $rc = 0 ] || { [ $rc = 124 ] && exit 23; exit 13; }
+  [ $rc = $EXIT_OK ] || { [ $rc = $EXIT_TIMEOUT ] && exit $EXIT_VALIDATE_END; exit $EXIT_VALIDATE; }
 fi
-echo ready
-IFS= read -r answer && [ "$answer" = commit ] || exit 16
+echo "$WORD_READY"
+IFS= read -r answer && [ "$answer" = "$WORD_COMMIT" ] || exit $EXIT_NO_COMMIT
 if [ -n "$expect" ]; then
-  sum=$(sha256sum <"$target") || exit 26
-  [ "${sum%% *}" = "$expect" ] || exit 26
+  sum=$(sha256sum <"$target") || exit $EXIT_CHANGED
+  [ "${sum%% *}" = "$expect" ] || exit $EXIT_CHANGED
 fi
 if [ -e "$target" ] || [ -L "$target" ]; then
-  ln -- "$target" previous 2>/dev/null || cp -p -- "$target" previous || exit 14
+  ln -- "$target" previous 2>/dev/null || cp -p -- "$target" previous || exit $EXIT_BACKUP
 fi
-mv -f -- new "$target" || exit 14
+mv -f -- new "$target" || exit $EXIT_RENAME
 # The new file is in place: from here a client that is gone (a dropped
 # connection makes writes fail and reads end) or a signal never stops the
 # script half way. A failed reload, or with verify anything but the
-# client's "keep", puts the previous file back and reloads it.
+# client's $WORD_KEEP, puts the previous file back and reloads it.
 # (Traps that run a command, unlike ignored signals, leave the commands
 # run the default dispositions.)
 trap : PIPE
-if [ "$verify" = 1 ]; then trap 'restore 22' HUP INT TERM; else trap : HUP INT TERM; fi
-rc=0
+if [ "$verify" = 1 ]; then trap 'restore $EXIT_VERIFY' HUP INT TERM; else trap : HUP INT TERM; fi
+rc=$EXIT_OK
 if [ -n "$reload" ]; then run "$reload"; rc=$?; fi
-if [ $rc = 0 ]; then
-  [ "$verify" = 1 ] || exit 0
-  echo reloaded 2>/dev/null && IFS= read -r verdict && [ "$verdict" = keep ] && exit 0
-  restore 22
+if [ $rc = $EXIT_OK ]; then
+  [ "$verify" = 1 ] || exit $EXIT_OK
+  echo "$WORD_RELOADED" 2>/dev/null && IFS= read -r verdict && [ "$verdict" = "$WORD_KEEP" ] && exit $EXIT_OK
+  restore $EXIT_VERIFY
 fi
-[ $rc = 124 ] && restore 17
-restore 15
-`
+[ $rc = $EXIT_TIMEOUT ] && restore $EXIT_RELOAD_TIME
+restore $EXIT_RELOAD
+`)
 
-// statScript prints a line "present" or "missing" for each path
+// applyArgs are applyScript's parameters.
+type applyArgs struct {
+	Target string `sh:"target"`
+	// Mode is the octal mode of the new file, or WORD_KEEP_MODE: the
+	// replaced file's mode, owner and group.
+	Mode string `sh:"mode"`
+	// Mask is the umask the new file is created with; empty when Mode
+	// needs a chmod.
+	Mask  string `sh:"mask"`
+	Owner string `sh:"owner"` // owner[:group]; empty keeps the connecting user
+	// CreateParentDirs makes a missing directory of Target.
+	CreateParentDirs bool   `sh:"mkdirs"`
+	Validate         string `sh:"validate"` // a command, run on "$KHA_NEW"
+	Reload           string `sh:"reload"`
+	Size             int    `sh:"size"`  // of the content on stdin
+	Limit            int    `sh:"limit"` // seconds a command may take; 0: no limit
+	Rand             string `sh:"rand"`  // suffix of the private directory
+	Verify           bool   `sh:"verify"`
+	// ExpectSHA256 is the digest the target must still have to be
+	// replaced; empty: any.
+	ExpectSHA256 string `sh:"expect"`
+}
+
+// statScript prints a line $WORD_PRESENT or $WORD_MISSING for each path
 // argument, then sha256sum's and stat's lines for the present ones: one
 // sha256sum and one stat however many files there are, stat in the
 // shell's own process.
-const statScript = `set -u
-n=$#
+var statScript = newScript[statArgs](`n=$#
 for f; do
-  if [ -f "$f" ]; then echo present; set -- "$@" "$f"
-  elif [ -e "$f" ] || [ -L "$f" ]; then echo "$f exists but is not a regular file" >&2; exit 2
-  else echo missing
+  if [ -f "$f" ]; then echo "$WORD_PRESENT"; set -- "$@" "$f"
+  elif [ -e "$f" ] || [ -L "$f" ]; then echo "$f exists but is not a regular file" >&2; exit $EXIT_NOT_REGULAR
+  else echo "$WORD_MISSING"
   fi
 done
 shift "$n"
-[ $# = 0 ] && exit 0
-sha256sum -- "$@" || exit 1
+[ $# = 0 ] && exit $EXIT_OK
+sha256sum -- "$@" || exit $EXIT_DIGEST
 exec stat -c '%a %U %G %u %g' -- "$@"
-`
+`)
 
-// removeScript deletes $1 and then runs $2, if the file existed.
-const removeScript = `set -u
-target=$1 command=$2 limit=$3 rand=$4
-dir=${target%/*} base=${target##*/}
+// statArgs are statScript's parameters.
+type statArgs struct {
+	Paths []string
+}
+
+// removeScript deletes the target and then runs the command, if the file
+// existed. The helpers come after the checks: a file that is already
+// gone costs no process.
+var removeScript = newScript[removeArgs](`dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
-[ -e "$target" ] || [ -L "$target" ] || exit 0
-rm -f -- "$target" || exit 1
-[ -n "$command" ] || exit 0
-` + scriptPrelude + `enter
-run "$command" || exit 15
-`
+[ -e "$target" ] || [ -L "$target" ] || exit $EXIT_OK
+rm -f -- "$target" || exit $EXIT_REMOVE
+[ -n "$command" ] || exit $EXIT_OK
+` + scriptHelpers + `enter
+run "$command" || exit $EXIT_RELOAD
+`)
 
-// blockScript rewrites the marked block in $1: the block on stdin takes
-// the old one's place (or goes at the end), or the block is removed when
-// $3 is "remove". Every other line stays byte for byte, a CRLF file gets
+// removeArgs are removeScript's parameters.
+type removeArgs struct {
+	Target  string `sh:"target"`
+	Command string `sh:"command"`
+	Limit   int    `sh:"limit"`
+	Rand    string `sh:"rand"`
+}
+
+// blockScript rewrites the marked block in the target: the block on stdin
+// takes the old one's place (or goes at the end), or without apply the
+// block is removed. Every other line stays byte for byte, a CRLF file gets
 // CRLF block lines, and mode and owner are kept. A block whose markers do
 // not pair up is refused, with its lines, rather than guessed at. Changes
 // of one directory are serialised with flock on the directory .kha-lock in
@@ -202,38 +212,37 @@ run "$command" || exit 15
 // could the target's directory. A .kha-lock that the effective user does
 // not own, or a symlink, is refused: the lock would not be kha's. Where the
 // file is a mount point (a container's /etc/hosts) it is written in place.
-const blockScript = scriptPrelude + `target=$1 marker=$2 action=$3 limit=$4 rand=$5
-dir=${target%/*} base=${target##*/}
+var blockScript = newScript[blockArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 if [ ! -e "$target" ]; then
-  [ "$action" = apply ] || exit 0
-  [ -d "$dir" ] || { echo "directory $dir does not exist" >&2; exit 10; }
+  [ "$apply" = 1 ] || exit $EXIT_OK
+  [ -d "$dir" ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
 fi
 if command -v flock >/dev/null; then
   locks=$dir/.kha-lock
   [ -e "$locks" ] || [ -L "$locks" ] || mkdir -m 0700 -- "$locks" 2>/dev/null || [ -d "$locks" ] ||
-    mkdir -m 0700 -- "$locks" || exit 11
+    mkdir -m 0700 -- "$locks" || exit $EXIT_MAKE_LOCK_DIR
   if [ -L "$locks" ] || ! cd -- "$locks" 2>/dev/null || [ ! -O . ]; then
     echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
-    exit 24
+    exit $EXIT_LOCK_DIR
   fi
-  exec 9<. || exit 11
+  exec 9<. || exit $EXIT_OPEN_LOCK_DIR
   if [ "$limit" = 0 ]; then flock 9; else flock -w "$limit" 9; fi ||
-    { echo "another kha run held the lock $locks for $limit s" >&2; exit 19; }
+    { echo "another kha run held the lock $locks for $limit s" >&2; exit $EXIT_LOCKED; }
 fi
 sweep
 enter
 umask 022
-cat >block || exit 11
-if [ -e "$target" ]; then cp -p -- "$target" new || exit 11; src=$target; else : >new; src=/dev/null; fi
-awk -v b="# BEGIN kha $marker" -v e="# END kha $marker" -v action="$action" -v blockfile=block -v name="$target" '
+cat >block || exit $EXIT_UPLOAD
+if [ -e "$target" ]; then cp -p -- "$target" new || exit $EXIT_COPY; src=$target; else : >new; src=/dev/null; fi
+awk -v b="# BEGIN kha $marker" -v e="# END kha $marker" -v apply="$apply" -v damaged="$EXIT_DAMAGED" -v blockfile=block -v name="$target" '
 function emit(  l) { while ((getline l < blockfile) > 0) print l (crlf ? "\r" : ""); close(blockfile); done = 1 }
 NR == 1 && /\r$/ { crlf = 1 }
 { line = $0; sub(/\r$/, "", line) }
 line == b {
   if (seen) bad = bad "\n  line " NR ": a second \"" b "\" line"
   seen = 1; inside = 1; start = NR; shown = 0
-  if (action == "apply") emit()
+  if (apply == 1) emit()
   next
 }
 line == e {
@@ -247,23 +256,38 @@ END {
   if (bad != "") {
     print "refusing to change " name ": its kha block is damaged (someone edited its marker lines). Put the marker " \
       "lines back, or delete the block with both markers, and apply again:" bad > "/dev/stderr"
-    exit 3
+    exit damaged
   }
-  if (action == "apply" && !done) emit()
+  if (apply == 1 && !done) emit()
 }' "$src" >new; rc=$?
-[ $rc = 0 ] || { [ $rc = 3 ] && exit 20; exit 11; }
-mv -f -- new "$target" 2>/dev/null || cat new >"$target" || exit 14
-`
+[ $rc = $EXIT_OK ] || { [ $rc = $EXIT_DAMAGED ] && exit $EXIT_DAMAGED; exit $EXIT_EDIT_BLOCK; }
+mv -f -- new "$target" 2>/dev/null || cat new >"$target" || exit $EXIT_RENAME
+`)
 
-// blockReadScript prints the marked block of $1 (markers included, CRs
-// dropped), nothing when there is none, and refuses a damaged block.
-const blockReadScript = `set -u
-[ -f "$1" ] || exit 0
-awk -v b="# BEGIN kha $2" -v e="# END kha $2" '
+// blockArgs are blockScript's parameters.
+type blockArgs struct {
+	Target string `sh:"target"`
+	Marker string `sh:"marker"`
+	Apply  bool   `sh:"apply"` // false removes the block
+	Limit  int    `sh:"limit"`
+	Rand   string `sh:"rand"`
+}
+
+// blockReadScript prints the marked block of the target (markers
+// included, CRs dropped), nothing when there is none, and refuses a
+// damaged block.
+var blockReadScript = newScript[blockReadArgs](`[ -f "$target" ] || exit $EXIT_OK
+awk -v b="# BEGIN kha $marker" -v e="# END kha $marker" -v damaged="$EXIT_DAMAGED" '
 { line = $0; sub(/\r$/, "", line) }
 line == b { if (seen) bad = 1; seen = 1; inside = 1 }
 inside { print line }
 line == e { if (!inside) bad = 1; inside = 0 }
-END { if (inside || bad) { print "the kha block \"" b "\" in " FILENAME " is damaged: its marker lines do not pair up" > "/dev/stderr"; exit 3 } }
-' "$1" || exit 20
-`
+END { if (inside || bad) { print "the kha block \"" b "\" in " FILENAME " is damaged: its marker lines do not pair up" > "/dev/stderr"; exit damaged } }
+' "$target" || exit $EXIT_DAMAGED
+`)
+
+// blockReadArgs are blockReadScript's parameters.
+type blockReadArgs struct {
+	Target string `sh:"target"`
+	Marker string `sh:"marker"`
+}

@@ -3,6 +3,7 @@ package remote
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,28 @@ func sharedDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// userDir is a directory (mode 0755) that testhost.UnprivilegedUser owns.
+func userDir(t *testing.T) string {
+	t.Helper()
+	dir := sharedDir(t)
+	if out, err := exec.Command("chown", testhost.UnprivilegedUser, dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v: %s", err, out)
+	}
+	return dir
+}
+
+// unprivilegedClient connects to a new host as testhost.UnprivilegedUser,
+// and returns the configuration that connects to it as root.
+func unprivilegedClient(t *testing.T) (*Client, Config) {
+	t.Helper()
+	testhost.RequireUnprivilegedUser(t)
+	s := testhost.Start(t, testhost.Options{})
+	cfg := configFor(s)
+	cfg.User = testhost.UnprivilegedUser
+	c, _ := client(t, cfg)
+	return c, configFor(s)
 }
 
 // asUnprivileged runs a command as testhost.UnprivilegedUser on this
@@ -74,7 +97,7 @@ func TestBlockLockIsOutOfLocalUsersReach(t *testing.T) {
 	holdLock(t, dir)
 	holdLock(t, hosts)
 
-	lb := File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")}
+	lb := Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")}
 	for _, op := range []struct {
 		name string
 		run  func(ctx context.Context) error
@@ -138,7 +161,7 @@ func TestForeignBlockLockIsRefused(t *testing.T) {
 			if err := plant(lock); err != nil {
 				t.Fatal(err)
 			}
-			err := c.Put(context.Background(), File{Path: hosts, Block: "lb", Content: []byte("10.0.0.100 api")})
+			err := c.Put(context.Background(), Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")})
 			if err == nil || !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), "remove it") {
 				t.Fatalf("want a refusal naming %s and the fix, got %v", lock, err)
 			}
@@ -208,11 +231,7 @@ func TestUserCommandsRunWithTheHostsUmask(t *testing.T) {
 // Every step that the host refuses to a user other than root for lack of
 // permission says to set ssh.sudo; other failures do not.
 func TestPermissionErrorsNameSSHSudo(t *testing.T) {
-	testhost.RequireUnprivilegedUser(t)
-	s := testhost.Start(t, testhost.Options{})
-	cfg := configFor(s)
-	cfg.User = testhost.UnprivilegedUser
-	c, _ := client(t, cfg)
+	c, rootCfg := unprivilegedClient(t)
 	ctx := context.Background()
 	etc := sharedDir(t) // root's, as /etc
 	hosts, secret := filepath.Join(etc, "hosts"), filepath.Join(etc, "shadow")
@@ -222,22 +241,19 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("x\n"+BlockLines("lb", "10.0.0.1 api")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	own := sharedDir(t) // the user's own directory
-	if out, err := exec.Command("chown", testhost.UnprivilegedUser, own).CombinedOutput(); err != nil {
-		t.Fatalf("chown: %v: %s", err, out)
-	}
+	own := userDir(t)
 	const hint = "set ssh.sudo = true (the user needs passwordless sudo)"
 	for name, op := range map[string]func() error{
 		"put a file": func() error { return c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")}) },
 		"put a file root owns": func() error {
 			return c.Put(ctx, File{Path: filepath.Join(own, "lb.cfg"), Content: []byte("x\n"), Owner: "root"})
 		},
-		"put a block":          func() error { return c.Put(ctx, File{Path: hosts, Block: "lb", Content: []byte("10.0.0.2 api")}) },
-		"remove a block":       func() error { return c.Remove(ctx, File{Path: hosts, Block: "lb"}, "") },
+		"put a block":          func() error { return c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}) },
+		"remove a block":       func() error { return c.Remove(ctx, Block{Path: hosts, Marker: "lb"}, "") },
 		"remove a file":        func() error { return c.Remove(ctx, File{Path: hosts}, "") },
 		"read a file":          func() error { _, err := c.ReadFile(ctx, secret); return err },
-		"read a file's digest": func() error { _, err := c.Observe(ctx, []File{{Path: secret}}); return err },
-		"read a block":         func() error { _, err := c.Observe(ctx, []File{{Path: secret, Block: "lb"}}); return err },
+		"read a file's digest": func() error { _, err := c.Observe(ctx, []Item{File{Path: secret}}); return err },
+		"read a block":         func() error { _, err := c.Observe(ctx, []Item{Block{Path: secret, Marker: "lb"}}); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := op(); err == nil || !strings.Contains(err.Error(), hint) {
@@ -254,11 +270,53 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 		t.Fatalf("the refused steps changed %s:\n%s", hosts, got)
 	}
 	// Beside the lock directory of a root apply (ssh.sudo on earlier), too.
-	root, _ := client(t, configFor(s))
-	if err := root.Put(ctx, File{Path: hosts, Block: "other", Content: []byte("10.0.0.3 db")}); err != nil {
+	root, _ := client(t, rootCfg)
+	if err := root.Put(ctx, Block{Path: hosts, Marker: "other", Content: []byte("10.0.0.3 db")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Put(ctx, File{Path: hosts, Block: "lb", Content: []byte("10.0.0.2 api")}); err == nil || !strings.Contains(err.Error(), "ssh.sudo = true") {
+	if err := c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}); err == nil || !strings.Contains(err.Error(), "ssh.sudo = true") {
 		t.Fatalf("want an error that names ssh.sudo, got %v", err)
+	}
+}
+
+// Each failing step of a script is reported as what it is, by its own
+// exit code: not creating the private directory, the lock directory or
+// the copy of a file as an "upload".
+func TestFailuresNameTheirStep(t *testing.T) {
+	c, rootCfg := unprivilegedClient(t)
+	root, _ := client(t, rootCfg)
+	ctx := context.Background()
+	etc := sharedDir(t) // root's: the user can make nothing in it
+	hosts := filepath.Join(etc, "hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(userDir(t), "hosts") // only root can read it
+	if err := os.WriteFile(secret, []byte("127.0.0.1 localhost\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, step, says string
+		err              func() error
+	}{
+		{"private directory", "create the private temporary directory", "the previous file is untouched",
+			func() error { return c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")}) }},
+		{"lock directory", "write block", exitMakeLockDir.Error(),
+			func() error { return c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}) }},
+		{"copy of the file", "write block", exitCopy.Error(),
+			func() error { return c.Put(ctx, Block{Path: secret, Marker: "lb", Content: []byte("10.0.0.2 api")}) }},
+		{"not a regular file", "read", exitNotRegular.Error(),
+			func() error { _, err := root.ReadFile(ctx, etc); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			var stepErr *StepError
+			if !errors.As(err, &stepErr) || stepErr.Step != tc.step || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("want step %q failing with %q, got %v", tc.step, tc.says, err)
+			}
+		})
+	}
+	if got := string(mustRead(t, hosts)); got != "127.0.0.1 localhost\n" {
+		t.Fatalf("the failed steps changed %s:\n%s", hosts, got)
 	}
 }

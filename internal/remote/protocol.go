@@ -1,0 +1,227 @@
+package remote
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The seam between the engine and its host-side scripts is declared here
+// once: each script's parameters (a struct whose fields are the
+// parameters, in argument order), the exit codes and the words the two
+// sides exchange. The shell side is generated from these declarations as
+// plain assignments, which cost the shell no process.
+
+// exitCode is a script's exit status; each names the step that failed.
+type exitCode int
+
+const (
+	exitOK          exitCode = 0
+	exitDirectory   exitCode = 10
+	exitUpload      exitCode = 11
+	exitOwnerMode   exitCode = 12
+	exitValidate    exitCode = 13
+	exitRename      exitCode = 14
+	exitReload      exitCode = 15
+	exitNoCommit    exitCode = 16
+	exitReloadTime  exitCode = 17
+	exitReplaced    exitCode = 18
+	exitLocked      exitCode = 19
+	exitDamaged     exitCode = 20
+	exitRollback    exitCode = 21
+	exitVerify      exitCode = 22
+	exitValidateEnd exitCode = 23
+	exitLockDir     exitCode = 24
+	exitNoTimeout   exitCode = 25
+	exitChanged     exitCode = 26
+	exitWorkDir     exitCode = 27
+	exitMakeLockDir exitCode = 28
+	exitOpenLockDir exitCode = 29
+	exitCopy        exitCode = 30
+	exitEditBlock   exitCode = 31
+	exitBackup      exitCode = 32
+	exitMissing     exitCode = 33
+	exitNotRegular  exitCode = 34
+	exitDigest      exitCode = 35
+	exitRemove      exitCode = 36
+	exitTimeout     exitCode = 124 // timeout(1)'s, when the command ran out of time
+	exitHangup      exitCode = 129 // 128 + the signal, as a shell reports it
+	exitInterrupt   exitCode = 130
+	exitBrokenPipe  exitCode = 141
+	exitTerminated  exitCode = 143
+)
+
+// exitMeaning is what an exit code says: the shell variable the scripts
+// exit with, the step that failed, and what the host has after it.
+type exitMeaning struct {
+	shell, step, left string
+}
+
+const (
+	untouched = "the previous file is untouched"
+	restored  = "the previous file was restored and the reload command run again"
+)
+
+// exitCodes is the one table of exit codes.
+var exitCodes = map[exitCode]exitMeaning{
+	exitOK:          {"EXIT_OK", "", ""},
+	exitDirectory:   {"EXIT_DIRECTORY", "create directory", untouched},
+	exitWorkDir:     {"EXIT_WORK_DIR", "create the private temporary directory", untouched},
+	exitUpload:      {"EXIT_UPLOAD", "upload", untouched},
+	exitOwnerMode:   {"EXIT_OWNER_MODE", "set owner and mode", untouched},
+	exitValidate:    {"EXIT_VALIDATE", "validate", "the validate command rejected the new file; " + untouched},
+	exitValidateEnd: {"EXIT_VALIDATE_END", "validate", "the validate command did not finish within the operation's timeout; " + untouched},
+	exitNoCommit:    {"EXIT_NO_COMMIT", "commit", ErrNotCommitted.Error()},
+	exitChanged:     {"EXIT_CHANGED", "commit", "the file changed on the host after kha read it (a credential rotation?); nothing was changed: apply again"},
+	exitBackup:      {"EXIT_BACKUP", "back up the previous file", untouched},
+	exitRename:      {"EXIT_RENAME", "rename into place", untouched},
+	exitReload:      {"EXIT_RELOAD", "reload", "the reload command failed with the new file; " + restored},
+	exitReloadTime:  {"EXIT_RELOAD_TIME", "reload", "the reload command did not finish within the operation's timeout; " + restored},
+	exitRollback:    {"EXIT_ROLLBACK", "reload", "the reload command failed with the new file, and restoring the previous file or reloading it failed too: check the host"},
+	exitVerify:      {"EXIT_VERIFY", "verify", "the service did not work with the new file; " + restored},
+	exitReplaced:    {"EXIT_REPLACED", "upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
+	exitNoTimeout:   {"EXIT_NO_TIMEOUT", "find timeout(1)", "the host has no timeout(1)"},
+	exitMakeLockDir: {"EXIT_MAKE_LOCK_DIR", "create the lock directory", "the file is untouched"},
+	exitLockDir:     {"EXIT_LOCK_DIR", "lock", "the lock directory is not this user's; the file is untouched"},
+	exitOpenLockDir: {"EXIT_OPEN_LOCK_DIR", "open the lock directory", "the file is untouched"},
+	exitLocked:      {"EXIT_LOCKED", "lock", "timed out waiting for the lock; the file is untouched"},
+	exitCopy:        {"EXIT_COPY", "copy the file", "the file is untouched"},
+	exitDamaged:     {"EXIT_DAMAGED", "check the block's markers", "they do not pair up; the file is untouched"},
+	exitEditBlock:   {"EXIT_EDIT_BLOCK", "edit block", "the file is untouched"},
+	exitMissing:     {"EXIT_MISSING", "read", "the file does not exist"},
+	exitNotRegular:  {"EXIT_NOT_REGULAR", "read", "not a regular file"},
+	exitDigest:      {"EXIT_DIGEST", "read digests", "sha256sum failed"},
+	exitRemove:      {"EXIT_REMOVE", "remove", "the file could not be removed"},
+	exitTimeout:     {"EXIT_TIMEOUT", "run the command", "it did not finish within the operation's timeout"},
+	exitHangup:      {"EXIT_HANGUP", "run", "the connection hung up"},
+	exitInterrupt:   {"EXIT_INTERRUPT", "run", "interrupted"},
+	exitBrokenPipe:  {"EXIT_BROKEN_PIPE", "run", "the connection was lost"},
+	exitTerminated:  {"EXIT_TERMINATED", "run", "terminated"},
+}
+
+// Error says what the exit means, or its number when nothing declares it.
+func (e exitCode) Error() string {
+	m, ok := exitCodes[e]
+	if !ok || e == exitOK {
+		return fmt.Sprintf("exit status %d", int(e))
+	}
+	return fmt.Sprintf("%s failed: %s (exit status %d)", m.step, m.left, int(e))
+}
+
+// The words the engine and a script exchange, one a line.
+const (
+	wordReady    = "ready"    // applyScript: the new file is uploaded and validated
+	wordCommit   = "commit"   // the engine: put it in place
+	wordReloaded = "reloaded" // applyScript: in place and reloaded; awaiting the verdict
+	wordKeep     = "keep"     // the engine: verified, keep the new file
+	wordRollback = "rollback" // the engine: not verified, put the previous file back
+	wordStarted  = "started"  // preflightScript: the throwaway instance runs
+	wordStop     = "stop"     // the engine: stop the throwaway instance
+	wordExited   = "exited"   // preflightScript: the instance ended, with its status after the word
+	wordPresent  = "present"  // statScript: a regular file is there
+	wordMissing  = "missing"  // statScript: nothing is there
+	wordKeepMode = "keep"     // applyArgs.Mode: the replaced file's mode, owner and group
+)
+
+var protocolWords = map[string]string{
+	"WORD_READY":     wordReady,
+	"WORD_COMMIT":    wordCommit,
+	"WORD_RELOADED":  wordReloaded,
+	"WORD_KEEP":      wordKeep,
+	"WORD_ROLLBACK":  wordRollback,
+	"WORD_STARTED":   wordStarted,
+	"WORD_STOP":      wordStop,
+	"WORD_EXITED":    wordExited,
+	"WORD_PRESENT":   wordPresent,
+	"WORD_MISSING":   wordMissing,
+	"WORD_KEEP_MODE": wordKeepMode,
+}
+
+// shellDefinitions assigns the exit codes and the words to shell
+// variables, at the top of every script.
+var shellDefinitions = func() string {
+	var exits, words []string
+	for _, code := range slices.Sorted(maps.Keys(exitCodes)) {
+		exits = append(exits, fmt.Sprintf("%s=%d", exitCodes[code].shell, code))
+	}
+	for _, name := range slices.Sorted(maps.Keys(protocolWords)) {
+		words = append(words, name+"="+protocolWords[name])
+	}
+	return strings.Join(exits, " ") + "\n" + strings.Join(words, " ") + "\n"
+}()
+
+// script is a host-side script whose parameters are the fields of A, in
+// argument order, each named in its `sh` tag by the shell variable that
+// holds it. A string field is passed as it is, a bool as 1 or 0, an int in
+// decimal; a []string field, which must be A's only one, passes its
+// elements as the arguments ("$@").
+type script[A any] struct {
+	text string
+}
+
+// newScript makes a script from its body, under a header that sets -u,
+// defines the exit codes and the words, and assigns each parameter to
+// its variable.
+func newScript[A any](body string) script[A] {
+	t := reflect.TypeFor[A]()
+	var params []string
+	for i := range t.NumField() {
+		field := t.Field(i)
+		switch field.Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int:
+		case reflect.Slice:
+			if field.Type.Elem().Kind() != reflect.String || t.NumField() != 1 {
+				panic(fmt.Sprintf("%s: a []string parameter must be the script's only one", t))
+			}
+			continue
+		default:
+			panic(fmt.Sprintf("%s.%s: a parameter is a string, bool, int or []string", t, field.Name))
+		}
+		name := field.Tag.Get("sh")
+		if name == "" {
+			panic(fmt.Sprintf("%s.%s has no sh tag", t, field.Name))
+		}
+		params = append(params, fmt.Sprintf("%s=${%d}", name, i+1))
+	}
+	header := "set -u\n" + shellDefinitions
+	if len(params) > 0 {
+		header += strings.Join(params, " ") + "\n"
+	}
+	scripts = append(scripts, generated{header: header, body: body})
+	return script[A]{text: header + body}
+}
+
+// generated is a script's generated header and its hand-written body.
+type generated struct{ header, body string }
+
+// scripts lists every script, for the test that checks their bodies.
+var scripts []generated
+
+// invocation is a script with its arguments.
+type invocation struct {
+	text string
+	args []string
+}
+
+// with returns the script with a's fields as its arguments (newScript
+// checked their kinds).
+func (s script[A]) with(a A) invocation {
+	v := reflect.ValueOf(a)
+	var args []string
+	for i := range v.NumField() {
+		switch field := v.Field(i); field.Kind() {
+		case reflect.String:
+			args = append(args, field.String())
+		case reflect.Bool:
+			args = append(args, map[bool]string{false: "0", true: "1"}[field.Bool()])
+		case reflect.Int:
+			args = append(args, strconv.Itoa(int(field.Int())))
+		case reflect.Slice:
+			args = append(args, field.Interface().([]string)...)
+		}
+	}
+	return invocation{text: s.text, args: args}
+}
