@@ -73,5 +73,8 @@ func known(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
 
 // attributeTypes are the attribute types of a nested attribute's object.
 func attributeTypes(a schema.Attribute) map[string]attr.Type {
-	return a.GetType().(interface{ AttributeTypes() map[string]attr.Type }).AttributeTypes()
+	if object, ok := a.GetType().(attr.TypeWithAttributeTypes); ok {
+		return object.AttributeTypes()
+	}
+	return nil // not an object: no attributes
 }

@@ -17,7 +17,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -171,14 +170,13 @@ type parsedSigner struct {
 
 // signerCache holds parsed keys by their text: a provider process parses a
 // key once, not once per host and step.
-var signerCache sync.Map // sha256 of key and certificate -> parsedSigner
+var signerCache cache[[sha256.Size]byte, parsedSigner] // by the sha256 of key and certificate
 
 // signers parses the private key and its certificate. It never echoes
 // key material in an error.
 func (c Config) signers() (ssh.Signer, string, bool, error) {
 	id := sha256.Sum256([]byte(c.PrivateKey + "\x00" + c.Certificate))
 	if p, ok := signerCache.Load(id); ok {
-		p := p.(parsedSigner)
 		return p.signer, p.name, p.ok, p.err
 	}
 	var p parsedSigner
@@ -322,7 +320,7 @@ type verifier struct {
 
 // verifierCache holds verifiers by the configuration's key material and
 // address.
-var verifierCache sync.Map // verifierKey -> *verifier
+var verifierCache cache[verifierKey, *verifier]
 
 // verifierKey names a verifier by its address and key material;
 // known_hosts enters parsed, as looking it up in knownHostsCache already
@@ -347,7 +345,7 @@ func (c Config) verifier() (*verifier, error) {
 	}
 	cacheKey := verifierKey{c.Address(), pinned, trusted, known}
 	if v, ok := verifierCache.Load(cacheKey); ok {
-		return v.(*verifier), nil
+		return v, nil
 	}
 	host := hostkey.NewHost(c.Host, c.port())
 	if known != nil {
@@ -404,11 +402,11 @@ func (v *verifier) callback(seen *ssh.PublicKey) ssh.HostKeyCallback {
 
 // knownHostsCache holds parsed known_hosts by content: a provider-wide
 // known_hosts is parsed once per provider process, not once per host.
-var knownHostsCache sync.Map // content -> *hostkey.KnownHosts
+var knownHostsCache cache[string, *hostkey.KnownHosts] // by content
 
 func parseKnownHosts(content string) (*hostkey.KnownHosts, error) {
 	if known, ok := knownHostsCache.Load(content); ok {
-		return known.(*hostkey.KnownHosts), nil
+		return known, nil
 	}
 	known, err := hostkey.ParseKnownHosts(content)
 	if err != nil {

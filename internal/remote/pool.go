@@ -55,7 +55,7 @@ type hostConn struct {
 	// locks serialise read-modify-write changes of one directory by
 	// callers in this process (blocks in one file); the host-side lock
 	// covers other processes.
-	locks sync.Map // directory -> *sync.Mutex
+	locks cache[string, *sync.Mutex] // by directory
 
 	mu       sync.Mutex
 	conn     *ssh.Client
@@ -112,8 +112,7 @@ func (c *hostConn) HostKey() ssh.PublicKey {
 
 // lockDir serialises changes of one directory within this process.
 func (c *hostConn) lockDir(dir string) func() {
-	m, _ := c.locks.LoadOrStore(dir, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
+	mu := c.locks.LoadOrStore(dir, &sync.Mutex{})
 	mu.Lock()
 	return mu.Unlock
 }

@@ -220,7 +220,9 @@ func (s script[A]) with(a A) invocation {
 		case reflect.Int:
 			args = append(args, strconv.Itoa(int(field.Int())))
 		case reflect.Slice:
-			args = append(args, field.Interface().([]string)...)
+			for i := range field.Len() {
+				args = append(args, field.Index(i).String())
+			}
 		}
 	}
 	return invocation{text: s.text, args: args}
