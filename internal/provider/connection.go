@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	datasourceschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	providerschema "github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -17,15 +19,20 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// connectionSettings is the provider's `default_ssh`, and the part
-// of a resource's `connection` that can also be stored. Null fields of a
-// resource's connection inherit the provider's.
-type connectionSettings struct {
+// sshModel is an `ssh` object in each of its shapes: a resource's `ssh`,
+// the provider's `default_ssh` (no write-only fields: provider
+// configuration is never stored) and the data source's `ssh` (no secrets,
+// no trust on first use). sshFrom decodes every shape into it; the fields
+// a shape has no attribute for stay null. Null fields of a resource's or
+// the data source's `ssh` inherit the provider's.
+type sshModel struct {
 	Host                    types.String `tfsdk:"host"`
 	Port                    types.Int64  `tfsdk:"port"`
 	User                    types.String `tfsdk:"user"`
 	Password                types.String `tfsdk:"password"`
+	PasswordWO              types.String `tfsdk:"password_wo"`
 	PrivateKey              types.String `tfsdk:"private_key"`
+	PrivateKeyWO            types.String `tfsdk:"private_key_wo"`
 	Certificate             types.String `tfsdk:"certificate"`
 	Agent                   types.Bool   `tfsdk:"agent"`
 	AgentIdentity           types.String `tfsdk:"agent_identity"`
@@ -38,105 +45,137 @@ type connectionSettings struct {
 	BastionPort             types.Int64  `tfsdk:"bastion_port"`
 	BastionUser             types.String `tfsdk:"bastion_user"`
 	BastionPrivateKey       types.String `tfsdk:"bastion_private_key"`
+	BastionPrivateKeyWO     types.String `tfsdk:"bastion_private_key_wo"`
 	BastionHostKey          types.String `tfsdk:"bastion_host_key"`
 }
 
-// connectionModel is a resource's `connection`: the settings plus the
-// write-only twins of the secrets. The provider has no write-only fields
-// because its configuration is never stored.
-type connectionModel struct {
-	connectionSettings
-	PasswordWO          types.String `tfsdk:"password_wo"`
-	PrivateKeyWO        types.String `tfsdk:"private_key_wo"`
-	BastionPrivateKeyWO types.String `tfsdk:"bastion_private_key_wo"`
-}
-
-// connectionField describes one connection attribute for both schemas.
-type connectionField struct {
+// sshField describes one `ssh` attribute for every shape.
+type sshField struct {
 	name        string
-	kind        string // "string", "int", "bool"
+	kind        sshKind
 	sensitive   bool
 	writeOnly   bool // a *_wo twin, resources only
 	description string
 }
 
-var connectionFields = []connectionField{
-	{name: "host", kind: "string", description: "Address or name of the host."},
-	{name: "port", kind: "int", description: "SSH port. Default `22`."},
-	{name: "user", kind: "string", description: "Login user. Default `root`; with a non-root user set `sudo = true`."},
-	{name: "password", kind: "string", sensitive: true, description: "Password for password and keyboard-interactive authentication. Stored in state when set on a resource: prefer `password_wo`, or set it on the provider's `default_ssh`."},
-	{name: "password_wo", kind: "string", sensitive: true, writeOnly: true, description: "Write-only `password`: never stored in plan or state. Requires Terraform 1.11 or later. Refresh and destroy run without configuration, so they need credentials from `default_ssh` or the agent."},
-	{name: "private_key", kind: "string", sensitive: true, description: "Private key (OpenSSH or PEM text, unencrypted) for public-key authentication. Stored in state when set on a resource: prefer `private_key_wo`, or set it on the provider's `default_ssh`."},
-	{name: "private_key_wo", kind: "string", sensitive: true, writeOnly: true, description: "Write-only `private_key`: never stored in plan or state. Requires Terraform 1.11 or later. Refresh and destroy run without configuration, so they need credentials from `default_ssh` or the agent."},
-	{name: "certificate", kind: "string", description: "SSH user certificate (`ssh-ed25519-cert-v01@openssh.com AAAA…`) signing `private_key`."},
-	{name: "agent", kind: "bool", description: "Authenticate with the SSH agent at `SSH_AUTH_SOCK`."},
-	{name: "agent_identity", kind: "string", description: "Use only the agent key with this comment or SHA256 fingerprint."},
-	{name: "host_key", kind: "string", description: "The host's public key of any type (`ssh-ed25519 AAAA…`, `ecdsa-sha2-nistp256 AAAA…`, `ssh-rsa AAAA…`: a line of `ssh-keyscan` without the host name), or the key of the CA that signs its host certificate. kha asks the host for a key of that type, so pinning one of a host's several keys is enough. The connection is refused when the host presents another key."},
-	{name: "known_hosts", kind: "string", description: "known_hosts content (not a path) to verify host keys with, e.g. the output of `ssh-keyscan` as it is; hashed names and `@cert-authority` lines are honoured, and the host is asked for a key of a type listed for it. Convenient on `default_ssh` for many hosts. The plan fails when it has no line for the host."},
-	{name: "insecure_trust_on_first_use", kind: "bool", description: "Without `host_key` or `known_hosts`, accept the key presented at the first connection, whenever that is (the first apply, or the first refresh after this is turned on or after an import), and record it in the resource's `trusted_host_key`; every later connection must present the same key. Vulnerable to interception on that first connection."},
-	{name: "timeout", kind: "string", description: "How long to keep trying to connect, as a Go duration (`30s`, `5m`). Default `5m`; the resource's `timeouts` bound it too. Only failures that heal while a host boots are retried (connection refused, no route, connection timeouts); a name that does not resolve, a refused login or a wrong host key fail at once, and the error says what was retried and for how long."},
-	{name: "sudo", kind: "bool", description: "Run privileged steps through `sudo -n` (the user needs passwordless sudo)."},
-	{name: "bastion_host", kind: "string", description: "Jump host to connect through."},
-	{name: "bastion_port", kind: "int", description: "SSH port of the jump host. Default `22`."},
-	{name: "bastion_user", kind: "string", description: "Login user on the jump host. Default: `user`."},
-	{name: "bastion_private_key", kind: "string", sensitive: true, description: "Private key for the jump host. Default: `private_key`. Stored in state when set on a resource: prefer `bastion_private_key_wo`."},
-	{name: "bastion_private_key_wo", kind: "string", sensitive: true, writeOnly: true, description: "Write-only `bastion_private_key`. Requires Terraform 1.11 or later."},
-	{name: "bastion_host_key", kind: "string", description: "Public key of the jump host, or of the CA that signs its host certificate."},
+type sshKind int
+
+const (
+	sshString sshKind = iota
+	sshInt
+	sshBool
+)
+
+var sshFields = []sshField{
+	{name: "host", kind: sshString, description: "Address or name of the host."},
+	{name: "port", kind: sshInt, description: "SSH port. Default `22`."},
+	{name: "user", kind: sshString, description: "Login user. Default `root`; with a non-root user set `sudo = true`."},
+	{name: "password", kind: sshString, sensitive: true, description: "Password for password and keyboard-interactive authentication. Stored in state when set on a resource: prefer `password_wo`, or set it on the provider's `default_ssh`."},
+	{name: "password_wo", kind: sshString, sensitive: true, writeOnly: true, description: "Write-only `password`: never stored in plan or state. Requires Terraform 1.11 or later. Refresh and destroy run without configuration, so they need credentials from `default_ssh` or the agent."},
+	{name: "private_key", kind: sshString, sensitive: true, description: "Private key (OpenSSH or PEM text, unencrypted) for public-key authentication. Stored in state when set on a resource: prefer `private_key_wo`, or set it on the provider's `default_ssh`."},
+	{name: "private_key_wo", kind: sshString, sensitive: true, writeOnly: true, description: "Write-only `private_key`: never stored in plan or state. Requires Terraform 1.11 or later. Refresh and destroy run without configuration, so they need credentials from `default_ssh` or the agent."},
+	{name: "certificate", kind: sshString, description: "SSH user certificate (`ssh-ed25519-cert-v01@openssh.com AAAA…`) signing `private_key`."},
+	{name: "agent", kind: sshBool, description: "Authenticate with the SSH agent at `SSH_AUTH_SOCK`."},
+	{name: "agent_identity", kind: sshString, description: "Use only the agent key with this comment or SHA256 fingerprint."},
+	{name: "host_key", kind: sshString, description: "The host's public key of any type (`ssh-ed25519 AAAA…`, `ecdsa-sha2-nistp256 AAAA…`, `ssh-rsa AAAA…`: a line of `ssh-keyscan` without the host name), or the key of the CA that signs its host certificate. kha asks the host for a key of that type, so pinning one of a host's several keys is enough. The connection is refused when the host presents another key."},
+	{name: "known_hosts", kind: sshString, description: "known_hosts content (not a path) to verify host keys with, e.g. the output of `ssh-keyscan` as it is; hashed names and `@cert-authority` lines are honoured, and the host is asked for a key of a type listed for it. Convenient on `default_ssh` for many hosts. The plan fails when it has no line for the host."},
+	{name: "insecure_trust_on_first_use", kind: sshBool, description: "Without `host_key` or `known_hosts`, accept the key presented at the first connection, whenever that is (the first apply, or the first refresh after this is turned on or after an import), and record it in the resource's `trusted_host_key`; every later connection must present the same key. Vulnerable to interception on that first connection."},
+	{name: "timeout", kind: sshString, description: "How long to keep trying to connect, as a Go duration (`30s`, `5m`). Default `5m`; the resource's `timeouts` bound it too. Only failures that heal while a host boots are retried (connection refused, no route, connection timeouts); a name that does not resolve, a refused login or a wrong host key fail at once, and the error says what was retried and for how long."},
+	{name: "sudo", kind: sshBool, description: "Run privileged steps through `sudo -n` (the user needs passwordless sudo)."},
+	{name: "bastion_host", kind: sshString, description: "Jump host to connect through."},
+	{name: "bastion_port", kind: sshInt, description: "SSH port of the jump host. Default `22`."},
+	{name: "bastion_user", kind: sshString, description: "Login user on the jump host. Default: `user`."},
+	{name: "bastion_private_key", kind: sshString, sensitive: true, description: "Private key for the jump host. Default: `private_key`. Stored in state when set on a resource: prefer `bastion_private_key_wo`."},
+	{name: "bastion_private_key_wo", kind: sshString, sensitive: true, writeOnly: true, description: "Write-only `bastion_private_key`. Requires Terraform 1.11 or later."},
+	{name: "bastion_host_key", kind: sshString, description: "Public key of the jump host, or of the CA that signs its host certificate."},
 }
 
-// connectionAttributes builds the attributes of the fields keep admits
-// for one of the framework's schema packages, from one constructor per
-// kind.
-func connectionAttributes[A any](keep func(connectionField) bool, str, num, flag func(connectionField) A) map[string]A {
+// sshShape is the `ssh` object of one kind of schema: which fields it has,
+// and what it says about itself.
+type sshShape struct {
+	has         func(sshField) bool
+	description string
+}
+
+var (
+	// resourceSSH is the `ssh` of resources that write to a host.
+	resourceSSH = sshShape{
+		has: func(sshField) bool { return true },
+		description: "How to reach the host over SSH, with the field names of Terraform's provisioner " +
+			"`connection` block (Terraform reserves the name `connection` itself). Unset fields inherit the provider's " +
+			"`default_ssh`. Host keys are always verified.",
+	}
+	// providerSSH is the provider's `default_ssh`.
+	providerSSH = sshShape{
+		has: func(f sshField) bool { return !f.writeOnly },
+		description: "Connection settings every resource's `ssh` inherits, field by field. Provider " +
+			"configuration is never written to state, so secrets set here (`private_key`, `password`) stay out of it " +
+			"and remain available for refresh, import and destroy.",
+	}
+	// dataSourceSSH has no secrets, because a data source's arguments are
+	// stored in state, and no trust on first use, which a data source
+	// could not record.
+	dataSourceSSH = sshShape{
+		has: func(f sshField) bool { return !f.sensitive && f.name != "insecure_trust_on_first_use" },
+		description: "Read the certificate on a control-plane node over SSH (with `address`: make the TLS handshake " +
+			"from that node). Unset fields inherit the provider's `default_ssh`, which is where the private key or password " +
+			"goes: a data source's arguments are stored in state, so this block has no secret fields. Host keys are always " +
+			"verified, against `host_key`, `known_hosts` or a host CA (here or on `default_ssh`): a data source has nowhere " +
+			"to record a key, so it never trusts on first use, even when `default_ssh.insecure_trust_on_first_use` is set " +
+			"for the resources.",
+	}
+)
+
+// sshAttributes builds the attributes a shape has for one of the
+// framework's schema packages (resource, provider, data source: each has
+// its own attribute types); attribute makes one from a field.
+func sshAttributes[A any](shape sshShape, attribute func(sshField) A) map[string]A {
 	attrs := map[string]A{}
-	for _, f := range connectionFields {
-		if !keep(f) {
-			continue
+	for _, f := range sshFields {
+		if shape.has(f) {
+			attrs[f.name] = attribute(f)
 		}
-		attrs[f.name] = map[string]func(connectionField) A{"string": str, "int": num, "bool": flag}[f.kind](f)
 	}
 	return attrs
 }
 
-// resourceConnectionAttribute is the `connection` attribute of resources
-// that write to a host.
-func resourceConnectionAttribute() schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Optional: true,
-		MarkdownDescription: "How to reach the host over SSH, with the field names of Terraform's provisioner " +
-			"`connection` block (Terraform reserves the name `connection` itself). Unset fields inherit the provider's " +
-			"`default_ssh`. Host keys are always verified.",
-		Attributes: connectionAttributes(func(connectionField) bool { return true },
-			func(f connectionField) schema.Attribute {
-				return schema.StringAttribute{Optional: true, Sensitive: f.sensitive, WriteOnly: f.writeOnly, MarkdownDescription: f.description}
-			},
-			func(f connectionField) schema.Attribute {
+func resourceSSHAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{Optional: true, MarkdownDescription: resourceSSH.description,
+		Attributes: sshAttributes(resourceSSH, func(f sshField) schema.Attribute {
+			switch f.kind {
+			case sshInt:
 				return schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-			},
-			func(f connectionField) schema.Attribute {
+			case sshBool:
 				return schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
-			}),
-	}
+			}
+			return schema.StringAttribute{Optional: true, Sensitive: f.sensitive, WriteOnly: f.writeOnly, MarkdownDescription: f.description}
+		})}
 }
 
-// providerConnectionAttribute is the provider's `default_ssh`.
-func providerConnectionAttribute() providerschema.SingleNestedAttribute {
-	return providerschema.SingleNestedAttribute{
-		Optional: true,
-		MarkdownDescription: "Connection settings every resource's `connection` inherits, field by field. Provider " +
-			"configuration is never written to state, so secrets set here (`private_key`, `password`) stay out of it " +
-			"and remain available for refresh, import and destroy.",
-		Attributes: connectionAttributes(func(f connectionField) bool { return !f.writeOnly },
-			func(f connectionField) providerschema.Attribute {
-				return providerschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
-			},
-			func(f connectionField) providerschema.Attribute {
+func providerSSHAttribute() providerschema.SingleNestedAttribute {
+	return providerschema.SingleNestedAttribute{Optional: true, MarkdownDescription: providerSSH.description,
+		Attributes: sshAttributes(providerSSH, func(f sshField) providerschema.Attribute {
+			switch f.kind {
+			case sshInt:
 				return providerschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-			},
-			func(f connectionField) providerschema.Attribute {
+			case sshBool:
 				return providerschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
-			}),
-	}
+			}
+			return providerschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
+		})}
+}
+
+func dataSourceSSHAttribute() datasourceschema.SingleNestedAttribute {
+	return datasourceschema.SingleNestedAttribute{Optional: true, MarkdownDescription: dataSourceSSH.description,
+		Attributes: sshAttributes(dataSourceSSH, func(f sshField) datasourceschema.Attribute {
+			switch f.kind {
+			case sshInt:
+				return datasourceschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
+			case sshBool:
+				return datasourceschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
+			}
+			return datasourceschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
+		})}
 }
 
 // providerDataFrom is what the provider's Configure gave a resource or a
@@ -152,15 +191,40 @@ func providerDataFrom(v any, diags *diag.Diagnostics) *providerData {
 	return data
 }
 
-// connectionFrom reads a resource's `ssh` object; null gives an empty
-// connection (everything from the provider's default_ssh).
-func connectionFrom(ctx context.Context, obj types.Object) (connectionModel, diag.Diagnostics) {
-	var c connectionModel
+// sshFrom decodes an `ssh` object of any shape into the one model; the
+// fields its shape has no attribute for stay null. Null gives an empty
+// model: everything from the provider's default_ssh.
+func sshFrom(ctx context.Context, obj types.Object) (sshModel, diag.Diagnostics) {
+	var m sshModel
 	if obj.IsNull() || obj.IsUnknown() {
-		return c, nil
+		return m, nil
 	}
-	diags := obj.As(ctx, &c, basetypes.ObjectAsOptions{})
-	return c, diags
+	attrTypes, values := make(map[string]attr.Type, len(sshFields)), make(map[string]attr.Value, len(sshFields))
+	given := obj.Attributes()
+	for _, f := range sshFields {
+		v, ok := given[f.name]
+		if !ok {
+			v = nullOf(f.kind)
+		}
+		attrTypes[f.name], values[f.name] = v.Type(ctx), v
+	}
+	full, diags := types.ObjectValue(attrTypes, values)
+	if diags.HasError() {
+		return m, diags
+	}
+	diags.Append(full.As(ctx, &m, basetypes.ObjectAsOptions{})...)
+	return m, diags
+}
+
+// nullOf is the null value of a field of this kind.
+func nullOf(k sshKind) attr.Value {
+	switch k {
+	case sshInt:
+		return types.Int64Null()
+	case sshBool:
+		return types.BoolNull()
+	}
+	return types.StringNull()
 }
 
 // pick returns the first non-null value and whether it is known: a
@@ -178,27 +242,28 @@ func pick[T interface {
 	return zero, true
 }
 
-// merged is a connection with the provider's defaults applied. unknown
+// resolvedSSH is a resource's or the data source's `ssh` with the
+// provider's default_ssh applied: the engine's configuration. unknown
 // names the settings whose values Terraform does not know yet.
-type merged struct {
+type resolvedSSH struct {
 	cfg     remote.Config
 	unknown []string
 }
 
 // addressKnown says whether the host and port are known: what decides
 // which host a resource lives on.
-func (m merged) addressKnown() bool {
+func (m resolvedSSH) addressKnown() bool {
 	return !slices.Contains(m.unknown, "host") && !slices.Contains(m.unknown, "port")
 }
 
-// mergeConnection merges a resource's connection over the provider's
-// defaults; write-only fields win over their stored twins.
-func mergeConnection(r connectionModel, defaults *connectionSettings, trustedHostKey string) (merged, error) {
-	var d connectionSettings
+// resolveSSH applies the provider's default_ssh under a resource's `ssh`;
+// write-only fields win over their stored twins.
+func resolveSSH(r sshModel, defaults *sshModel, trustedHostKey string) (resolvedSSH, error) {
+	var d sshModel
 	if defaults != nil {
 		d = *defaults
 	}
-	var m merged
+	var m resolvedSSH
 	str := func(name string, vs ...types.String) string {
 		v, ok := pick(vs...)
 		if !ok {
@@ -259,40 +324,45 @@ func mergeConnection(r connectionModel, defaults *connectionSettings, trustedHos
 	return m, nil
 }
 
-// connectionValidator checks a resource's `ssh` at validate time, as far
+// sshValidator checks a resource's `ssh` at validate time, as far
 // as it can without the provider's defaults: a secret given both as a
 // stored attribute and as its write-only twin, and keys, certificates and
 // known_hosts that do not parse.
-type connectionValidator struct{}
+type sshValidator struct{}
 
-var _ resource.ConfigValidator = connectionValidator{}
+var _ resource.ConfigValidator = sshValidator{}
 
-func (connectionValidator) Description(context.Context) string {
+func (sshValidator) Description(context.Context) string {
 	return "ssh secrets are given once, and keys, certificates and known_hosts parse"
 }
 
-func (v connectionValidator) MarkdownDescription(ctx context.Context) string {
+func (v sshValidator) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
 }
 
-func (connectionValidator) ValidateResource(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+func (sshValidator) ValidateResource(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var obj types.Object
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh"), &obj)...)
 	if resp.Diagnostics.HasError() || obj.IsNull() || obj.IsUnknown() {
 		return
 	}
-	c, diags := connectionFrom(ctx, obj)
+	c, diags := sshFrom(ctx, obj)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
 	}
 	at := path.Root("ssh")
-	for secret, twins := range map[string][2]types.String{
-		"password":            {c.Password, c.PasswordWO},
-		"private_key":         {c.PrivateKey, c.PrivateKeyWO},
-		"bastion_private_key": {c.BastionPrivateKey, c.BastionPrivateKeyWO},
+	// Ordered lists, not maps, so the diagnostics come out in the same
+	// order every run.
+	for _, twins := range []struct {
+		secret            string
+		stored, writeOnly types.String
+	}{
+		{"password", c.Password, c.PasswordWO},
+		{"private_key", c.PrivateKey, c.PrivateKeyWO},
+		{"bastion_private_key", c.BastionPrivateKey, c.BastionPrivateKeyWO},
 	} {
-		if !twins[0].IsNull() && !twins[1].IsNull() {
+		if secret := twins.secret; !twins.stored.IsNull() && !twins.writeOnly.IsNull() {
 			resp.Diagnostics.AddAttributeError(at.AtName(secret+"_wo"), "Secret Given Twice",
 				fmt.Sprintf("ssh.%s and ssh.%s_wo are both set; keep one (the write-only %s_wo stays out of plan and state).", secret, secret, secret))
 		}
@@ -303,25 +373,31 @@ func (connectionValidator) ValidateResource(ctx context.Context, req resource.Va
 			resp.Diagnostics.AddAttributeError(at.AtName(attr), "Invalid SSH Setting", "ssh."+attr+": "+err.Error())
 		}
 	}
-	for attr, v := range map[string]types.String{"private_key": c.PrivateKey, "private_key_wo": c.PrivateKeyWO,
-		"bastion_private_key": c.BastionPrivateKey, "bastion_private_key_wo": c.BastionPrivateKeyWO} {
-		if known(v) {
-			fail(attr, remote.CheckCredentials(v.ValueString(), ""))
+	for _, key := range []struct {
+		attr  string
+		value types.String
+	}{{"private_key", c.PrivateKey}, {"private_key_wo", c.PrivateKeyWO},
+		{"bastion_private_key", c.BastionPrivateKey}, {"bastion_private_key_wo", c.BastionPrivateKeyWO}} {
+		if known(key.value) {
+			fail(key.attr, remote.CheckCredentials(key.value.ValueString(), ""))
 		}
 	}
 	if key := firstKnown(c.PrivateKeyWO, c.PrivateKey); key != "" && known(c.Certificate) && remote.CheckCredentials(key, "") == nil {
 		fail("certificate", remote.CheckCredentials(key, c.Certificate.ValueString()))
 	}
-	for attr, v := range map[string]types.String{"host_key": c.HostKey, "bastion_host_key": c.BastionHostKey} {
-		if known(v) {
-			fail(attr, remote.CheckHostKey(v.ValueString()))
+	for _, hostKey := range []struct {
+		attr  string
+		value types.String
+	}{{"host_key", c.HostKey}, {"bastion_host_key", c.BastionHostKey}} {
+		if known(hostKey.value) {
+			fail(hostKey.attr, remote.CheckHostKey(hostKey.value.ValueString()))
 		}
 	}
 	if known(c.KnownHosts) {
 		fail("known_hosts", remote.CheckKnownHosts(c.KnownHosts.ValueString()))
 	}
 	if known(c.Timeout) {
-		if _, err := mergeConnection(c, nil, ""); err != nil {
+		if _, err := resolveSSH(c, nil, ""); err != nil {
 			resp.Diagnostics.AddAttributeError(at.AtName("timeout"), "Invalid SSH Setting", err.Error())
 		}
 	}
