@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -352,17 +353,12 @@ func (sshValidator) ValidateResource(ctx context.Context, req resource.ValidateC
 		return
 	}
 	at := path.Root("ssh")
-	// Ordered lists, not maps, so the diagnostics come out in the same
-	// order every run.
-	for _, twins := range []struct {
-		secret            string
-		stored, writeOnly types.String
-	}{
-		{"password", c.Password, c.PasswordWO},
-		{"private_key", c.PrivateKey, c.PrivateKeyWO},
-		{"bastion_private_key", c.BastionPrivateKey, c.BastionPrivateKeyWO},
-	} {
-		if secret := twins.secret; !twins.stored.IsNull() && !twins.writeOnly.IsNull() {
+	for secret, twins := range problem.Sorted(map[string][2]types.String{
+		"password":            {c.Password, c.PasswordWO},
+		"private_key":         {c.PrivateKey, c.PrivateKeyWO},
+		"bastion_private_key": {c.BastionPrivateKey, c.BastionPrivateKeyWO},
+	}) {
+		if !twins[0].IsNull() && !twins[1].IsNull() {
 			resp.Diagnostics.AddAttributeError(at.AtName(secret+"_wo"), "Secret Given Twice",
 				fmt.Sprintf("ssh.%s and ssh.%s_wo are both set; keep one (the write-only %s_wo stays out of plan and state).", secret, secret, secret))
 		}
@@ -373,24 +369,18 @@ func (sshValidator) ValidateResource(ctx context.Context, req resource.ValidateC
 			resp.Diagnostics.AddAttributeError(at.AtName(attr), "Invalid SSH Setting", "ssh."+attr+": "+err.Error())
 		}
 	}
-	for _, key := range []struct {
-		attr  string
-		value types.String
-	}{{"private_key", c.PrivateKey}, {"private_key_wo", c.PrivateKeyWO},
-		{"bastion_private_key", c.BastionPrivateKey}, {"bastion_private_key_wo", c.BastionPrivateKeyWO}} {
-		if known(key.value) {
-			fail(key.attr, remote.CheckCredentials(key.value.ValueString(), ""))
+	for attr, v := range problem.Sorted(map[string]types.String{"private_key": c.PrivateKey, "private_key_wo": c.PrivateKeyWO,
+		"bastion_private_key": c.BastionPrivateKey, "bastion_private_key_wo": c.BastionPrivateKeyWO}) {
+		if known(v) {
+			fail(attr, remote.CheckCredentials(v.ValueString(), ""))
 		}
 	}
 	if key := firstKnown(c.PrivateKeyWO, c.PrivateKey); key != "" && known(c.Certificate) && remote.CheckCredentials(key, "") == nil {
 		fail("certificate", remote.CheckCredentials(key, c.Certificate.ValueString()))
 	}
-	for _, hostKey := range []struct {
-		attr  string
-		value types.String
-	}{{"host_key", c.HostKey}, {"bastion_host_key", c.BastionHostKey}} {
-		if known(hostKey.value) {
-			fail(hostKey.attr, remote.CheckHostKey(hostKey.value.ValueString()))
+	for attr, v := range problem.Sorted(map[string]types.String{"host_key": c.HostKey, "bastion_host_key": c.BastionHostKey}) {
+		if known(v) {
+			fail(attr, remote.CheckHostKey(v.ValueString()))
 		}
 	}
 	if known(c.KnownHosts) {

@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
 var (
@@ -629,7 +630,7 @@ func (m *clusterEndpointsModel) withComputed(ctx context.Context, inputs tftypes
 	if err := inputs.As(&attrs); err != nil {
 		return fail(err)
 	}
-	for name, v := range m.computedValues() {
+	for name, v := range problem.Sorted(m.computedValues()) {
 		tv, err := v.ToTerraformValue(ctx)
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", name, err))
