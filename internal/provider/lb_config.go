@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
@@ -324,16 +323,15 @@ func lbProblemPath(p problem.Path) problem.Path {
 	return p
 }
 
-// validateLB reports a configuration's problems at validate time.
-func validateLB[M any](ctx context.Context, config tfsdk.Config, spec func(*M) lbconfig.Spec, diags *diag.Diagnostics) {
-	if !config.Raw.IsFullyKnown() {
-		return
-	}
-	var m M
-	diags.Append(config.Get(ctx, &m)...)
-	if !diags.HasError() {
-		appendProblems(diags, spec(&m).Validate().Rebase(lbProblemPath), true)
-	}
+// lbProblems are a spec's problems, addressed to this schema's
+// attributes.
+func lbProblems(s lbconfig.Spec) problem.Problems {
+	return s.Validate().Rebase(lbProblemPath)
+}
+
+// lbSpecProblems reads a load balancer model's problems for validateConfig.
+func lbSpecProblems[M any](spec func(*M) lbconfig.Spec) func(*M) problem.Problems {
+	return func(m *M) problem.Problems { return lbProblems(spec(m)) }
 }
 
 // render fills rendered and manifest and returns the files to deliver:
@@ -355,8 +353,8 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.S
 	m.PreflightCommand = orDefault(m.PreflightCommand, k.preflightCommand)
 	m.ReloadCommand = orDefault(m.ReloadCommand, k.reloadCommand)
 	m.DestroyCommand = orDefault(m.DestroyCommand, k.destroyCommand)
-	if ps := s.Validate(); ps.HasErrors() {
-		appendProblems(&diags, ps.Rebase(lbProblemPath), true)
+	if ps := lbProblems(s); ps.HasErrors() {
+		appendProblems(&diags, ps, true)
 		return rendered{}, diags
 	}
 	text, err := render(s)

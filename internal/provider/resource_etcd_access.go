@@ -276,16 +276,10 @@ func (m *etcdAccessModel) input() endpoints.EtcdInput {
 }
 
 func (r *etcdAccessResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	if !req.Config.Raw.IsFullyKnown() {
-		return
-	}
-	var m etcdAccessModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	_, problems := endpoints.ComputeEtcd(m.input())
-	appendProblems(&resp.Diagnostics, problems, true)
+	validateConfig(ctx, req, resp, func(m *etcdAccessModel) problem.Problems {
+		_, problems := endpoints.ComputeEtcd(m.input())
+		return problems
+	})
 }
 
 // files computes the access values and returns the files to deliver: the

@@ -93,7 +93,7 @@ func (r *haproxyConfigResource) Metadata(_ context.Context, req resource.Metadat
 }
 
 func (r *haproxyConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	validateLB(ctx, req.Config, (*haproxyConfigModel).spec, &resp.Diagnostics)
+	validateConfig(ctx, req, resp, lbSpecProblems((*haproxyConfigModel).spec))
 }
 
 func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {

@@ -75,7 +75,7 @@ func (r *nginxConfigResource) Metadata(_ context.Context, req resource.MetadataR
 }
 
 func (r *nginxConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	validateLB(ctx, req.Config, (*nginxConfigModel).spec, &resp.Diagnostics)
+	validateConfig(ctx, req, resp, lbSpecProblems((*nginxConfigModel).spec))
 }
 
 func (r *nginxConfigResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
