@@ -306,27 +306,22 @@ func (m *lbConfigModel) spec(k lbKind) lbconfig.Spec {
 	return s
 }
 
-// lbProblemPath maps the renderer's paths onto the schema: its listen
-// list is this schema's listen object.
-func lbProblemPath(p problem.Path) problem.Path {
-	if len(p) >= 2 && p[0] == "listen" {
-		if i, ok := p[1].(int); ok {
-			attr := "address"
-			if len(p) > 2 && p[2] == "port" {
-				attr = "port"
-			} else if i == 1 {
-				attr = "ipv6_address"
-			}
-			return problem.Path{"listen", attr}
-		}
-	}
-	return p
+// lbRenames address the renderer's findings to this schema: the
+// renderer's listen list is this schema's listen object, its first
+// address `address` and its second `ipv6_address`, with one `port`.
+var lbRenames = problem.Renames{
+	{From: problem.Root("listen").Index(0).At("port"), To: problem.Root("listen").At("port")},
+	{From: problem.Root("listen").Index(1).At("port"), To: problem.Root("listen").At("port")},
+	{From: problem.Root("listen").Index(0).At("address"), To: problem.Root("listen").At("address")},
+	{From: problem.Root("listen").Index(1).At("address"), To: problem.Root("listen").At("ipv6_address")},
+	{From: problem.Root("listen").Index(0), To: problem.Root("listen").At("address")},
+	{From: problem.Root("listen").Index(1), To: problem.Root("listen").At("ipv6_address")},
 }
 
 // lbProblems are a spec's problems, addressed to this schema's
 // attributes.
 func lbProblems(s lbconfig.Spec) problem.Problems {
-	return s.Validate().Rebase(lbProblemPath)
+	return s.Validate().Rebase(lbRenames.Apply)
 }
 
 // lbSpecProblems reads a load balancer model's problems for validateConfig.

@@ -315,7 +315,7 @@ func (m *etcdAccessModel) render(*etcdAccessModel) (rendered, diag.Diagnostics) 
 		}
 		spec := lbconfig.Spec{Name: "etcd", Listen: []lbconfig.ListenAddr{{Address: res.ProxyListen.Address, Port: res.ProxyListen.Port}},
 			Backends: res.ProxyBackends, HealthCheck: check}
-		appendProblems(&diags, spec.Validate().Rebase(etcdProxyPath), true)
+		appendProblems(&diags, spec.Validate().Rebase(etcdProxyRenames.Apply), true)
 		if diags.HasError() {
 			return rendered{}, diags
 		}
@@ -332,15 +332,10 @@ func (m *etcdAccessModel) render(*etcdAccessModel) (rendered, diag.Diagnostics) 
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
 }
 
-// etcdProxyPath maps the renderer's health-check paths onto this schema.
-func etcdProxyPath(p problem.Path) problem.Path {
-	if len(p) == 2 && p[0] == "health_check" {
-		switch p[1] {
-		case "client_cert":
-			return problem.Root("proxy_client_cert")
-		case "ca_file":
-			return problem.Root("proxy_ca_file")
-		}
-	}
-	return p
+// etcdProxyRenames address the local proxy's findings to this schema:
+// its health check's credentials are the proxy_* attributes. The rest of
+// the proxy's spec is computed from attributes checked before it.
+var etcdProxyRenames = problem.Renames{
+	{From: problem.Root("health_check").At("client_cert"), To: problem.Root("proxy_client_cert")},
+	{From: problem.Root("health_check").At("ca_file"), To: problem.Root("proxy_ca_file")},
 }
