@@ -265,8 +265,9 @@ func lbDescription(k lbKind, extra string) string {
 		"\n\n-> Import is not supported; adopt an existing file with `kha_file` or let the first apply replace it."
 }
 
-// spec builds the renderer's input from the shared attributes.
-func (m *lbConfigModel) spec(k lbKind) lbconfig.Spec {
+// sharedSpec is the part of the renderer's input the attributes both
+// kinds have decide; each kind's spec adds its own.
+func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 	s := lbconfig.Spec{
 		Role:            lbconfig.Role(m.Role.ValueString()),
 		Balance:         m.Balance.ValueString(),
@@ -330,8 +331,8 @@ func lbSpecProblems[M any](spec func(*M) lbconfig.Spec) func(*M) problem.Problem
 }
 
 // render fills rendered and manifest and returns the files to deliver:
-// the config, then the manifest. render is the kind's renderer.
-func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
+// the config, then the manifest. renderer is the kind's.
+func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	systemd := m.Delivery.ValueString() != deliveryStaticPod
 	// Optional and computed: unknown in the plan exactly when not set.
@@ -352,7 +353,7 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.S
 		appendProblems(&diags, ps, true)
 		return rendered{}, diags
 	}
-	text, err := render(s)
+	text, err := renderer(s)
 	if err != nil {
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
 		return rendered{}, diags

@@ -282,8 +282,8 @@ func (r *etcdAccessResource) ValidateConfig(ctx context.Context, req resource.Va
 	})
 }
 
-// files computes the access values and returns the files to deliver: the
-// proxy config (mode local_proxy), then the environment file.
+// render computes the access values and returns the files to deliver:
+// the proxy config (mode local_proxy), then the environment file.
 func (m *etcdAccessModel) render(*etcdAccessModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	res, problems := endpoints.ComputeEtcd(m.input())

@@ -65,7 +65,7 @@ type healthCheckModel struct {
 const kubeadmCA = "/etc/kubernetes/pki/ca.crt"
 
 func (m *haproxyConfigModel) spec() lbconfig.Spec {
-	s := m.lbConfigModel.spec(haproxyKind)
+	s := m.lbConfigModel.sharedSpec(haproxyKind)
 	s.Runtime.StatsSocket = m.StatsSocket.ValueString()
 	s.Servers.SlowStart, _ = time.ParseDuration(m.SlowStart.ValueString())
 	s.Servers.MaxConn = int(m.ServerMaxConn.ValueInt64())

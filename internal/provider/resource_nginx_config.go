@@ -53,7 +53,7 @@ type nginxConfigModel struct {
 }
 
 func (m *nginxConfigModel) spec() lbconfig.Spec {
-	s := m.lbConfigModel.spec(nginxKind)
+	s := m.lbConfigModel.sharedSpec(nginxKind)
 	if !m.StreamModule.IsNull() {
 		s.Runtime.NginxStreamModule = m.StreamModule.ValueString()
 	}
