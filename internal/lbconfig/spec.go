@@ -243,7 +243,7 @@ func (s Spec) Validate() problem.Problems {
 		seenListen[key] = true
 	}
 	if len(s.Backends) == 0 {
-		ps.Errorf(problem.Root("backends"), "No backends", "backends must list at least one apiserver, e.g. kha_cluster_endpoints' local_lb_backends.")
+		ps.Errorf(problem.Root("backends"), "No backends", "backends must list at least one apiserver, e.g. kha_cluster_endpoints' apiserver_backends.")
 	}
 	names := map[string]bool{}
 	for i, b := range s.Backends {

@@ -122,7 +122,7 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 		},
 		"backends": schema.ListNestedAttribute{
 			Required:            true,
-			MarkdownDescription: "The apiservers, usually `kha_cluster_endpoints.<name>.local_lb_backends`.",
+			MarkdownDescription: "The apiservers, usually `kha_cluster_endpoints.<name>.apiserver_backends`.",
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"name":    schema.StringAttribute{Required: true, MarkdownDescription: "Server name (the node name)."},
 				"address": schema.StringAttribute{Required: true, MarkdownDescription: "IP address, unbracketed."},
@@ -257,7 +257,7 @@ func lbDescription(k lbKind, extra string) string {
 	return "Renders a " + k.name + " apiserver load balancer and, with `ssh`, keeps it on a host: a node-local proxy on " +
 		"loopback in front of every apiserver (kubespray's localhost load balancer), or an external load balancer on a " +
 		"VIP. The usual case takes its inputs from `kha_cluster_endpoints`:\n\n" +
-		"```terraform\nlisten   = kha_cluster_endpoints.cluster.local_lb_listen\nbackends = kha_cluster_endpoints.cluster.local_lb_backends\n```\n\n" +
+		"```terraform\nlisten   = kha_cluster_endpoints.cluster.local_lb_listen\nbackends = kha_cluster_endpoints.cluster.apiserver_backends\n```\n\n" +
 		"`rendered`, `manifest` and `sha256` are known at plan time, also when the host's address is not (hosts created " +
 		"in the same run), so without `ssh` the resource only renders. With `ssh`, the files go through the same engine as " +
 		"`kha_file`: validated before they replace the previous ones, reloaded, restored on failure, and checked for drift " +

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -65,7 +66,8 @@ type clusterEndpointsModel struct {
 	HostsEntries                types.List   `tfsdk:"hosts_entries"`
 	LocalLBType                 types.String `tfsdk:"local_lb_type"`
 	LocalLBListen               types.Object `tfsdk:"local_lb_listen"`
-	LocalLBBackends             types.List   `tfsdk:"local_lb_backends"`
+	APIServerBackends           types.List   `tfsdk:"apiserver_backends"`
+	LocalLBBackends             types.List   `tfsdk:"local_lb_backends"` // deprecated: APIServerBackends
 	LocalLBNodes                types.List   `tfsdk:"local_lb_nodes"`
 	LocalLBFallback             types.Object `tfsdk:"local_lb_fallback"`
 }
@@ -224,13 +226,28 @@ func (m *clusterEndpointsModel) computedValues() map[string]attr.Value {
 		"kubeadm_cluster_configuration": m.KubeadmClusterConfiguration, "metallb_manifests": m.MetalLBManifests,
 		"kubeconfig_server": m.KubeconfigServer, "apiserver_service_ip": m.APIServerServiceIP,
 		"apiserver_cert_sans": m.APIServerCertSANs, "hosts_entries": m.HostsEntries, "local_lb_type": m.LocalLBType,
-		"local_lb_listen": m.LocalLBListen, "local_lb_backends": m.LocalLBBackends, "local_lb_nodes": m.LocalLBNodes,
+		"local_lb_listen": m.LocalLBListen, "apiserver_backends": m.APIServerBackends, "local_lb_backends": m.LocalLBBackends, "local_lb_nodes": m.LocalLBNodes,
 		"local_lb_fallback": m.LocalLBFallback,
 	}
 }
 
 func (r *clusterEndpointsResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return unversionedStateUpgrader
+	upgrade := resource.StateUpgrader{StateUpgrader: upgradeClusterEndpointsState}
+	return map[int64]resource.StateUpgrader{0: upgrade, 1: upgrade}
+}
+
+// upgradeClusterEndpointsState carries a state over attribute by
+// attribute, as every resource's, and fills apiserver_backends from
+// local_lb_backends, which has the same value: the first plan after the
+// upgrade shows no change.
+func upgradeClusterEndpointsState(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+	upgradeUnversionedState(ctx, req, resp)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var backends types.List
+	resp.Diagnostics.Append(resp.State.GetAttribute(ctx, path.Root("local_lb_backends"), &backends)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("apiserver_backends"), backends)...)
 }
 
 // Read keeps the state: the values depend on the configuration only.
@@ -362,8 +379,9 @@ func (m *clusterEndpointsModel) compute(warningsShown bool) diag.Diagnostics {
 		diags.Append(d...)
 		backends = append(backends, v)
 	}
-	m.LocalLBBackends, d = types.ListValue(types.ObjectType{AttrTypes: backendType}, backends)
+	m.APIServerBackends, d = types.ListValue(types.ObjectType{AttrTypes: backendType}, backends)
 	diags.Append(d...)
+	m.LocalLBBackends = m.APIServerBackends
 	m.LocalLBFallback = types.ObjectNull(fallbackType)
 	if fb := res.LocalLBFallback; fb != nil {
 		m.LocalLBFallback, d = types.ObjectValue(fallbackType, map[string]attr.Value{

@@ -17,6 +17,11 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
 )
 
+// clusterEndpointsSchemaVersion is 2 since apiserver_backends took over
+// from local_lb_backends; upgradeClusterEndpointsState fills it in
+// earlier states.
+const clusterEndpointsSchemaVersion = 2
+
 // clusterEndpointsSchema is kha_cluster_endpoints' schema, assembled from
 // its parts: the inputs, then what is computed at plan time.
 func clusterEndpointsSchema() schema.Schema {
@@ -31,7 +36,7 @@ func clusterEndpointsSchema() schema.Schema {
 		maps.Copy(attrs, part)
 	}
 	return schema.Schema{
-		Version: 1,
+		Version: clusterEndpointsSchemaVersion,
 		MarkdownDescription: "Computes, at plan time, how every part of a Kubernetes cluster reaches kube-apiserver: the endpoint of " +
 			"each node role in each load-balancer mode, the apiserver certificate SANs that make all of them verify, " +
 			"the kubeadm `controlPlaneEndpoint`, `/etc/hosts` lines, and the node-local load balancer's listen address " +
@@ -99,7 +104,7 @@ func apiserverAttributes() map[string]schema.Attribute {
 			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "Whether kube-apiserver answers anonymous requests (kubespray's `kube_api_anonymous_auth`, " +
 				"kube-apiserver `--anonymous-auth`). Default `true`. `false` (CIS profiles, hardened clusters) goes into " +
-				"`kubeadm_cluster_configuration` and into every `local_lb_backends` element, so a `kha_haproxy_config` " +
+				"`kubeadm_cluster_configuration` and into every `apiserver_backends` element, so a `kha_haproxy_config` " +
 				"health check that would ask anonymously, get 401 from every apiserver and refuse every connection is a " +
 				"plan error instead.",
 		},
@@ -282,6 +287,10 @@ func existingCertSANsAttribute() schema.SingleNestedAttribute {
 // accessAttributes are computed: how every client reaches the apiservers.
 func accessAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
+		"apiserver_backends": apiserverBackendsAttribute("The apiservers a load balancer in front of the control plane "+
+			"forwards to, in `control_plane_nodes` order: each node's access address (primary family) and `apiserver_port`. "+
+			"Computed in every mode, for the node-local load balancers (`kha_haproxy_config`, `kha_nginx_config`) and an "+
+			"external one alike.", ""),
 		"id": schema.StringAttribute{
 			Computed:            true,
 			MarkdownDescription: "Digest of the computed matrix; it changes whenever any computed value changes.",
@@ -412,19 +421,9 @@ func localLBOutputAttributes() map[string]schema.Attribute {
 				"port":         schema.Int64Attribute{Computed: true, MarkdownDescription: "`local_lb.port`, default `apiserver_port`."},
 			},
 		},
-		"local_lb_backends": schema.ListNestedAttribute{
-			Computed: true,
-			MarkdownDescription: "The apiservers a load balancer in front of the control plane forwards to, in " +
-				"`control_plane_nodes` order: each node's access address (primary family) and `apiserver_port`. " +
-				"Computed in every mode, so an external load balancer can use it too.",
-			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-				"name":    schema.StringAttribute{Computed: true, MarkdownDescription: "Node name."},
-				"address": schema.StringAttribute{Computed: true, MarkdownDescription: "Access address, unbracketed."},
-				"port":    schema.Int64Attribute{Computed: true, MarkdownDescription: "apiserver port."},
-				"anonymous_auth": schema.BoolAttribute{Computed: true,
-					MarkdownDescription: "`apiserver_anonymous_auth`, so the load balancer's health checks can be checked against it."},
-			}},
-		},
+		"local_lb_backends": apiserverBackendsAttribute("Deprecated: use `apiserver_backends`, which has the same value (it "+
+			"feeds external load balancers too, not only node-local ones).",
+			"local_lb_backends is apiserver_backends under its old name: it feeds external load balancers too. Use apiserver_backends."),
 		"local_lb_fallback": schema.SingleNestedAttribute{
 			Computed: true,
 			MarkdownDescription: "The last resort of the node-local load balancers: the external load balancer, by the name " +
@@ -443,6 +442,24 @@ func localLBOutputAttributes() map[string]schema.Attribute {
 				"which also installs it on control-plane nodes bound to `0.0.0.0`, where the apiserver already answers on " +
 				"loopback, kha treats both wildcards alike.",
 		},
+	}
+}
+
+// apiserverBackendsAttribute is the list of apiservers a load balancer
+// forwards to: apiserver_backends, and local_lb_backends, its deprecated
+// former name.
+func apiserverBackendsAttribute(description, deprecation string) schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{
+		Computed:            true,
+		MarkdownDescription: description,
+		DeprecationMessage:  deprecation,
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"name":    schema.StringAttribute{Computed: true, MarkdownDescription: "Node name."},
+			"address": schema.StringAttribute{Computed: true, MarkdownDescription: "Access address, unbracketed."},
+			"port":    schema.Int64Attribute{Computed: true, MarkdownDescription: "apiserver port."},
+			"anonymous_auth": schema.BoolAttribute{Computed: true,
+				MarkdownDescription: "`apiserver_anonymous_auth`, so the load balancer's health checks can be checked against it."},
+		}},
 	}
 }
 

@@ -102,7 +102,7 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"and marks a dead or hung one down in about a second with the defaults, closing its sessions so clients "+
 			"reconnect to a live apiserver. On a hardened cluster (kube-apiserver `--anonymous-auth=false`), use "+
 			"`health_check.type = \"https_client_cert\"` or `\"tcp\"`: an anonymous check gets 401 from every apiserver, "+
-			"so the plan fails when `backends` say so (`kha_cluster_endpoints.<name>.local_lb_backends` does).",
+			"so the plan fails when `backends` say so (`kha_cluster_endpoints.<name>.apiserver_backends` does).",
 		map[string]schema.Attribute{
 			"health_check": schema.SingleNestedAttribute{
 				Optional: true,
