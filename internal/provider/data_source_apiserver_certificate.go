@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -123,30 +124,10 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 	defer cancel()
 	var client *remote.Client
 	if !m.SSH.IsNull() {
-		c, diags := sshFrom(ctx, m.SSH)
+		var diags diag.Diagnostics
+		client, diags = d.connect(ctx, m.SSH)
 		resp.Diagnostics.Append(diags...)
 		if diags.HasError() {
-			return
-		}
-		var defaults *sshModel
-		if d.data != nil {
-			defaults = d.data.defaults
-		}
-		resolved, err := resolveSSH(c, defaults, "")
-		if err == nil && resolved.cfg.TrustsOnFirstUse() {
-			err = errNoFirstUseForDataSources(resolved.cfg)
-		}
-		if err == nil {
-			err = resolved.cfg.Validate()
-		}
-		if err == nil && d.data == nil {
-			err = errors.New("the provider is not configured")
-		}
-		if err == nil {
-			client, err = d.data.pool.Get(ctx, resolved.cfg)
-		}
-		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
 			return
 		}
 	}
@@ -191,6 +172,37 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 	m.Fingerprint = types.StringValue(hex.EncodeToString(sum[:]))
 	m.PEM = types.StringValue(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// connect reaches the node of the data source's `ssh`, with the
+// provider's default_ssh applied and never trusting on first use.
+func (d *apiserverCertificateDataSource) connect(ctx context.Context, obj types.Object) (*remote.Client, diag.Diagnostics) {
+	c, diags := sshFrom(ctx, obj)
+	if diags.HasError() {
+		return nil, diags
+	}
+	var defaults *sshModel
+	if d.data != nil {
+		defaults = d.data.defaults
+	}
+	resolved, err := resolveSSH(c, defaults, "")
+	if err == nil && resolved.cfg.TrustsOnFirstUse() {
+		err = errNoFirstUseForDataSources(resolved.cfg)
+	}
+	if err == nil {
+		err = resolved.cfg.Validate()
+	}
+	if err == nil && d.data == nil {
+		err = errors.New("the provider is not configured")
+	}
+	var client *remote.Client
+	if err == nil {
+		client, err = d.data.pool.Get(ctx, resolved.cfg)
+	}
+	if err != nil {
+		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
+	}
+	return client, diags
 }
 
 // certificateFile reads the first certificate of a PEM file on the host.

@@ -27,7 +27,7 @@ import (
 
 // hostResource is the one lifecycle of every resource that keeps files
 // (or marked blocks) on a host: render at plan time from the rendering
-// inputs alone (the connection may still be unknown), deliver over SSH,
+// inputs alone (`ssh` may still be unknown), deliver over SSH,
 // observe drift by digest, remove what the configuration no longer has,
 // and clean the host on destroy. A resource embeds it with its model type
 // and declares only its schema and how the model renders to files.
@@ -223,7 +223,7 @@ func addressOfID(id string) string {
 	return id[:i]
 }
 
-// renderInputsKnown says whether every attribute but the connection and
+// renderInputsKnown says whether every attribute but `ssh` and
 // the timeouts is known, which is all rendering needs.
 func renderInputsKnown(raw tftypes.Value) bool {
 	var attrs map[string]tftypes.Value
