@@ -363,6 +363,14 @@ func (m *clusterEndpointsModel) compute(warningsShown bool) diag.Diagnostics {
 	m.HostsEntries = stringList(res.HostsEntries)
 	m.LocalLBNodes = stringList(res.LocalLBNodes)
 
+	diags.Append(m.setLoadBalancerInputs(res)...)
+	return diags
+}
+
+// setLoadBalancerInputs fills what the load balancer resources take:
+// the node-local listen address, the backends and the fallback.
+func (m *clusterEndpointsModel) setLoadBalancerInputs(res endpoints.Result) diag.Diagnostics {
+	var diags, d diag.Diagnostics
 	m.LocalLBListen = types.ObjectNull(listenType)
 	if l := res.LocalLBListen; l != nil {
 		m.LocalLBListen, d = types.ObjectValue(listenType, map[string]attr.Value{

@@ -30,6 +30,10 @@ func clusterEndpointsSchema() schema.Schema {
 		"external_lb":        externalLBAttribute(),
 		"kubeadm":            kubeadmAttribute(),
 		"existing_cert_sans": existingCertSANsAttribute(),
+		"apiserver_backends": apiserverBackendsAttribute("The apiservers a load balancer in front of the control plane "+
+			"forwards to, in `control_plane_nodes` order: each node's access address (primary family) and `apiserver_port`. "+
+			"Computed in every mode, for the node-local load balancers (`kha_haproxy_config`, `kha_nginx_config`) and an "+
+			"external one alike.", ""),
 	}
 	for _, part := range []map[string]schema.Attribute{clusterNodesAttributes(), apiserverAttributes(), clusterNetworkAttributes(),
 		accessAttributes(), nameOutputAttributes(), kubeadmOutputAttributes(), localLBOutputAttributes()} {
@@ -287,10 +291,6 @@ func existingCertSANsAttribute() schema.SingleNestedAttribute {
 // accessAttributes are computed: how every client reaches the apiservers.
 func accessAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
-		"apiserver_backends": apiserverBackendsAttribute("The apiservers a load balancer in front of the control plane "+
-			"forwards to, in `control_plane_nodes` order: each node's access address (primary family) and `apiserver_port`. "+
-			"Computed in every mode, for the node-local load balancers (`kha_haproxy_config`, `kha_nginx_config`) and an "+
-			"external one alike.", ""),
 		"id": schema.StringAttribute{
 			Computed:            true,
 			MarkdownDescription: "Digest of the computed matrix; it changes whenever any computed value changes.",
