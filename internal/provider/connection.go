@@ -53,42 +53,34 @@ type sshModel struct {
 // sshField describes one `ssh` attribute for every shape.
 type sshField struct {
 	name        string
-	kind        sshKind
+	kind        string // "string", "int", "bool"
 	sensitive   bool
 	writeOnly   bool // a *_wo twin, resources only
 	description string
 }
 
-type sshKind int
-
-const (
-	sshString sshKind = iota
-	sshInt
-	sshBool
-)
-
 var sshFields = []sshField{
-	{name: "host", kind: sshString, description: "Address or name of the host."},
-	{name: "port", kind: sshInt, description: "SSH port. Default `22`."},
-	{name: "user", kind: sshString, description: "Login user. Default `root`; with a non-root user set `sudo = true`."},
-	{name: "password", kind: sshString, sensitive: true, description: "Password for password and keyboard-interactive authentication. Stored in state when set on a resource: prefer `password_wo`, or set it on the provider's `default_ssh`."},
-	{name: "password_wo", kind: sshString, sensitive: true, writeOnly: true, description: "Write-only `password`: never stored in plan or state. Requires Terraform 1.11 or later. Refresh and destroy run without configuration, so they need credentials from `default_ssh` or the agent."},
-	{name: "private_key", kind: sshString, sensitive: true, description: "Private key (OpenSSH or PEM text, unencrypted) for public-key authentication. Stored in state when set on a resource: prefer `private_key_wo`, or set it on the provider's `default_ssh`."},
-	{name: "private_key_wo", kind: sshString, sensitive: true, writeOnly: true, description: "Write-only `private_key`: never stored in plan or state. Requires Terraform 1.11 or later. Refresh and destroy run without configuration, so they need credentials from `default_ssh` or the agent."},
-	{name: "certificate", kind: sshString, description: "SSH user certificate (`ssh-ed25519-cert-v01@openssh.com AAAA…`) signing `private_key`."},
-	{name: "agent", kind: sshBool, description: "Authenticate with the SSH agent at `SSH_AUTH_SOCK`."},
-	{name: "agent_identity", kind: sshString, description: "Use only the agent key with this comment or SHA256 fingerprint."},
-	{name: "host_key", kind: sshString, description: "The host's public key of any type (`ssh-ed25519 AAAA…`, `ecdsa-sha2-nistp256 AAAA…`, `ssh-rsa AAAA…`: a line of `ssh-keyscan` without the host name), or the key of the CA that signs its host certificate. kha asks the host for a key of that type, so pinning one of a host's several keys is enough. The connection is refused when the host presents another key."},
-	{name: "known_hosts", kind: sshString, description: "known_hosts content (not a path) to verify host keys with, e.g. the output of `ssh-keyscan` as it is; hashed names and `@cert-authority` lines are honoured, and the host is asked for a key of a type listed for it. Convenient on `default_ssh` for many hosts. The plan fails when it has no line for the host."},
-	{name: "insecure_trust_on_first_use", kind: sshBool, description: "Without `host_key` or `known_hosts`, accept the key presented at the first connection, whenever that is (the first apply, or the first refresh after this is turned on or after an import), and record it in the resource's `trusted_host_key`; every later connection must present the same key. Vulnerable to interception on that first connection."},
-	{name: "timeout", kind: sshString, description: "How long to keep trying to connect, as a Go duration (`30s`, `5m`). Default `5m`; the resource's `timeouts` bound it too. Only failures that heal while a host boots are retried (connection refused, no route, connection timeouts); a name that does not resolve, a refused login or a wrong host key fail at once, and the error says what was retried and for how long."},
-	{name: "sudo", kind: sshBool, description: "Run privileged steps through `sudo -n` (the user needs passwordless sudo)."},
-	{name: "bastion_host", kind: sshString, description: "Jump host to connect through."},
-	{name: "bastion_port", kind: sshInt, description: "SSH port of the jump host. Default `22`."},
-	{name: "bastion_user", kind: sshString, description: "Login user on the jump host. Default: `user`."},
-	{name: "bastion_private_key", kind: sshString, sensitive: true, description: "Private key for the jump host. Default: `private_key`. Stored in state when set on a resource: prefer `bastion_private_key_wo`."},
-	{name: "bastion_private_key_wo", kind: sshString, sensitive: true, writeOnly: true, description: "Write-only `bastion_private_key`. Requires Terraform 1.11 or later."},
-	{name: "bastion_host_key", kind: sshString, description: "Public key of the jump host, or of the CA that signs its host certificate."},
+	{name: "host", kind: "string", description: "Address or name of the host."},
+	{name: "port", kind: "int", description: "SSH port. Default `22`."},
+	{name: "user", kind: "string", description: "Login user. Default `root`; with a non-root user set `sudo = true`."},
+	{name: "password", kind: "string", sensitive: true, description: "Password for password and keyboard-interactive authentication. Stored in state when set on a resource: prefer `password_wo`, or set it on the provider's `default_ssh`."},
+	{name: "password_wo", kind: "string", sensitive: true, writeOnly: true, description: "Write-only `password`: never stored in plan or state. Requires Terraform 1.11 or later. Refresh and destroy run without configuration, so they need credentials from `default_ssh` or the agent."},
+	{name: "private_key", kind: "string", sensitive: true, description: "Private key (OpenSSH or PEM text, unencrypted) for public-key authentication. Stored in state when set on a resource: prefer `private_key_wo`, or set it on the provider's `default_ssh`."},
+	{name: "private_key_wo", kind: "string", sensitive: true, writeOnly: true, description: "Write-only `private_key`: never stored in plan or state. Requires Terraform 1.11 or later. Refresh and destroy run without configuration, so they need credentials from `default_ssh` or the agent."},
+	{name: "certificate", kind: "string", description: "SSH user certificate (`ssh-ed25519-cert-v01@openssh.com AAAA…`) signing `private_key`."},
+	{name: "agent", kind: "bool", description: "Authenticate with the SSH agent at `SSH_AUTH_SOCK`."},
+	{name: "agent_identity", kind: "string", description: "Use only the agent key with this comment or SHA256 fingerprint."},
+	{name: "host_key", kind: "string", description: "The host's public key of any type (`ssh-ed25519 AAAA…`, `ecdsa-sha2-nistp256 AAAA…`, `ssh-rsa AAAA…`: a line of `ssh-keyscan` without the host name), or the key of the CA that signs its host certificate. kha asks the host for a key of that type, so pinning one of a host's several keys is enough. The connection is refused when the host presents another key."},
+	{name: "known_hosts", kind: "string", description: "known_hosts content (not a path) to verify host keys with, e.g. the output of `ssh-keyscan` as it is; hashed names and `@cert-authority` lines are honoured, and the host is asked for a key of a type listed for it. Convenient on `default_ssh` for many hosts. The plan fails when it has no line for the host."},
+	{name: "insecure_trust_on_first_use", kind: "bool", description: "Without `host_key` or `known_hosts`, accept the key presented at the first connection, whenever that is (the first apply, or the first refresh after this is turned on or after an import), and record it in the resource's `trusted_host_key`; every later connection must present the same key. Vulnerable to interception on that first connection."},
+	{name: "timeout", kind: "string", description: "How long to keep trying to connect, as a Go duration (`30s`, `5m`). Default `5m`; the resource's `timeouts` bound it too. Only failures that heal while a host boots are retried (connection refused, no route, connection timeouts); a name that does not resolve, a refused login or a wrong host key fail at once, and the error says what was retried and for how long."},
+	{name: "sudo", kind: "bool", description: "Run privileged steps through `sudo -n` (the user needs passwordless sudo)."},
+	{name: "bastion_host", kind: "string", description: "Jump host to connect through."},
+	{name: "bastion_port", kind: "int", description: "SSH port of the jump host. Default `22`."},
+	{name: "bastion_user", kind: "string", description: "Login user on the jump host. Default: `user`."},
+	{name: "bastion_private_key", kind: "string", sensitive: true, description: "Private key for the jump host. Default: `private_key`. Stored in state when set on a resource: prefer `bastion_private_key_wo`."},
+	{name: "bastion_private_key_wo", kind: "string", sensitive: true, writeOnly: true, description: "Write-only `bastion_private_key`. Requires Terraform 1.11 or later."},
+	{name: "bastion_host_key", kind: "string", description: "Public key of the jump host, or of the CA that signs its host certificate."},
 }
 
 // sshShape is the `ssh` object of one kind of schema: which fields it has,
@@ -144,9 +136,9 @@ func resourceSSHAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{Optional: true, MarkdownDescription: resourceSSH.description,
 		Attributes: sshAttributes(resourceSSH, func(f sshField) schema.Attribute {
 			switch f.kind {
-			case sshInt:
+			case "int":
 				return schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-			case sshBool:
+			case "bool":
 				return schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
 			}
 			return schema.StringAttribute{Optional: true, Sensitive: f.sensitive, WriteOnly: f.writeOnly, MarkdownDescription: f.description}
@@ -157,9 +149,9 @@ func providerSSHAttribute() providerschema.SingleNestedAttribute {
 	return providerschema.SingleNestedAttribute{Optional: true, MarkdownDescription: providerSSH.description,
 		Attributes: sshAttributes(providerSSH, func(f sshField) providerschema.Attribute {
 			switch f.kind {
-			case sshInt:
+			case "int":
 				return providerschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-			case sshBool:
+			case "bool":
 				return providerschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
 			}
 			return providerschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
@@ -170,9 +162,9 @@ func dataSourceSSHAttribute() datasourceschema.SingleNestedAttribute {
 	return datasourceschema.SingleNestedAttribute{Optional: true, MarkdownDescription: dataSourceSSH.description,
 		Attributes: sshAttributes(dataSourceSSH, func(f sshField) datasourceschema.Attribute {
 			switch f.kind {
-			case sshInt:
+			case "int":
 				return datasourceschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-			case sshBool:
+			case "bool":
 				return datasourceschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
 			}
 			return datasourceschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
@@ -218,11 +210,11 @@ func sshFrom(ctx context.Context, obj types.Object) (sshModel, diag.Diagnostics)
 }
 
 // nullOf is the null value of a field of this kind.
-func nullOf(k sshKind) attr.Value {
-	switch k {
-	case sshInt:
+func nullOf(kind string) attr.Value {
+	switch kind {
+	case "int":
 		return types.Int64Null()
-	case sshBool:
+	case "bool":
 		return types.BoolNull()
 	}
 	return types.StringNull()
