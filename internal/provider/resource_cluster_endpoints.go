@@ -280,30 +280,11 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 			in.WorkerAddresses[name] = ip.ValueString()
 		}
 	}
-	if lb := m.LocalLB; lb != nil {
-		in.LocalLB = endpoints.LocalLB{
-			Type:            lb.Type.ValueString(),
-			Port:            int(lb.Port.ValueInt64()),
-			HealthcheckPort: int(lb.HealthcheckPort.ValueInt64()),
-		}
-		if !lb.Enabled.IsNull() {
-			in.LocalLB.Enabled = lb.Enabled.ValueBoolPointer()
-		}
-		in.LocalLB.EveryNode = lb.EveryNode.ValueBool()
+	if m.LocalLB != nil {
+		in.LocalLB = m.LocalLB.input()
 	}
-	if lb := m.ExternalLB; lb != nil {
-		in.ExternalLB = &endpoints.ExternalLB{
-			Address:            lb.Address.ValueString(),
-			Port:               int(lb.Port.ValueInt64()),
-			DomainName:         lb.DomainName.ValueString(),
-			RunsOnControlPlane: lb.RunsOnControlPlane.ValueBool(),
-		}
-		if lb.Nodes != nil {
-			in.ExternalLB.Nodes = stringValues(lb.Nodes)
-		}
-		if m := lb.MetalLB; m != nil {
-			in.ExternalLB.MetalLB = &endpoints.MetalLB{AddressPool: m.AddressPool.ValueString(), SelectStaticPods: m.SelectStaticPods.ValueBool()}
-		}
+	if m.ExternalLB != nil {
+		in.ExternalLB = m.ExternalLB.input()
 	}
 	if k := m.Kubeadm; k != nil {
 		in.Kubeadm = endpoints.KubeadmInput{EtcdEndpoints: stringValues(k.EtcdEndpoints), EtcdCAFile: k.EtcdCAFile.ValueString(),
@@ -311,6 +292,35 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 	}
 	if s := m.ExistingCertSANs; s != nil {
 		in.ExistingCertSANs = &endpoints.SANs{DNSNames: stringValues(s.DNSNames), IPAddresses: stringValues(s.IPAddresses)}
+	}
+	return in
+}
+
+func (lb *localLBModel) input() endpoints.LocalLB {
+	in := endpoints.LocalLB{
+		Type:            lb.Type.ValueString(),
+		Port:            int(lb.Port.ValueInt64()),
+		HealthcheckPort: int(lb.HealthcheckPort.ValueInt64()),
+		EveryNode:       lb.EveryNode.ValueBool(),
+	}
+	if !lb.Enabled.IsNull() {
+		in.Enabled = lb.Enabled.ValueBoolPointer()
+	}
+	return in
+}
+
+func (lb *externalLBModel) input() *endpoints.ExternalLB {
+	in := &endpoints.ExternalLB{
+		Address:            lb.Address.ValueString(),
+		Port:               int(lb.Port.ValueInt64()),
+		DomainName:         lb.DomainName.ValueString(),
+		RunsOnControlPlane: lb.RunsOnControlPlane.ValueBool(),
+	}
+	if lb.Nodes != nil {
+		in.Nodes = stringValues(lb.Nodes)
+	}
+	if m := lb.MetalLB; m != nil {
+		in.MetalLB = &endpoints.MetalLB{AddressPool: m.AddressPool.ValueString(), SelectStaticPods: m.SelectStaticPods.ValueBool()}
 	}
 	return in
 }

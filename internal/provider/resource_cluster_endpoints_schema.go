@@ -197,23 +197,7 @@ func externalLBAttribute() schema.SingleNestedAttribute {
 					"elsewhere. The plan fails when one of them is a control-plane node whose kube-apiserver binds every " +
 					"address on the same port (kubespray's VIP port trap); unset, the plan warns when the trap may be there.",
 			},
-			"metallb": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "Announce `address` with MetalLB: `metallb_manifests` then holds a Service of type " +
-					"LoadBalancer for it (and an EndpointSlice with the control-plane nodes), to apply with your Kubernetes " +
-					"tooling. The VIP is a Service of the cluster itself, so it serves clients outside the cluster only: " +
-					"nodes keep their node-local load balancer (mode `local_lb_with_unmanaged_lb`), because they must reach " +
-					"the apiservers before the cluster runs and while it has trouble.",
-				Attributes: map[string]schema.Attribute{
-					"address_pool": schema.StringAttribute{Optional: true,
-						MarkdownDescription: "MetalLB address pool to take `address` from (`metallb.universe.tf/address-pool`)."},
-					"select_static_pods": schema.BoolAttribute{Optional: true,
-						MarkdownDescription: "Select kubeadm's kube-apiserver static pods (`component: kube-apiserver`, " +
-							"`tier: control-plane`) instead of listing the control-plane nodes in an EndpointSlice, so " +
-							"kube-proxy follows the apiservers' readiness. Default `false` (the EndpointSlice works without " +
-							"kubeadm's pods, but kube-proxy keeps sending to a dead apiserver)."},
-				},
-			},
+			"metallb": metalLBAttribute(),
 		},
 	}
 }
@@ -308,20 +292,7 @@ func accessAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "kubespray's `apiserver_loadbalancer_domain_name`: `localhost` with node-local load balancers, " +
 				"the external load balancer's name in `external_lb` mode, null in `direct` mode.",
 		},
-		"endpoints": schema.SingleNestedAttribute{
-			Computed:            true,
-			MarkdownDescription: "apiserver URL per role.",
-			Attributes: map[string]schema.Attribute{
-				"control_plane": schema.StringAttribute{Computed: true, MarkdownDescription: "What the first control-plane node uses " +
-					"(kubespray's `kube_apiserver_endpoint` there): its own apiserver, or the external load balancer in `external_lb` mode."},
-				"worker": schema.StringAttribute{Computed: true, MarkdownDescription: "What nodes without apiserver use: " +
-					"`https://localhost:<local_lb port>`, the external load balancer, or the first control-plane node."},
-				"global": schema.StringAttribute{Computed: true, MarkdownDescription: "The one endpoint for cluster-wide " +
-					"consumers such as CNI configs (kubespray's `kube_apiserver_global_endpoint`)."},
-				"external": schema.StringAttribute{Computed: true, MarkdownDescription: "What clients outside the cluster use: " +
-					"the external load balancer by its domain name when there is one, else the first control-plane node's access address."},
-			},
-		},
+		"endpoints": endpointsAttribute(),
 		"node_endpoints": schema.MapAttribute{
 			Computed: true, ElementType: types.StringType,
 			MarkdownDescription: "apiserver URL per node name (kubespray's per-host `kube_apiserver_endpoint`).",
@@ -441,6 +412,45 @@ func localLBOutputAttributes() map[string]schema.Attribute {
 				"nodes whose apiserver is bound to a specific address; every node in `local_lb_every_node`. Unlike kubespray, " +
 				"which also installs it on control-plane nodes bound to `0.0.0.0`, where the apiserver already answers on " +
 				"loopback, kha treats both wildcards alike.",
+		},
+	}
+}
+
+// metalLBAttribute is `external_lb.metallb`: the VIP announced by MetalLB.
+func metalLBAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional: true,
+		MarkdownDescription: "Announce `address` with MetalLB: `metallb_manifests` then holds a Service of type " +
+			"LoadBalancer for it (and an EndpointSlice with the control-plane nodes), to apply with your Kubernetes " +
+			"tooling. The VIP is a Service of the cluster itself, so it serves clients outside the cluster only: " +
+			"nodes keep their node-local load balancer (mode `local_lb_with_unmanaged_lb`), because they must reach " +
+			"the apiservers before the cluster runs and while it has trouble.",
+		Attributes: map[string]schema.Attribute{
+			"address_pool": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "MetalLB address pool to take `address` from (`metallb.universe.tf/address-pool`)."},
+			"select_static_pods": schema.BoolAttribute{Optional: true,
+				MarkdownDescription: "Select kubeadm's kube-apiserver static pods (`component: kube-apiserver`, " +
+					"`tier: control-plane`) instead of listing the control-plane nodes in an EndpointSlice, so " +
+					"kube-proxy follows the apiservers' readiness. Default `false` (the EndpointSlice works without " +
+					"kubeadm's pods, but kube-proxy keeps sending to a dead apiserver)."},
+		},
+	}
+}
+
+// endpointsAttribute is `endpoints`, the apiserver URL of each role.
+func endpointsAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Computed:            true,
+		MarkdownDescription: "apiserver URL per role.",
+		Attributes: map[string]schema.Attribute{
+			"control_plane": schema.StringAttribute{Computed: true, MarkdownDescription: "What the first control-plane node uses " +
+				"(kubespray's `kube_apiserver_endpoint` there): its own apiserver, or the external load balancer in `external_lb` mode."},
+			"worker": schema.StringAttribute{Computed: true, MarkdownDescription: "What nodes without apiserver use: " +
+				"`https://localhost:<local_lb port>`, the external load balancer, or the first control-plane node."},
+			"global": schema.StringAttribute{Computed: true, MarkdownDescription: "The one endpoint for cluster-wide " +
+				"consumers such as CNI configs (kubespray's `kube_apiserver_global_endpoint`)."},
+			"external": schema.StringAttribute{Computed: true, MarkdownDescription: "What clients outside the cluster use: " +
+				"the external load balancer by its domain name when there is one, else the first control-plane node's access address."},
 		},
 	}
 }
