@@ -92,7 +92,7 @@ resource "kha_haproxy_config" "node_local" {
   for_each = toset([for n in kha_cluster_endpoints.cluster.local_lb_nodes : n if local.lb_type[n] == "haproxy"])
 
   listen          = kha_cluster_endpoints.cluster.local_lb_listen
-  backends        = kha_cluster_endpoints.cluster.local_lb_backends
+  backends        = kha_cluster_endpoints.cluster.apiserver_backends
   fallback        = kha_cluster_endpoints.cluster.local_lb_fallback
   health_check    = { ca_file = var.ca_file }
   config_path     = "${var.config_dir}/haproxy-local.cfg"
@@ -114,7 +114,7 @@ resource "kha_nginx_config" "node_local" {
   for_each = toset([for n in kha_cluster_endpoints.cluster.local_lb_nodes : n if local.lb_type[n] == "nginx"])
 
   listen          = kha_cluster_endpoints.cluster.local_lb_listen
-  backends        = kha_cluster_endpoints.cluster.local_lb_backends
+  backends        = kha_cluster_endpoints.cluster.apiserver_backends
   fallback        = kha_cluster_endpoints.cluster.local_lb_fallback
   config_path     = "${var.config_dir}/nginx.conf"
   pid_file        = "${var.config_dir}/nginx.pid"
@@ -137,7 +137,7 @@ resource "kha_haproxy_config" "vip" {
 
   role             = "external"
   listen           = { address = var.vip, port = var.vip_port }
-  backends         = kha_cluster_endpoints.cluster.local_lb_backends
+  backends         = kha_cluster_endpoints.cluster.apiserver_backends
   healthcheck_port = var.lb_healthcheck_port
   health_check     = { ca_file = var.ca_file }
   client_timeout   = "1h"

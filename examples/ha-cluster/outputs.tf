@@ -11,7 +11,7 @@ output "kubeconfig_server" {
 # A DNS record and a cloud load balancer could take these directly, e.g.:
 #   resource "aws_route53_record" "api" { name = var.api_domain_name, records = [var.vip], ... }
 #   resource "aws_lb_target_group_attachment" "cp" {
-#     for_each = { for b in kha_cluster_endpoints.cluster.local_lb_backends : b.name => b }
+#     for_each = { for b in kha_cluster_endpoints.cluster.apiserver_backends : b.name => b }
 #     target_id = each.value.address, port = each.value.port, ...
 #   }
 output "dns_record" {

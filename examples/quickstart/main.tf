@@ -86,7 +86,7 @@ resource "kha_haproxy_config" "worker" {
   count = var.worker == null ? 0 : 1
 
   listen           = kha_cluster_endpoints.cluster.local_lb_listen
-  backends         = kha_cluster_endpoints.cluster.local_lb_backends
+  backends         = kha_cluster_endpoints.cluster.apiserver_backends
   healthcheck_port = 8081
   health_check     = { ca_file = var.worker.ca_file }
   config_path      = "${var.worker.config_dir}/haproxy.cfg"
@@ -120,7 +120,7 @@ output "local_lb" {
   value = {
     type     = kha_cluster_endpoints.cluster.local_lb_type
     listen   = kha_cluster_endpoints.cluster.local_lb_listen
-    backends = kha_cluster_endpoints.cluster.local_lb_backends
+    backends = kha_cluster_endpoints.cluster.apiserver_backends
     nodes    = kha_cluster_endpoints.cluster.local_lb_nodes
   }
 }

@@ -250,7 +250,7 @@ func (c *cluster) endpointUses(r Result) []endpointUse {
 		endpointUse{"kubeadm_control_plane_endpoint " + r.KubeadmControlPlaneEndpoint, hostOfURL("https://" + r.KubeadmControlPlaneEndpoint)},
 	)
 	for _, b := range r.LocalLBBackends {
-		uses = append(uses, endpointUse{"local_lb_backends " + b.Name + " " + HostPort(b.Address, b.Port), b.Address})
+		uses = append(uses, endpointUse{"apiserver_backends " + b.Name + " " + HostPort(b.Address, b.Port), b.Address})
 	}
 	if fb := r.LocalLBFallback; fb != nil {
 		uses = append(uses, endpointUse{"local_lb_fallback " + HostPort(fb.Address, fb.Port), fb.Address})

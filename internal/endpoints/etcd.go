@@ -325,7 +325,7 @@ func parseEtcdMembers(ps *problem.Problems, family IPFamily, in []EtcdMember) []
 		if em.mainAccess.IsValid() {
 			seen.claim(ps, "client URL", HostPort(em.mainAccess.String(), em.clientPort), at.At("access_ip"))
 		}
-		for attr, p := range map[string]int{"client_port": em.clientPort, "peer_port": em.peerPort} {
+		for attr, p := range problem.Sorted(map[string]int{"client_port": em.clientPort, "peer_port": em.peerPort}) {
 			if !problem.ValidPort(p) {
 				ps.SchemaErrorf(at.At(attr), "Invalid port", "%s is %d; a TCP port is between 1 and 65535.", attr, p)
 			}
@@ -359,7 +359,7 @@ func parseEtcdLB(ps *problem.Problems, mode EtcdMode, spec *EtcdLBSpec) *etcdLB 
 	if !problem.ValidPort(lb.Port) {
 		ps.SchemaErrorf(at.At("port"), "Invalid port", "lb.port is %d; a TCP port is between 1 and 65535.", lb.Port)
 	}
-	for attr, v := range map[string]string{"address": lb.Address, "domain_name": lb.DomainName} {
+	for attr, v := range problem.Sorted(map[string]string{"address": lb.Address, "domain_name": lb.DomainName}) {
 		if v == "" && attr == "domain_name" {
 			continue
 		}

@@ -277,7 +277,7 @@ func (c *cluster) parseNode(ps *problem.Problems, seen duplicateIndex, n Node, a
 	case IPv4:
 		p.ip = parseAddr(n.IP, "ip", false, true)
 		p.accessIP = parseAddr(n.AccessIP, "access_ip", false, false)
-		for attr, v := range map[string]string{"ip6": n.IP6, "access_ip6": n.AccessIP6} {
+		for attr, v := range problem.Sorted(map[string]string{"ip6": n.IP6, "access_ip6": n.AccessIP6}) {
 			if v != "" {
 				ps.Warnf(at.At(attr), "IPv6 address ignored",
 					"%s is set but ip_family is \"ipv4\", so it is not used (kubespray ignores it too without ipv6_stack); set ip_family = \"dual\" to use it.", attr)

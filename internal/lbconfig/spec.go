@@ -258,7 +258,7 @@ func (s Spec) Validate() problem.Problems {
 		seenListen[key] = true
 	}
 	if len(s.Backends) == 0 {
-		ps.Errorf(problem.Root("backends"), "No backends", "backends must list at least one apiserver, e.g. kha_cluster_endpoints' local_lb_backends.")
+		ps.Errorf(problem.Root("backends"), "No backends", "backends must list at least one apiserver, e.g. kha_cluster_endpoints' apiserver_backends.")
 	}
 	names := map[string]bool{}
 	for i, b := range s.Backends {
@@ -356,7 +356,7 @@ func (s Spec) Validate() problem.Problems {
 	if hc.Interval < 100*time.Millisecond || hc.Interval > time.Hour {
 		ps.Errorf(hcAt.At("interval"), "Invalid interval", "interval %s must be between 100ms and 1h.", hc.Interval)
 	}
-	for attr, v := range map[string]int{"fall": hc.Fall, "rise": hc.Rise} {
+	for attr, v := range problem.Sorted(map[string]int{"fall": hc.Fall, "rise": hc.Rise}) {
 		if v < 1 || v > 100 {
 			ps.SchemaErrorf(hcAt.At(attr), "Invalid count", "%s is %d; use 1 to 100.", attr, v)
 		}
@@ -364,7 +364,7 @@ func (s Spec) Validate() problem.Problems {
 	if s.Timeouts.Connect < 100*time.Millisecond || s.Timeouts.Connect > time.Minute {
 		ps.Errorf(problem.Root("connect_timeout"), "Invalid timeout", "connect_timeout %s must be between 100ms and 1m.", s.Timeouts.Connect)
 	}
-	for attr, d := range map[string]time.Duration{"client_timeout": s.Timeouts.Client, "server_timeout": s.Timeouts.Server} {
+	for attr, d := range problem.Sorted(map[string]time.Duration{"client_timeout": s.Timeouts.Client, "server_timeout": s.Timeouts.Server}) {
 		if d < time.Second || d > 24*time.Hour {
 			ps.Errorf(problem.Root(attr), "Invalid timeout", "%s %s must be between 1s and 24h.", attr, d)
 		}
@@ -375,8 +375,8 @@ func (s Spec) Validate() problem.Problems {
 	if d := s.Servers.FailTimeout; d < time.Second || d > time.Hour {
 		ps.Errorf(problem.Root("fail_timeout"), "Invalid duration", "fail_timeout %s must be between 1s and 1h (nginx counts whole seconds).", d)
 	}
-	for attr, v := range map[string]int{"server_maxconn": s.Servers.MaxConn, "server_maxqueue": s.Servers.MaxQueue,
-		"worker_connections": s.Runtime.NginxWorkerConnections} {
+	for attr, v := range problem.Sorted(map[string]int{"server_maxconn": s.Servers.MaxConn, "server_maxqueue": s.Servers.MaxQueue,
+		"worker_connections": s.Runtime.NginxWorkerConnections}) {
 		if v < 0 || v > 1_000_000 {
 			ps.SchemaErrorf(problem.Root(attr), "Invalid limit", "%s is %d; use 0 (no limit, or the default) to 1000000.", attr, v)
 		}
@@ -396,8 +396,8 @@ func (s Spec) Validate() problem.Problems {
 	if s.MaxConn < 1 || s.MaxConn > 1_000_000 {
 		ps.SchemaErrorf(problem.Root("max_connections"), "Invalid connection limit", "max_connections is %d; use 1 to 1000000.", s.MaxConn)
 	}
-	for attr, p := range map[string]string{"pid_file": s.Runtime.PIDFile, "stats_socket": s.Runtime.StatsSocket,
-		"stream_module": s.Runtime.NginxStreamModule} {
+	for attr, p := range problem.Sorted(map[string]string{"pid_file": s.Runtime.PIDFile, "stats_socket": s.Runtime.StatsSocket,
+		"stream_module": s.Runtime.NginxStreamModule}) {
 		if p != "" && !isConfigPath(p) {
 			ps.Errorf(problem.Root(attr), "Invalid path", "%q must be an absolute path without spaces, quotes, '#', ';' or braces.", p)
 		}

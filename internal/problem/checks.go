@@ -1,6 +1,11 @@
 package problem
 
-import "net/netip"
+import (
+	"iter"
+	"maps"
+	"net/netip"
+	"slices"
+)
 
 // ValidPort reports whether p is a TCP port.
 func ValidPort(p int) bool { return p >= 1 && p <= 65535 }
@@ -24,4 +29,17 @@ func IsIdentifier(s string) bool {
 // multicast or scoped to one link.
 func IsServiceAddress(a netip.Addr) bool {
 	return a.IsValid() && a.Zone() == "" && !a.IsUnspecified() && !a.IsLoopback() && !a.IsMulticast()
+}
+
+// Sorted yields a map's entries in key order. A check that runs over
+// several attributes at once ranges over Sorted(map[string]T{...}), so its
+// findings come out in the same order every run, as a map's do not.
+func Sorted[T any](m map[string]T) iter.Seq2[string, T] {
+	return func(yield func(string, T) bool) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !yield(k, m[k]) {
+				return
+			}
+		}
+	}
 }

@@ -112,3 +112,18 @@ func (ps Problems) Rebase(f func(Path) Path) Problems {
 	}
 	return out
 }
+
+// Renames move findings from the paths of a core package to the schema
+// of the resource that feeds it, where the two differ: each path within
+// From moves to To, the rest of it kept. The first match wins.
+type Renames []struct{ From, To Path }
+
+// Apply returns p as the schema names it.
+func (r Renames) Apply(p Path) Path {
+	for _, rename := range r {
+		if p.Within(rename.From) {
+			return append(slices.Clone(rename.To), p[len(rename.From):]...)
+		}
+	}
+	return p
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	datasourceschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	providerschema "github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -14,18 +16,24 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// connectionSettings is the provider's `default_ssh`, and the part
-// of a resource's `connection` that can also be stored. Null fields of a
-// resource's connection inherit the provider's.
-type connectionSettings struct {
+// sshModel is an `ssh` object in each of its shapes: a resource's `ssh`,
+// the provider's `default_ssh` (no write-only fields: provider
+// configuration is never stored) and the data source's `ssh` (no secrets,
+// no trust on first use). sshFrom decodes every shape into it; the fields
+// a shape has no attribute for stay null. Null fields of a resource's or
+// the data source's `ssh` inherit the provider's.
+type sshModel struct {
 	Host                    types.String `tfsdk:"host"`
 	Port                    types.Int64  `tfsdk:"port"`
 	User                    types.String `tfsdk:"user"`
 	Password                types.String `tfsdk:"password"`
+	PasswordWO              types.String `tfsdk:"password_wo"`
 	PrivateKey              types.String `tfsdk:"private_key"`
+	PrivateKeyWO            types.String `tfsdk:"private_key_wo"`
 	Certificate             types.String `tfsdk:"certificate"`
 	Agent                   types.Bool   `tfsdk:"agent"`
 	AgentIdentity           types.String `tfsdk:"agent_identity"`
@@ -38,21 +46,12 @@ type connectionSettings struct {
 	BastionPort             types.Int64  `tfsdk:"bastion_port"`
 	BastionUser             types.String `tfsdk:"bastion_user"`
 	BastionPrivateKey       types.String `tfsdk:"bastion_private_key"`
+	BastionPrivateKeyWO     types.String `tfsdk:"bastion_private_key_wo"`
 	BastionHostKey          types.String `tfsdk:"bastion_host_key"`
 }
 
-// connectionModel is a resource's `connection`: the settings plus the
-// write-only twins of the secrets. The provider has no write-only fields
-// because its configuration is never stored.
-type connectionModel struct {
-	connectionSettings
-	PasswordWO          types.String `tfsdk:"password_wo"`
-	PrivateKeyWO        types.String `tfsdk:"private_key_wo"`
-	BastionPrivateKeyWO types.String `tfsdk:"bastion_private_key_wo"`
-}
-
-// connectionField describes one connection attribute for both schemas.
-type connectionField struct {
+// sshField describes one `ssh` attribute for every shape.
+type sshField struct {
 	name        string
 	kind        string // "string", "int", "bool"
 	sensitive   bool
@@ -60,7 +59,7 @@ type connectionField struct {
 	description string
 }
 
-var connectionFields = []connectionField{
+var sshFields = []sshField{
 	{name: "host", kind: "string", description: "Address or name of the host."},
 	{name: "port", kind: "int", description: "SSH port. Default `22`."},
 	{name: "user", kind: "string", description: "Login user. Default `root`; with a non-root user set `sudo = true`."},
@@ -84,59 +83,92 @@ var connectionFields = []connectionField{
 	{name: "bastion_host_key", kind: "string", description: "Public key of the jump host, or of the CA that signs its host certificate."},
 }
 
-// connectionAttributes builds the attributes of the fields keep admits
-// for one of the framework's schema packages, from one constructor per
-// kind.
-func connectionAttributes[A any](keep func(connectionField) bool, str, num, flag func(connectionField) A) map[string]A {
+// sshShape is the `ssh` object of one kind of schema: which fields it has,
+// and what it says about itself.
+type sshShape struct {
+	has         func(sshField) bool
+	description string
+}
+
+var (
+	// resourceSSH is the `ssh` of resources that write to a host.
+	resourceSSH = sshShape{
+		has: func(sshField) bool { return true },
+		description: "How to reach the host over SSH, with the field names of Terraform's provisioner " +
+			"`connection` block (Terraform reserves the name `connection` itself). Unset fields inherit the provider's " +
+			"`default_ssh`. Host keys are always verified.",
+	}
+	// providerSSH is the provider's `default_ssh`.
+	providerSSH = sshShape{
+		has: func(f sshField) bool { return !f.writeOnly },
+		description: "Connection settings every resource's `ssh` inherits, field by field. Provider " +
+			"configuration is never written to state, so secrets set here (`private_key`, `password`) stay out of it " +
+			"and remain available for refresh, import and destroy.",
+	}
+	// dataSourceSSH has no secrets, because a data source's arguments are
+	// stored in state, and no trust on first use, which a data source
+	// could not record.
+	dataSourceSSH = sshShape{
+		has: func(f sshField) bool { return !f.sensitive && f.name != "insecure_trust_on_first_use" },
+		description: "Read the certificate on a control-plane node over SSH (with `address`: make the TLS handshake " +
+			"from that node). Unset fields inherit the provider's `default_ssh`, which is where the private key or password " +
+			"goes: a data source's arguments are stored in state, so this block has no secret fields. Host keys are always " +
+			"verified, against `host_key`, `known_hosts` or a host CA (here or on `default_ssh`): a data source has nowhere " +
+			"to record a key, so it never trusts on first use, even when `default_ssh.insecure_trust_on_first_use` is set " +
+			"for the resources.",
+	}
+)
+
+// sshAttributes builds the attributes a shape has for one of the
+// framework's schema packages (resource, provider, data source: each has
+// its own attribute types); attribute makes one from a field.
+func sshAttributes[A any](shape sshShape, attribute func(sshField) A) map[string]A {
 	attrs := map[string]A{}
-	for _, f := range connectionFields {
-		if !keep(f) {
-			continue
+	for _, f := range sshFields {
+		if shape.has(f) {
+			attrs[f.name] = attribute(f)
 		}
-		attrs[f.name] = map[string]func(connectionField) A{"string": str, "int": num, "bool": flag}[f.kind](f)
 	}
 	return attrs
 }
 
-// resourceConnectionAttribute is the `connection` attribute of resources
-// that write to a host.
-func resourceConnectionAttribute() schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Optional: true,
-		MarkdownDescription: "How to reach the host over SSH, with the field names of Terraform's provisioner " +
-			"`connection` block (Terraform reserves the name `connection` itself). Unset fields inherit the provider's " +
-			"`default_ssh`. Host keys are always verified.",
-		Attributes: connectionAttributes(func(connectionField) bool { return true },
-			func(f connectionField) schema.Attribute {
-				return schema.StringAttribute{Optional: true, Sensitive: f.sensitive, WriteOnly: f.writeOnly, MarkdownDescription: f.description}
-			},
-			func(f connectionField) schema.Attribute {
+func resourceSSHAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{Optional: true, MarkdownDescription: resourceSSH.description,
+		Attributes: sshAttributes(resourceSSH, func(f sshField) schema.Attribute {
+			switch f.kind {
+			case "int":
 				return schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-			},
-			func(f connectionField) schema.Attribute {
+			case "bool":
 				return schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
-			}),
-	}
+			}
+			return schema.StringAttribute{Optional: true, Sensitive: f.sensitive, WriteOnly: f.writeOnly, MarkdownDescription: f.description}
+		})}
 }
 
-// providerConnectionAttribute is the provider's `default_ssh`.
-func providerConnectionAttribute() providerschema.SingleNestedAttribute {
-	return providerschema.SingleNestedAttribute{
-		Optional: true,
-		MarkdownDescription: "Connection settings every resource's `connection` inherits, field by field. Provider " +
-			"configuration is never written to state, so secrets set here (`private_key`, `password`) stay out of it " +
-			"and remain available for refresh, import and destroy.",
-		Attributes: connectionAttributes(func(f connectionField) bool { return !f.writeOnly },
-			func(f connectionField) providerschema.Attribute {
-				return providerschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
-			},
-			func(f connectionField) providerschema.Attribute {
+func providerSSHAttribute() providerschema.SingleNestedAttribute {
+	return providerschema.SingleNestedAttribute{Optional: true, MarkdownDescription: providerSSH.description,
+		Attributes: sshAttributes(providerSSH, func(f sshField) providerschema.Attribute {
+			switch f.kind {
+			case "int":
 				return providerschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-			},
-			func(f connectionField) providerschema.Attribute {
+			case "bool":
 				return providerschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
-			}),
-	}
+			}
+			return providerschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
+		})}
+}
+
+func dataSourceSSHAttribute() datasourceschema.SingleNestedAttribute {
+	return datasourceschema.SingleNestedAttribute{Optional: true, MarkdownDescription: dataSourceSSH.description,
+		Attributes: sshAttributes(dataSourceSSH, func(f sshField) datasourceschema.Attribute {
+			switch f.kind {
+			case "int":
+				return datasourceschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
+			case "bool":
+				return datasourceschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
+			}
+			return datasourceschema.StringAttribute{Optional: true, Sensitive: f.sensitive, MarkdownDescription: f.description}
+		})}
 }
 
 // providerDataFrom is what the provider's Configure gave a resource or a
@@ -152,15 +184,40 @@ func providerDataFrom(v any, diags *diag.Diagnostics) *providerData {
 	return data
 }
 
-// connectionFrom reads a resource's `ssh` object; null gives an empty
-// connection (everything from the provider's default_ssh).
-func connectionFrom(ctx context.Context, obj types.Object) (connectionModel, diag.Diagnostics) {
-	var c connectionModel
+// sshFrom decodes an `ssh` object of any shape into the one model; the
+// fields its shape has no attribute for stay null. Null gives an empty
+// model: everything from the provider's default_ssh.
+func sshFrom(ctx context.Context, obj types.Object) (sshModel, diag.Diagnostics) {
+	var m sshModel
 	if obj.IsNull() || obj.IsUnknown() {
-		return c, nil
+		return m, nil
 	}
-	diags := obj.As(ctx, &c, basetypes.ObjectAsOptions{})
-	return c, diags
+	attrTypes, values := make(map[string]attr.Type, len(sshFields)), make(map[string]attr.Value, len(sshFields))
+	given := obj.Attributes()
+	for _, f := range sshFields {
+		v, ok := given[f.name]
+		if !ok {
+			v = nullOf(f.kind)
+		}
+		attrTypes[f.name], values[f.name] = v.Type(ctx), v
+	}
+	full, diags := types.ObjectValue(attrTypes, values)
+	if diags.HasError() {
+		return m, diags
+	}
+	diags.Append(full.As(ctx, &m, basetypes.ObjectAsOptions{})...)
+	return m, diags
+}
+
+// nullOf is the null value of a field of this kind.
+func nullOf(kind string) attr.Value {
+	switch kind {
+	case "int":
+		return types.Int64Null()
+	case "bool":
+		return types.BoolNull()
+	}
+	return types.StringNull()
 }
 
 // pick returns the first non-null value and whether it is known: a
@@ -178,27 +235,28 @@ func pick[T interface {
 	return zero, true
 }
 
-// merged is a connection with the provider's defaults applied. unknown
+// resolvedSSH is a resource's or the data source's `ssh` with the
+// provider's default_ssh applied: the engine's configuration. unknown
 // names the settings whose values Terraform does not know yet.
-type merged struct {
+type resolvedSSH struct {
 	cfg     remote.Config
 	unknown []string
 }
 
 // addressKnown says whether the host and port are known: what decides
 // which host a resource lives on.
-func (m merged) addressKnown() bool {
+func (m resolvedSSH) addressKnown() bool {
 	return !slices.Contains(m.unknown, "host") && !slices.Contains(m.unknown, "port")
 }
 
-// mergeConnection merges a resource's connection over the provider's
-// defaults; write-only fields win over their stored twins.
-func mergeConnection(r connectionModel, defaults *connectionSettings, trustedHostKey string) (merged, error) {
-	var d connectionSettings
+// resolveSSH applies the provider's default_ssh under a resource's `ssh`;
+// write-only fields win over their stored twins.
+func resolveSSH(r sshModel, defaults *sshModel, trustedHostKey string) (resolvedSSH, error) {
+	var d sshModel
 	if defaults != nil {
 		d = *defaults
 	}
-	var m merged
+	var m resolvedSSH
 	str := func(name string, vs ...types.String) string {
 		v, ok := pick(vs...)
 		if !ok {
@@ -259,39 +317,39 @@ func mergeConnection(r connectionModel, defaults *connectionSettings, trustedHos
 	return m, nil
 }
 
-// connectionValidator checks a resource's `ssh` at validate time, as far
+// sshValidator checks a resource's `ssh` at validate time, as far
 // as it can without the provider's defaults: a secret given both as a
 // stored attribute and as its write-only twin, and keys, certificates and
 // known_hosts that do not parse.
-type connectionValidator struct{}
+type sshValidator struct{}
 
-var _ resource.ConfigValidator = connectionValidator{}
+var _ resource.ConfigValidator = sshValidator{}
 
-func (connectionValidator) Description(context.Context) string {
+func (sshValidator) Description(context.Context) string {
 	return "ssh secrets are given once, and keys, certificates and known_hosts parse"
 }
 
-func (v connectionValidator) MarkdownDescription(ctx context.Context) string {
+func (v sshValidator) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
 }
 
-func (connectionValidator) ValidateResource(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+func (sshValidator) ValidateResource(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var obj types.Object
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh"), &obj)...)
 	if resp.Diagnostics.HasError() || obj.IsNull() || obj.IsUnknown() {
 		return
 	}
-	c, diags := connectionFrom(ctx, obj)
+	c, diags := sshFrom(ctx, obj)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
 	}
 	at := path.Root("ssh")
-	for secret, twins := range map[string][2]types.String{
+	for secret, twins := range problem.Sorted(map[string][2]types.String{
 		"password":            {c.Password, c.PasswordWO},
 		"private_key":         {c.PrivateKey, c.PrivateKeyWO},
 		"bastion_private_key": {c.BastionPrivateKey, c.BastionPrivateKeyWO},
-	} {
+	}) {
 		if !twins[0].IsNull() && !twins[1].IsNull() {
 			resp.Diagnostics.AddAttributeError(at.AtName(secret+"_wo"), "Secret Given Twice",
 				fmt.Sprintf("ssh.%s and ssh.%s_wo are both set; keep one (the write-only %s_wo stays out of plan and state).", secret, secret, secret))
@@ -303,8 +361,8 @@ func (connectionValidator) ValidateResource(ctx context.Context, req resource.Va
 			resp.Diagnostics.AddAttributeError(at.AtName(attr), "Invalid SSH Setting", "ssh."+attr+": "+err.Error())
 		}
 	}
-	for attr, v := range map[string]types.String{"private_key": c.PrivateKey, "private_key_wo": c.PrivateKeyWO,
-		"bastion_private_key": c.BastionPrivateKey, "bastion_private_key_wo": c.BastionPrivateKeyWO} {
+	for attr, v := range problem.Sorted(map[string]types.String{"private_key": c.PrivateKey, "private_key_wo": c.PrivateKeyWO,
+		"bastion_private_key": c.BastionPrivateKey, "bastion_private_key_wo": c.BastionPrivateKeyWO}) {
 		if known(v) {
 			fail(attr, remote.CheckCredentials(v.ValueString(), ""))
 		}
@@ -312,7 +370,7 @@ func (connectionValidator) ValidateResource(ctx context.Context, req resource.Va
 	if key := firstKnown(c.PrivateKeyWO, c.PrivateKey); key != "" && known(c.Certificate) && remote.CheckCredentials(key, "") == nil {
 		fail("certificate", remote.CheckCredentials(key, c.Certificate.ValueString()))
 	}
-	for attr, v := range map[string]types.String{"host_key": c.HostKey, "bastion_host_key": c.BastionHostKey} {
+	for attr, v := range problem.Sorted(map[string]types.String{"host_key": c.HostKey, "bastion_host_key": c.BastionHostKey}) {
 		if known(v) {
 			fail(attr, remote.CheckHostKey(v.ValueString()))
 		}
@@ -321,7 +379,7 @@ func (connectionValidator) ValidateResource(ctx context.Context, req resource.Va
 		fail("known_hosts", remote.CheckKnownHosts(c.KnownHosts.ValueString()))
 	}
 	if known(c.Timeout) {
-		if _, err := mergeConnection(c, nil, ""); err != nil {
+		if _, err := resolveSSH(c, nil, ""); err != nil {
 			resp.Diagnostics.AddAttributeError(at.AtName("timeout"), "Invalid SSH Setting", err.Error())
 		}
 	}

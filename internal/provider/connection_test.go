@@ -16,10 +16,10 @@ import (
 // the bastion, which must be pinned; the verification tunnels, the
 // kubeconfig check and the preflight ride the host's verified connection.
 func TestTrustOnFirstUseIsNeverInherited(t *testing.T) {
-	defaults := &connectionSettings{InsecureTrustOnFirstUse: types.BoolValue(true), Password: types.StringValue("pw")}
-	var r connectionModel
+	defaults := &sshModel{InsecureTrustOnFirstUse: types.BoolValue(true), Password: types.StringValue("pw")}
+	var r sshModel
 	r.Host, r.BastionHost, r.PrivateKey = types.StringValue("10.0.0.11"), types.StringValue("10.0.0.1"), types.StringNull()
-	m, err := mergeConnection(r, defaults, "")
+	m, err := resolveSSH(r, defaults, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -39,75 +40,20 @@ type apiserverCertificateDataSource struct {
 }
 
 type apiserverCertificateModel struct {
-	SSH         *dataSourceConnection `tfsdk:"ssh"`
-	Path        types.String          `tfsdk:"path"`
-	Address     types.String          `tfsdk:"address"`
-	ServerName  types.String          `tfsdk:"server_name"`
-	DNSNames    []types.String        `tfsdk:"dns_names"`
-	IPAddresses []types.String        `tfsdk:"ip_addresses"`
-	NotBefore   types.String          `tfsdk:"not_before"`
-	NotAfter    types.String          `tfsdk:"not_after"`
-	Subject     types.String          `tfsdk:"subject"`
-	Issuer      types.String          `tfsdk:"issuer"`
-	Fingerprint types.String          `tfsdk:"sha256_fingerprint"`
-	PEM         types.String          `tfsdk:"certificate_pem"`
-	Source      types.String          `tfsdk:"source"`
-	CAPEM       types.String          `tfsdk:"ca_pem"`
-}
-
-// dataSourceConnection is `ssh` without secrets: a data source's
-// arguments are stored in state, so keys and passwords come from the
-// provider's default_ssh or the SSH agent.
-type dataSourceConnection struct {
-	Host           types.String `tfsdk:"host"`
-	Port           types.Int64  `tfsdk:"port"`
-	User           types.String `tfsdk:"user"`
-	Certificate    types.String `tfsdk:"certificate"`
-	Agent          types.Bool   `tfsdk:"agent"`
-	AgentIdentity  types.String `tfsdk:"agent_identity"`
-	HostKey        types.String `tfsdk:"host_key"`
-	KnownHosts     types.String `tfsdk:"known_hosts"`
-	Timeout        types.String `tfsdk:"timeout"`
-	Sudo           types.Bool   `tfsdk:"sudo"`
-	BastionHost    types.String `tfsdk:"bastion_host"`
-	BastionPort    types.Int64  `tfsdk:"bastion_port"`
-	BastionUser    types.String `tfsdk:"bastion_user"`
-	BastionHostKey types.String `tfsdk:"bastion_host_key"`
-}
-
-func (c *dataSourceConnection) model() connectionModel {
-	var m connectionModel
-	m.Host, m.Port, m.User, m.Certificate, m.Agent, m.AgentIdentity = c.Host, c.Port, c.User, c.Certificate, c.Agent, c.AgentIdentity
-	m.HostKey, m.KnownHosts, m.Timeout, m.Sudo = c.HostKey, c.KnownHosts, c.Timeout, c.Sudo
-	m.BastionHost, m.BastionPort, m.BastionUser, m.BastionHostKey = c.BastionHost, c.BastionPort, c.BastionUser, c.BastionHostKey
-	m.Password, m.PrivateKey, m.BastionPrivateKey = types.StringNull(), types.StringNull(), types.StringNull()
-	m.PasswordWO, m.PrivateKeyWO, m.BastionPrivateKeyWO = types.StringNull(), types.StringNull(), types.StringNull()
-	m.InsecureTrustOnFirstUse = types.BoolNull()
-	return m
-}
-
-// dataSourceConnectionAttribute is connectionFields without secrets and
-// without trust on first use, which a data source could not record.
-func dataSourceConnectionAttribute() schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Optional: true,
-		MarkdownDescription: "Read the certificate on a control-plane node over SSH (with `address`: make the TLS handshake " +
-			"from that node). Unset fields inherit the provider's `default_ssh`, which is where the private key or password " +
-			"goes: a data source's arguments are stored in state, so this block has no secret fields. Host keys are always " +
-			"verified, against `host_key`, `known_hosts` or a host CA (here or on `default_ssh`): a data source has nowhere " +
-			"to record a key, so it never trusts on first use, even when `default_ssh.insecure_trust_on_first_use` is set " +
-			"for the resources.",
-		Attributes: connectionAttributes(func(f connectionField) bool { return !f.sensitive && f.name != "insecure_trust_on_first_use" },
-			func(f connectionField) schema.Attribute {
-				return schema.StringAttribute{Optional: true, MarkdownDescription: f.description}
-			},
-			func(f connectionField) schema.Attribute {
-				return schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
-			},
-			func(f connectionField) schema.Attribute {
-				return schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
-			}),
-	}
+	SSH         types.Object   `tfsdk:"ssh"`
+	Path        types.String   `tfsdk:"path"`
+	Address     types.String   `tfsdk:"address"`
+	ServerName  types.String   `tfsdk:"server_name"`
+	DNSNames    []types.String `tfsdk:"dns_names"`
+	IPAddresses []types.String `tfsdk:"ip_addresses"`
+	NotBefore   types.String   `tfsdk:"not_before"`
+	NotAfter    types.String   `tfsdk:"not_after"`
+	Subject     types.String   `tfsdk:"subject"`
+	Issuer      types.String   `tfsdk:"issuer"`
+	Fingerprint types.String   `tfsdk:"sha256_fingerprint"`
+	PEM         types.String   `tfsdk:"certificate_pem"`
+	Source      types.String   `tfsdk:"source"`
+	CAPEM       types.String   `tfsdk:"ca_pem"`
 }
 
 func (d *apiserverCertificateDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -141,7 +87,7 @@ func (d *apiserverCertificateDataSource) Schema(_ context.Context, _ datasource.
 			"By default the handshake verifies nothing: it reads what is served (a certificate is public; nothing secret is " +
 			"read or sent). Set `ca_pem` to the cluster CA to accept only a certificate that CA signed for the address.",
 		Attributes: map[string]schema.Attribute{
-			"ssh": dataSourceConnectionAttribute(),
+			"ssh": dataSourceSSHAttribute(),
 			"path": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 				MarkdownDescription: "The certificate file on the node, PEM. Default `/etc/kubernetes/pki/apiserver.crt` (kubeadm's) " +
 					"when `ssh` is set and `address` is not."},
@@ -177,26 +123,11 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 	ctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
 	defer cancel()
 	var client *remote.Client
-	if m.SSH != nil {
-		var defaults *connectionSettings
-		if d.data != nil {
-			defaults = d.data.defaults
-		}
-		merged, err := mergeConnection(m.SSH.model(), defaults, "")
-		if err == nil && merged.cfg.TrustsOnFirstUse() {
-			err = errNoFirstUseForDataSources(merged.cfg)
-		}
-		if err == nil {
-			err = merged.cfg.Validate()
-		}
-		if err == nil && d.data == nil {
-			err = errors.New("the provider is not configured")
-		}
-		if err == nil {
-			client, err = d.data.pool.Get(ctx, merged.cfg)
-		}
-		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
+	if !m.SSH.IsNull() {
+		var diags diag.Diagnostics
+		client, diags = d.connect(ctx, m.SSH)
+		resp.Diagnostics.Append(diags...)
+		if diags.HasError() {
 			return
 		}
 	}
@@ -241,6 +172,37 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 	m.Fingerprint = types.StringValue(hex.EncodeToString(sum[:]))
 	m.PEM = types.StringValue(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// connect reaches the node of the data source's `ssh`, with the
+// provider's default_ssh applied and never trusting on first use.
+func (d *apiserverCertificateDataSource) connect(ctx context.Context, obj types.Object) (*remote.Client, diag.Diagnostics) {
+	c, diags := sshFrom(ctx, obj)
+	if diags.HasError() {
+		return nil, diags
+	}
+	var defaults *sshModel
+	if d.data != nil {
+		defaults = d.data.defaults
+	}
+	resolved, err := resolveSSH(c, defaults, "")
+	if err == nil && resolved.cfg.TrustsOnFirstUse() {
+		err = errNoFirstUseForDataSources(resolved.cfg)
+	}
+	if err == nil {
+		err = resolved.cfg.Validate()
+	}
+	if err == nil && d.data == nil {
+		err = errors.New("the provider is not configured")
+	}
+	var client *remote.Client
+	if err == nil {
+		client, err = d.data.pool.Get(ctx, resolved.cfg)
+	}
+	if err != nil {
+		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
+	}
+	return client, diags
 }
 
 // certificateFile reads the first certificate of a PEM file on the host.

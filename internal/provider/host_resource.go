@@ -27,7 +27,7 @@ import (
 
 // hostResource is the one lifecycle of every resource that keeps files
 // (or marked blocks) on a host: render at plan time from the rendering
-// inputs alone (the connection may still be unknown), deliver over SSH,
+// inputs alone (`ssh` may still be unknown), deliver over SSH,
 // observe drift by digest, remove what the configuration no longer has,
 // and clean the host on destroy. A resource embeds it with its model type
 // and declares only its schema and how the model renders to files.
@@ -101,7 +101,7 @@ const (
 func hostAttributes(ctx context.Context, idDescription, sha256Description string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"id":  schema.StringAttribute{Computed: true, MarkdownDescription: idDescription},
-		"ssh": resourceConnectionAttribute(),
+		"ssh": resourceSSHAttribute(),
 		"keep_on_destroy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "Leave the files on the host when the resource is destroyed. Default `false`."},
 		"sha256": schema.StringAttribute{Computed: true, MarkdownDescription: sha256Description},
@@ -135,23 +135,23 @@ func (r *hostResource[M, P]) Configure(_ context.Context, req resource.Configure
 }
 
 func (r *hostResource[M, P]) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{connectionValidator{}}
+	return []resource.ConfigValidator{sshValidator{}}
 }
 
-func (r *hostResource[M, P]) defaults() *connectionSettings {
+func (r *hostResource[M, P]) defaults() *sshModel {
 	if r.data == nil {
 		return nil
 	}
 	return r.data.defaults
 }
 
-// connection merges a resource's `ssh` with the provider's defaults.
-func (r *hostResource[M, P]) connection(ctx context.Context, h *hostFields, trusted types.String) (merged, diag.Diagnostics) {
-	conn, diags := connectionFrom(ctx, h.SSH)
+// sshOf is a resource's `ssh` with the provider's default_ssh applied.
+func (r *hostResource[M, P]) sshOf(ctx context.Context, h *hostFields, trusted types.String) (resolvedSSH, diag.Diagnostics) {
+	c, diags := sshFrom(ctx, h.SSH)
 	if diags.HasError() {
-		return merged{}, diags
+		return resolvedSSH{}, diags
 	}
-	m, err := mergeConnection(conn, r.defaults(), trusted.ValueString())
+	m, err := resolveSSH(c, r.defaults(), trusted.ValueString())
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
 	}
@@ -159,7 +159,7 @@ func (r *hostResource[M, P]) connection(ctx context.Context, h *hostFields, trus
 }
 
 // connect opens (or reuses) the pooled connection.
-func (r *hostResource[M, P]) connect(ctx context.Context, m merged) (*remote.Client, diag.Diagnostics) {
+func (r *hostResource[M, P]) connect(ctx context.Context, m resolvedSSH) (*remote.Client, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if len(m.unknown) > 0 {
 		diags.AddAttributeError(path.Root("ssh"), "Connection Not Known", "ssh."+strings.Join(m.unknown, ", ssh.")+
@@ -225,7 +225,7 @@ func addressOfID(id string) string {
 	return id[:i]
 }
 
-// renderInputsKnown says whether every attribute but the connection and
+// renderInputsKnown says whether every attribute but `ssh` and
 // the timeouts is known, which is all rendering needs.
 func renderInputsKnown(raw tftypes.Value) bool {
 	var attrs map[string]tftypes.Value
@@ -273,7 +273,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 		return
 	}
 
-	m, diags := r.connection(ctx, P(&config).fields(), prior.TrustedHostKey)
+	m, diags := r.sshOf(ctx, P(&config).fields(), prior.TrustedHostKey)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -322,7 +322,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 // that says what changed. When refresh could not look (write-only
 // credentials), the plan looks with the configuration's credentials and
 // leaves the value unknown if the host differs.
-func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateState, m merged, files []remote.Item, desired string, trusted types.String) (types.String, diag.Diagnostics) {
+func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateState, m resolvedSSH, files []remote.Item, desired string, trusted types.String) (types.String, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	raw, d := private.GetKey(ctx, privateDrift)
 	diags.Append(d...)
@@ -372,7 +372,7 @@ func trustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
 
 // observe reads the files' digests and says how the host differs, and
 // returns the client it read them over.
-func (r *hostResource[M, P]) observe(ctx context.Context, m merged, files []remote.Item) (observed types.String, drift []string, client *remote.Client, diags diag.Diagnostics) {
+func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, files []remote.Item) (observed types.String, drift []string, client *remote.Client, diags diag.Diagnostics) {
 	client, diags = r.connect(ctx, m)
 	if diags.HasError() {
 		return types.StringNull(), nil, nil, diags
@@ -439,7 +439,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		diags.Append(state.Set(ctx, &plan)...)
 		return
 	}
-	m, d := r.connection(ctx, P(&config).fields(), h.TrustedHostKey)
+	m, d := r.sshOf(ctx, P(&config).fields(), h.TrustedHostKey)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -541,7 +541,7 @@ func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client
 // one), running reload after the last undo when the failed file's reload
 // ran. It reports whether the host is back as it was; when it is not,
 // the error says what is left.
-func (r *hostResource[M, P]) rollBack(ctx context.Context, m merged, undo []*remote.EditedFile, reload string, diags *diag.Diagnostics) bool {
+func (r *hostResource[M, P]) rollBack(ctx context.Context, m resolvedSSH, undo []*remote.EditedFile, reload string, diags *diag.Diagnostics) bool {
 	client, d := r.connect(ctx, m)
 	if d.HasError() {
 		diags.AddError("Rolling Back Failed", "the files changed before the failure could not be put back: "+
@@ -624,20 +624,20 @@ func (r *hostResource[M, P]) importHost(ctx context.Context, id, example string,
 		diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not host:port:path, e.g. %s.", id, example))
 		return "", nil
 	}
-	ssh, d := types.ObjectValueFrom(ctx, attributeTypes(resourceConnectionAttribute()), connectionModel{connectionSettings: connectionSettings{
-		Host: types.StringValue(host), Port: types.Int64Value(int64(portNum))}})
+	ssh, d := types.ObjectValueFrom(ctx, attributeTypes(resourceSSHAttribute()), sshModel{
+		Host: types.StringValue(host), Port: types.Int64Value(int64(portNum))})
 	diags.Append(d...)
 	if diags.HasError() {
 		return "", nil
 	}
 	h.ID, h.KeepOnDestroy, h.SSH = types.StringValue(id), types.BoolValue(false), ssh
 	h.Timeouts.Object = types.ObjectNull(attributeTypes(hostAttributes(ctx, "", "")["timeouts"]))
-	merged, d := r.connection(ctx, h, types.StringNull())
+	resolved, d := r.sshOf(ctx, h, types.StringNull())
 	diags.Append(d...)
 	if diags.HasError() {
 		return "", nil
 	}
-	client, d = r.connect(ctx, merged)
+	client, d = r.connect(ctx, resolved)
 	diags.Append(d...)
 	return rest, client
 }
@@ -645,7 +645,7 @@ func (r *hostResource[M, P]) importHost(ctx context.Context, id, example string,
 // onHost reads a state for Read and Delete: what it delivered, and the
 // connection it was delivered over. ok is false when the state delivered
 // nothing (or on error).
-func (r *hostResource[M, P]) onHost(ctx context.Context, st tfsdk.State, state *M, diags *diag.Diagnostics) (out rendered, m merged, ok bool) {
+func (r *hostResource[M, P]) onHost(ctx context.Context, st tfsdk.State, state *M, diags *diag.Diagnostics) (out rendered, m resolvedSSH, ok bool) {
 	diags.Append(st.Get(ctx, state)...)
 	if diags.HasError() {
 		return out, m, false
@@ -656,7 +656,7 @@ func (r *hostResource[M, P]) onHost(ctx context.Context, st tfsdk.State, state *
 	if diags.HasError() || !delivered(out, h) {
 		return out, m, false
 	}
-	m, d = r.connection(ctx, h, h.TrustedHostKey)
+	m, d = r.sshOf(ctx, h, h.TrustedHostKey)
 	diags.Append(d...)
 	return out, m, !diags.HasError()
 }

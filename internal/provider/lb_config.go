@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
@@ -125,7 +124,7 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 		},
 		"backends": schema.ListNestedAttribute{
 			Required:            true,
-			MarkdownDescription: "The apiservers, usually `kha_cluster_endpoints.<name>.local_lb_backends`.",
+			MarkdownDescription: "The apiservers, usually `kha_cluster_endpoints.<name>.apiserver_backends`.",
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"name":    schema.StringAttribute{Required: true, MarkdownDescription: "Server name (the node name)."},
 				"address": schema.StringAttribute{Required: true, MarkdownDescription: "IP address, unbracketed."},
@@ -272,7 +271,7 @@ func lbDescription(k lbKind, extra string) string {
 	return "Renders a " + k.name + " apiserver load balancer and, with `ssh`, keeps it on a host: a node-local proxy on " +
 		"loopback in front of every apiserver (kubespray's localhost load balancer), or an external load balancer on a " +
 		"VIP. The usual case takes its inputs from `kha_cluster_endpoints`:\n\n" +
-		"```terraform\nlisten   = kha_cluster_endpoints.cluster.local_lb_listen\nbackends = kha_cluster_endpoints.cluster.local_lb_backends\n```\n\n" +
+		"```terraform\nlisten   = kha_cluster_endpoints.cluster.local_lb_listen\nbackends = kha_cluster_endpoints.cluster.apiserver_backends\n```\n\n" +
 		"`rendered`, `manifest` and `sha256` are known at plan time, also when the host's address is not (hosts created " +
 		"in the same run), so without `ssh` the resource only renders. With `ssh`, the files go through the same engine as " +
 		"`kha_file`: validated before they replace the previous ones, reloaded, restored on failure, and checked for drift " +
@@ -297,8 +296,9 @@ func importLB[M any, P hostModel[M]](ctx context.Context, r *hostResource[M, P],
 	})
 }
 
-// spec builds the renderer's input from the shared attributes.
-func (m *lbConfigModel) spec(k lbKind) lbconfig.Spec {
+// sharedSpec is the part of the renderer's input the attributes both
+// kinds have decide; each kind's spec adds its own.
+func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 	s := lbconfig.Spec{
 		Role:            lbconfig.Role(m.Role.ValueString()),
 		Balance:         m.Balance.ValueString(),
@@ -338,38 +338,32 @@ func (m *lbConfigModel) spec(k lbKind) lbconfig.Spec {
 	return s
 }
 
-// lbProblemPath maps the renderer's paths onto the schema: its listen
-// list is this schema's listen object.
-func lbProblemPath(p problem.Path) problem.Path {
-	if len(p) >= 2 && p[0] == "listen" {
-		if i, ok := p[1].(int); ok {
-			attr := "address"
-			if len(p) > 2 && p[2] == "port" {
-				attr = "port"
-			} else if i == 1 {
-				attr = "ipv6_address"
-			}
-			return problem.Path{"listen", attr}
-		}
-	}
-	return p
+// lbRenames address the renderer's findings to this schema: the
+// renderer's listen list is this schema's listen object, its first
+// address `address` and its second `ipv6_address`, with one `port`.
+var lbRenames = problem.Renames{
+	{From: problem.Root("listen").Index(0).At("port"), To: problem.Root("listen").At("port")},
+	{From: problem.Root("listen").Index(1).At("port"), To: problem.Root("listen").At("port")},
+	{From: problem.Root("listen").Index(0).At("address"), To: problem.Root("listen").At("address")},
+	{From: problem.Root("listen").Index(1).At("address"), To: problem.Root("listen").At("ipv6_address")},
+	{From: problem.Root("listen").Index(0), To: problem.Root("listen").At("address")},
+	{From: problem.Root("listen").Index(1), To: problem.Root("listen").At("ipv6_address")},
 }
 
-// validateLB reports a configuration's problems at validate time.
-func validateLB[M any](ctx context.Context, config tfsdk.Config, spec func(*M) lbconfig.Spec, diags *diag.Diagnostics) {
-	if !config.Raw.IsFullyKnown() {
-		return
-	}
-	var m M
-	diags.Append(config.Get(ctx, &m)...)
-	if !diags.HasError() {
-		appendProblems(diags, spec(&m).Validate().Rebase(lbProblemPath), true)
-	}
+// lbProblems are a spec's problems, addressed to this schema's
+// attributes.
+func lbProblems(s lbconfig.Spec) problem.Problems {
+	return s.Validate().Rebase(lbRenames.Apply)
+}
+
+// lbSpecProblems reads a load balancer model's problems for validateConfig.
+func lbSpecProblems[M any](spec func(*M) lbconfig.Spec) func(*M) problem.Problems {
+	return func(m *M) problem.Problems { return lbProblems(spec(m)) }
 }
 
 // render fills rendered and manifest and returns the files to deliver:
-// the config, then the manifest. render is the kind's renderer.
-func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
+// the config, then the manifest. renderer is the kind's.
+func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if out, ok := m.imported(); ok {
 		return out, diags
@@ -389,11 +383,11 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, render func(lbconfig.S
 	m.PreflightCommand = orDefault(m.PreflightCommand, k.preflightCommand)
 	m.ReloadCommand = orDefault(m.ReloadCommand, k.reloadCommand)
 	m.DestroyCommand = orDefault(m.DestroyCommand, k.destroyCommand)
-	if ps := s.Validate(); ps.HasErrors() {
-		appendProblems(&diags, ps.Rebase(lbProblemPath), true)
+	if ps := lbProblems(s); ps.HasErrors() {
+		appendProblems(&diags, ps, true)
 		return rendered{}, diags
 	}
-	text, err := render(s)
+	text, err := renderer(s)
 	if err != nil {
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
 		return rendered{}, diags

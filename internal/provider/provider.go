@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
@@ -31,11 +32,11 @@ type khaProvider struct {
 // providerData is what resources receive from Configure.
 type providerData struct {
 	pool     *remote.Pool
-	defaults *connectionSettings
+	defaults *sshModel
 }
 
 type providerModel struct {
-	DefaultConnection *connectionSettings `tfsdk:"default_ssh"`
+	DefaultSSH types.Object `tfsdk:"default_ssh"`
 }
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
@@ -57,7 +58,7 @@ func (p *khaProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			"and kubeadm settings at plan time, renders node-local and external load balancers, and applies their " +
 			"configuration to hosts over SSH.",
 		Attributes: map[string]schema.Attribute{
-			"default_ssh": providerConnectionAttribute(),
+			"default_ssh": providerSSHAttribute(),
 		},
 	}
 }
@@ -68,7 +69,15 @@ func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data := &providerData{pool: p.pool, defaults: m.DefaultConnection}
+	data := &providerData{pool: p.pool}
+	if !m.DefaultSSH.IsNull() {
+		defaults, diags := sshFrom(ctx, m.DefaultSSH)
+		resp.Diagnostics.Append(diags...)
+		if diags.HasError() {
+			return
+		}
+		data.defaults = &defaults
+	}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

@@ -277,20 +277,12 @@ func (m *etcdAccessModel) input() endpoints.EtcdInput {
 }
 
 func (r *etcdAccessResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	if !req.Config.Raw.IsFullyKnown() {
-		return
-	}
-	var m etcdAccessModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	_, problems := endpoints.ComputeEtcd(m.input())
-	appendProblems(&resp.Diagnostics, problems, true)
+	validateConfig(ctx, req, resp, func(m *etcdAccessModel) problem.Problems {
+		_, problems := endpoints.ComputeEtcd(m.input())
+		return problems
+	})
 }
 
-// files computes the access values and returns the files to deliver: the
-// proxy config (mode local_proxy), then the environment file.
 // ImportState takes host:port:<env_path>.
 func (r *etcdAccessResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	r.importRendered(ctx, req, resp, "10.0.0.11:22:/etc/kha/etcd-access.env", false, "", func(m *etcdAccessModel, p, _ string) {
@@ -303,6 +295,8 @@ func (r *etcdAccessResource) ImportState(ctx context.Context, req resource.Impor
 	})
 }
 
+// render computes the access values and returns the files to deliver:
+// the proxy config (mode local_proxy), then the environment file.
 func (m *etcdAccessModel) render(config *etcdAccessModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if config == nil && m.Members == nil { // imported: the environment file found, until the first apply
@@ -337,7 +331,7 @@ func (m *etcdAccessModel) render(config *etcdAccessModel) (rendered, diag.Diagno
 		}
 		spec := lbconfig.Spec{Name: "etcd", Listen: []lbconfig.ListenAddr{{Address: res.ProxyListen.Address, Port: res.ProxyListen.Port}},
 			Backends: res.ProxyBackends, HealthCheck: check}
-		appendProblems(&diags, spec.Validate().Rebase(etcdProxyPath), true)
+		appendProblems(&diags, spec.Validate().Rebase(etcdProxyRenames.Apply), true)
 		if diags.HasError() {
 			return rendered{}, diags
 		}
@@ -354,15 +348,10 @@ func (m *etcdAccessModel) render(config *etcdAccessModel) (rendered, diag.Diagno
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
 }
 
-// etcdProxyPath maps the renderer's health-check paths onto this schema.
-func etcdProxyPath(p problem.Path) problem.Path {
-	if len(p) == 2 && p[0] == "health_check" {
-		switch p[1] {
-		case "client_cert":
-			return problem.Root("proxy_client_cert")
-		case "ca_file":
-			return problem.Root("proxy_ca_file")
-		}
-	}
-	return p
+// etcdProxyRenames address the local proxy's findings to this schema:
+// its health check's credentials are the proxy_* attributes. The rest of
+// the proxy's spec is computed from attributes checked before it.
+var etcdProxyRenames = problem.Renames{
+	{From: problem.Root("health_check").At("client_cert"), To: problem.Root("proxy_client_cert")},
+	{From: problem.Root("health_check").At("ca_file"), To: problem.Root("proxy_ca_file")},
 }

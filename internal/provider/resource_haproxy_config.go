@@ -66,7 +66,7 @@ type healthCheckModel struct {
 const kubeadmCA = "/etc/kubernetes/pki/ca.crt"
 
 func (m *haproxyConfigModel) spec() lbconfig.Spec {
-	s := m.lbConfigModel.spec(haproxyKind)
+	s := m.lbConfigModel.sharedSpec(haproxyKind)
 	s.Runtime.StatsSocket = m.StatsSocket.ValueString()
 	s.Servers.SlowStart, _ = time.ParseDuration(m.SlowStart.ValueString())
 	s.Servers.MaxConn = int(m.ServerMaxConn.ValueInt64())
@@ -99,7 +99,7 @@ func (r *haproxyConfigResource) Metadata(_ context.Context, req resource.Metadat
 }
 
 func (r *haproxyConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	validateLB(ctx, req.Config, (*haproxyConfigModel).spec, &resp.Diagnostics)
+	validateConfig(ctx, req, resp, lbSpecProblems((*haproxyConfigModel).spec))
 }
 
 func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -108,7 +108,7 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"and marks a dead or hung one down in about a second with the defaults, closing its sessions so clients "+
 			"reconnect to a live apiserver. On a hardened cluster (kube-apiserver `--anonymous-auth=false`), use "+
 			"`health_check.type = \"https_client_cert\"` or `\"tcp\"`: an anonymous check gets 401 from every apiserver, "+
-			"so the plan fails when `backends` say so (`kha_cluster_endpoints.<name>.local_lb_backends` does).",
+			"so the plan fails when `backends` say so (`kha_cluster_endpoints.<name>.apiserver_backends` does).",
 		map[string]schema.Attribute{
 			"health_check": schema.SingleNestedAttribute{
 				Optional: true,

@@ -106,7 +106,7 @@ resource "kha_kube_vip" "cp1" {
 // mounted and how to switch it off; the plans that turn it on or off do
 // not. Terraform plans the fixtures in testdata/<test>/<step>.
 func TestKubeVIP_bootstrapLeftOnWarns(t *testing.T) {
-	recorder := &planDiagnostics{}
+	recorder := &planRecorder{}
 	step := func(warn bool) resource.TestStep {
 		return resource.TestStep{
 			ConfigDirectory: config.TestStepDirectory(),
@@ -142,15 +142,15 @@ func TestKubeVIP_bootstrapLeftOnWarns(t *testing.T) {
 	})
 }
 
-// planDiagnostics serves the provider and keeps the diagnostics of the
+// planRecorder serves the provider and keeps the diagnostics of the
 // plans Terraform asks it for: the testing framework shows only errors.
-type planDiagnostics struct {
+type planRecorder struct {
 	tfprotov6.ProviderServer
 	mu    sync.Mutex
 	diags []*tfprotov6.Diagnostic
 }
 
-func (p *planDiagnostics) factories() map[string]func() (tfprotov6.ProviderServer, error) {
+func (p *planRecorder) factories() map[string]func() (tfprotov6.ProviderServer, error) {
 	return map[string]func() (tfprotov6.ProviderServer, error){"kha": func() (tfprotov6.ProviderServer, error) {
 		server, err := testAccProviders["kha"]()
 		p.mu.Lock()
@@ -160,7 +160,7 @@ func (p *planDiagnostics) factories() map[string]func() (tfprotov6.ProviderServe
 	}}
 }
 
-func (p *planDiagnostics) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+func (p *planRecorder) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	resp, err := p.ProviderServer.PlanResourceChange(ctx, req)
 	if resp != nil {
 		p.mu.Lock()
@@ -170,9 +170,9 @@ func (p *planDiagnostics) PlanResourceChange(ctx context.Context, req *tfprotov6
 	return resp, err
 }
 
-func (p *planDiagnostics) reset() { p.take() }
+func (p *planRecorder) reset() { p.take() }
 
-func (p *planDiagnostics) take() []*tfprotov6.Diagnostic {
+func (p *planRecorder) take() []*tfprotov6.Diagnostic {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	d := p.diags

@@ -54,7 +54,7 @@ type nginxConfigModel struct {
 }
 
 func (m *nginxConfigModel) spec() lbconfig.Spec {
-	s := m.lbConfigModel.spec(nginxKind)
+	s := m.lbConfigModel.sharedSpec(nginxKind)
 	if !m.StreamModule.IsNull() {
 		s.Runtime.NginxStreamModule = m.StreamModule.ValueString()
 	}
@@ -81,7 +81,7 @@ func (r *nginxConfigResource) Metadata(_ context.Context, req resource.MetadataR
 }
 
 func (r *nginxConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	validateLB(ctx, req.Config, (*nginxConfigModel).spec, &resp.Diagnostics)
+	validateConfig(ctx, req, resp, lbSpecProblems((*nginxConfigModel).spec))
 }
 
 func (r *nginxConfigResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {

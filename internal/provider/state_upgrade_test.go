@@ -45,3 +45,38 @@ func TestUpgradeUnversionedState(t *testing.T) {
 		t.Fatalf("upgraded state: %v", value)
 	}
 }
+
+// A kha_cluster_endpoints state of version 1 (or 0) has local_lb_backends
+// only: the upgrade fills apiserver_backends with the same value, so the
+// first plan after it shows no change.
+func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
+	ctx := context.Background()
+	server := providerserver.NewProtocol6(New("test", "test")())()
+	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := schemas.ResourceSchemas["kha_cluster_endpoints"].Version; v != 2 {
+		t.Fatalf("kha_cluster_endpoints schema version %d, want 2", v)
+	}
+	prior := `{"id":"abc","control_plane_nodes":[{"name":"cp1","ip":"10.0.0.11"}],"apiserver_port":6443,
+"local_lb_backends":[{"name":"cp1","address":"10.0.0.11","port":6443,"anonymous_auth":true}]}`
+	for _, version := range []int64{0, 1} {
+		resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+			TypeName: "kha_cluster_endpoints", Version: version, RawState: &tfprotov6.RawState{JSON: []byte(prior)}})
+		if err != nil || len(resp.Diagnostics) > 0 {
+			t.Fatalf("upgrade from %d: %v %+v", version, err, resp.Diagnostics)
+		}
+		value, err := resp.UpgradedState.Unmarshal(schemas.ResourceSchemas["kha_cluster_endpoints"].ValueType())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var attrs map[string]tftypes.Value
+		if err := value.As(&attrs); err != nil {
+			t.Fatal(err)
+		}
+		if attrs["local_lb_backends"].IsNull() || !attrs["apiserver_backends"].Equal(attrs["local_lb_backends"]) {
+			t.Errorf("from version %d: apiserver_backends %v, local_lb_backends %v", version, attrs["apiserver_backends"], attrs["local_lb_backends"])
+		}
+	}
+}

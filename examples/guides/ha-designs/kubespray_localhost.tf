@@ -10,7 +10,7 @@ resource "kha_haproxy_config" "node_local" {
   for_each = toset(kha_cluster_endpoints.localhost.local_lb_nodes)
 
   listen           = kha_cluster_endpoints.localhost.local_lb_listen
-  backends         = kha_cluster_endpoints.localhost.local_lb_backends
+  backends         = kha_cluster_endpoints.localhost.apiserver_backends
   healthcheck_port = 8081
   delivery         = "static_pod"
   ssh              = { host = "10.0.0.2${trimprefix(each.key, "w")}" }

@@ -13,7 +13,7 @@ resource "kha_haproxy_config" "worker" {
   for_each = toset(kha_cluster_endpoints.cluster.local_lb_nodes)
 
   listen           = kha_cluster_endpoints.cluster.local_lb_listen
-  backends         = kha_cluster_endpoints.cluster.local_lb_backends
+  backends         = kha_cluster_endpoints.cluster.apiserver_backends
   healthcheck_port = 8081
   delivery         = "static_pod"
 
@@ -28,7 +28,7 @@ resource "kha_haproxy_config" "worker" {
 resource "kha_haproxy_config" "vip" {
   role     = "external"
   listen   = { address = "10.0.0.100", port = 8443 }
-  backends = kha_cluster_endpoints.cluster.local_lb_backends
+  backends = kha_cluster_endpoints.cluster.apiserver_backends
   # The CA is not on this host unless copied there (kha_file).
   health_check   = { ca_file = "/etc/haproxy/kubernetes-ca.crt" }
   client_timeout = "1h"

@@ -12,7 +12,7 @@ resource "kha_nginx_config" "worker" {
   for_each = toset(kha_cluster_endpoints.cluster.local_lb_nodes)
 
   listen   = kha_cluster_endpoints.cluster.local_lb_listen
-  backends = kha_cluster_endpoints.cluster.local_lb_backends
+  backends = kha_cluster_endpoints.cluster.apiserver_backends
   ssh      = { host = [for n in kha_cluster_endpoints.cluster.worker_nodes : n.ip if n.name == each.key][0] }
 }
 

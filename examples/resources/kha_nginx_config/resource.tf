@@ -9,7 +9,7 @@ resource "kha_cluster_endpoints" "cluster" {
 # Render only: no `ssh`, the config is known at plan time for cloud-init.
 resource "kha_nginx_config" "worker" {
   listen   = kha_cluster_endpoints.cluster.local_lb_listen
-  backends = kha_cluster_endpoints.cluster.local_lb_backends
+  backends = kha_cluster_endpoints.cluster.apiserver_backends
 }
 
 output "nginx_conf" {
