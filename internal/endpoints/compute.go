@@ -90,7 +90,7 @@ func (c *cluster) result() Result {
 			r.LocalLBFallback = &Backend{Name: "external_lb", Address: c.lbHost(), Port: c.external.Port}
 		}
 	}
-	r.KubeadmDiscoveryAddress = c.discoveryAddress(r)
+	r.KubeadmDiscoveryAddress = c.discoveryAddress()
 	r.KubeProxyServer = c.kubeProxyServer(r)
 	r.CertSANs = c.certSANs(r)
 	r.HostsEntries = c.hostsEntries()
@@ -102,7 +102,7 @@ func (c *cluster) result() Result {
 // node, which runs before anything joins. kubespray derives it from the
 // joining node's own endpoint, which sends a control-plane node with a
 // specific bind address to its own apiserver, not running yet; kha does not.
-func (c *cluster) discoveryAddress(r Result) string {
+func (c *cluster) discoveryAddress() string {
 	if c.mode == ModeExternalLB {
 		return HostPort(c.lbHost(), c.external.Port)
 	}

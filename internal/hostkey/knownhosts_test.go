@@ -197,8 +197,8 @@ func TestKnownHostsLinesForOneHost(t *testing.T) {
 	}
 	for name, want := range map[string]bool{"plain": true, "other-port": false, "hashed": true, "pattern": true, "revoked": true,
 		"ca": true, "listed": true, "elsewhere": false} {
-		key := string(k[name].Signer.PublicKey().Marshal())
-		if got := read[key] || kh.revoked[key]; got != want {
+		key := k[name].Signer.PublicKey().Marshal()
+		if got := read[string(key)] || kh.revoked[string(key)]; got != want {
 			t.Errorf("the %s key's line read: %v, want %v", name, got, want)
 		}
 	}

@@ -198,10 +198,10 @@ func (e *endpoint) ask(ctx context.Context) error {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-	switch {
-	case resp.StatusCode == http.StatusOK:
+	switch resp.StatusCode {
+	case http.StatusOK:
 		return nil
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+	case http.StatusUnauthorized, http.StatusForbidden:
 		return fmt.Errorf("the apiserver refused the kubeconfig's credentials (HTTP %d)", resp.StatusCode)
 	}
 	err = fmt.Errorf("GET /readyz answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))

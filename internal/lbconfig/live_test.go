@@ -275,7 +275,7 @@ func TestLiveHAProxyReloadKeepsConnections(t *testing.T) {
 	lb.waitState(t, "cp2", "2")
 	client := lbClient(t, 30*time.Second)
 
-	resp, err := client.Get(lb.url + "/stream?lines=20")
+	resp, err := client.Get(lb.url + "/stream?lines=20") //nolint:bodyclose // closed below, after the stream is read
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package lbconfig
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net/netip"
@@ -435,7 +436,7 @@ func TestValidate(t *testing.T) {
 			tc.mutate(&s)
 			for _, p := range s.Validate() {
 				if p.Path.String() == tc.path && strings.Contains(p.Detail, tc.substr) {
-					if _, err := RenderHAProxy(s); err != ErrInvalid {
+					if _, err := RenderHAProxy(s); !errors.Is(err, ErrInvalid) {
 						t.Errorf("rendering an invalid spec: %v", err)
 					}
 					return
@@ -481,7 +482,7 @@ func FuzzRenderAgainstRealBinaries(f *testing.F) {
 			s.HealthCheck.CAFile = goldenCA
 		}
 		if s.Validate().HasErrors() {
-			if _, err := RenderHAProxy(s); err != ErrInvalid {
+			if _, err := RenderHAProxy(s); !errors.Is(err, ErrInvalid) {
 				t.Fatalf("an invalid spec rendered: %v", err)
 			}
 			return

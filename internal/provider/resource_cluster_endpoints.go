@@ -196,21 +196,21 @@ func (r *clusterEndpointsResource) apply(ctx context.Context, plan tfsdk.Plan, s
 // thousands of nodes that conversion was a large share of a plan.
 func (m *clusterEndpointsModel) withComputed(ctx context.Context, inputs tftypes.Value) (tftypes.Value, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	fail := func(err error) (tftypes.Value, diag.Diagnostics) {
+	fail := func(err error) diag.Diagnostics {
 		diags.AddError("Internal Error", "writing the computed values failed: "+err.Error()+". This is always a bug in the provider.")
-		return tftypes.Value{}, diags
+		return diags
 	}
 	var attrs map[string]tftypes.Value
 	if err := inputs.As(&attrs); err != nil {
-		return fail(err)
+		return tftypes.Value{}, fail(err)
 	}
 	for name, v := range problem.Sorted(m.computedValues()) {
 		tv, err := v.ToTerraformValue(ctx)
 		if err != nil {
-			return fail(fmt.Errorf("%s: %w", name, err))
+			return tftypes.Value{}, fail(fmt.Errorf("%s: %w", name, err))
 		}
 		if old, ok := attrs[name]; !ok || !old.Type().Equal(tv.Type()) {
-			return fail(fmt.Errorf("%s: the schema has no attribute of type %s by that name", name, tv.Type()))
+			return tftypes.Value{}, fail(fmt.Errorf("%s: the schema has no attribute of type %s by that name", name, tv.Type()))
 		}
 		attrs[name] = tv
 	}

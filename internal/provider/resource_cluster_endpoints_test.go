@@ -23,8 +23,8 @@ const endpointsAddr = "kha_cluster_endpoints.test"
 // node-local HAProxy.
 var localLBFixture = config.StaticDirectory("testdata/TestClusterEndpoints_knownAtPlanAndUpdatedInPlace/1")
 
-func knownString(addr, attr, want string) plancheck.PlanCheck {
-	return plancheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.StringExact(want))
+func knownString(attr, want string) plancheck.PlanCheck {
+	return plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New(attr), knownvalue.StringExact(want))
 }
 
 func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
@@ -35,11 +35,11 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 				ConfigDirectory: config.TestStepDirectory(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(endpointsAddr, plancheck.ResourceActionCreate),
-					knownString(endpointsAddr, "mode", "local_lb"),
-					knownString(endpointsAddr, "lb_domain_name", "localhost"),
-					knownString(endpointsAddr, "kubeadm_control_plane_endpoint", "10.0.0.11:6443"),
-					knownString(endpointsAddr, "kubeconfig_server", "https://10.0.0.11:6443"),
-					knownString(endpointsAddr, "local_lb_type", "haproxy"),
+					knownString("mode", "local_lb"),
+					knownString("lb_domain_name", "localhost"),
+					knownString("kubeadm_control_plane_endpoint", "10.0.0.11:6443"),
+					knownString("kubeconfig_server", "https://10.0.0.11:6443"),
+					knownString("local_lb_type", "haproxy"),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("endpoints"), knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"control_plane": knownvalue.StringExact("https://127.0.0.1:6443"),
 						"worker":        knownvalue.StringExact("https://localhost:16443"),
@@ -73,8 +73,8 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_nodes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("w1")})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListSizeExact(0)),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("id"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{32}$`))),
-					knownString(endpointsAddr, "kubeadm_discovery_address", "10.0.0.11:6443"),
-					knownString(endpointsAddr, "kube_proxy_server", "https://127.0.0.1:16443"),
+					knownString("kubeadm_discovery_address", "10.0.0.11:6443"),
+					knownString("kube_proxy_server", "https://127.0.0.1:16443"),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("kubeadm_cluster_configuration"), knownvalue.StringRegexp(regexp.MustCompile(
 						`(?s)kind: ClusterConfiguration\ncontrolPlaneEndpoint: 10\.0\.0\.11:6443\n.*certSANs:\n`))),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("metallb_manifests"), knownvalue.Null()),
@@ -90,9 +90,9 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 				ConfigDirectory: config.TestStepDirectory(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(endpointsAddr, plancheck.ResourceActionUpdate),
-					knownString(endpointsAddr, "mode", "external_lb"),
-					knownString(endpointsAddr, "kubeadm_control_plane_endpoint", "lb-apiserver.kubernetes.local:8383"),
-					knownString(endpointsAddr, "kubeconfig_server", "https://10.0.0.100:8383"),
+					knownString("mode", "external_lb"),
+					knownString("kubeadm_control_plane_endpoint", "lb-apiserver.kubernetes.local:8383"),
+					knownString("kubeconfig_server", "https://10.0.0.100:8383"),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_listen"), knownvalue.Null()),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_type"), knownvalue.Null()),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListExact([]knownvalue.Check{
@@ -180,9 +180,9 @@ func TestClusterEndpoints_epiphanyKubePrismAndMetalLB(t *testing.T) {
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.TestNameDirectory(),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				knownString(endpointsAddr, "mode", "local_lb_every_node"),
-				knownString(endpointsAddr, "kubeadm_control_plane_endpoint", "localhost:3446"),
-				knownString(endpointsAddr, "kubeconfig_server", "https://192.168.56.42:443"),
+				knownString("mode", "local_lb_every_node"),
+				knownString("kubeadm_control_plane_endpoint", "localhost:3446"),
+				knownString("kubeconfig_server", "https://192.168.56.42:443"),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("endpoints").AtMapKey("external"), knownvalue.StringExact("https://api.example.com:443")),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
 					"cp1": knownvalue.StringExact("https://localhost:3446"),

@@ -53,6 +53,8 @@ func (m *fileModel) fields() *hostFields { return &m.hostFields }
 
 // render is the one file. The write-only content is known only while
 // planning and applying; a state carries its digest instead.
+//
+//nolint:unparam // the hostModel interface's signature: other models report findings
 func (m *fileModel) render(config *fileModel) (rendered, diag.Diagnostics) {
 	mode, _ := strconv.ParseUint(m.Mode.ValueString(), 8, 32)
 	f := remote.File{

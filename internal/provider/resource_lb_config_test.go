@@ -238,7 +238,7 @@ func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
 				// A long response is in flight while apply drops cp3 and reloads.
 				PreConfig: func() {
 					stream = make(chan []string, 1)
-					resp, err := h.client.Get(h.url() + "/stream?lines=30")
+					resp, err := h.client.Get(h.url() + "/stream?lines=30") //nolint:bodyclose // the reader below closes it
 					if err != nil {
 						t.Fatal(err)
 					}

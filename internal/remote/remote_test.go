@@ -569,7 +569,9 @@ func TestAuthenticationMethods(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keyring.Add(agent.AddedKey{PrivateKey: priv, Comment: comment})
+			if err := keyring.Add(agent.AddedKey{PrivateKey: priv, Comment: comment}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		sock := filepath.Join(t.TempDir(), "agent.sock")
 		l, err := net.Listen("unix", sock)
@@ -583,7 +585,7 @@ func TestAuthenticationMethods(t *testing.T) {
 				if err != nil {
 					return
 				}
-				go agent.ServeAgent(keyring, conn)
+				go func() { _ = agent.ServeAgent(keyring, conn) }() // ends with the connection
 			}
 		}()
 		t.Setenv("SSH_AUTH_SOCK", sock)
@@ -1040,7 +1042,7 @@ func TestVerifyAfterReload(t *testing.T) {
 			if err != nil {
 				return
 			}
-			conn.Write([]byte("hello\n"))
+			_, _ = conn.Write([]byte("hello\n")) // a client that left reads nothing
 			conn.Close()
 		}
 	}()

@@ -273,7 +273,7 @@ func (s *Server) Stop() {
 	}
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", s.pid))
 	syscall.Kill(-s.pid, syscall.SIGKILL)
-	<-s.exited
+	<-s.exited //nolint:errcheck // killed: how it exited says nothing
 	s.cmd = nil
 	if err != nil {
 		return
@@ -471,7 +471,7 @@ Subsystem sftp internal-sftp
 		time.Sleep(10 * time.Millisecond)
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-exited
+	<-exited //nolint:errcheck // killed: how it exited says nothing
 	return fmt.Errorf("sshd did not answer on %s: %s", s.Address(), s.Log())
 }
 
