@@ -367,7 +367,7 @@ if (cd "$work" && "$tf" plan -no-color -input=false) > "$T/plan-h6.log" 2>&1; th
 plan_h6=$(tr -s ' \n' ' ' < "$T/plan-h6.log") # Terraform wraps diagnostics
 echo "$plan_h6" | grep -q 'Endpoint would fail TLS verification' && echo "$plan_h6" | grep -q 'host 10.77.0.16 is not in' \
   || { cat "$T/plan-h6.log"; fail "the plan failed, but not for h6's missing SAN"; }
-echo "  the plan refused h6: $(echo "$plan_h6" | grep -o 'local_lb_backends h6 [^ ]*: host 10.77.0.16 is not in existing_cert_sans.ip_addresses' | head -1)"
+echo "  the plan refused h6: $(echo "$plan_h6" | grep -o 'apiserver_backends h6 [^ ]*: host 10.77.0.16 is not in existing_cert_sans.ip_addresses' | head -1)"
 log "re-issue the apiserver certificate with the SANs of the planned cluster; the apiservers reload it"
 vars every_node 4 false
 tf plan -out=tfplan-h6
