@@ -460,24 +460,14 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		return
 	}
 	h.ID = types.StringValue(hostID(m.cfg, out.files))
-	for i, f := range out.files {
-		if err := client.Put(ctx, f); err != nil {
-			diags.AddError("Applying File Failed", err.Error())
-			reload := ""
-			if remote.ReloadedAfterSwap(err) {
-				reload = f.Reload()
-			}
-			if i > 0 && len(out.rollback) > 0 && r.rollBack(ctx, m, out.rollback[:i], reload, diags) {
-				return // the host is as it was
-			}
-			if priorState == nil && i > 0 {
-				// Earlier files are on the host: keep a (tainted) state so
-				// that the next apply replaces the resource and cleans up.
-				h.RemoteSHA256 = types.StringNull()
-				diags.Append(state.Set(ctx, &plan)...)
-			}
-			return
+	if failed, put := r.putAll(ctx, client, m, out, diags); failed {
+		if priorState == nil && put > 0 {
+			// Earlier files are on the host: keep a (tainted) state so
+			// that the next apply replaces the resource and cleans up.
+			h.RemoteSHA256 = types.StringNull()
+			diags.Append(state.Set(ctx, &plan)...)
 		}
+		return
 	}
 	if priorState != nil {
 		var prior M
@@ -493,6 +483,29 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	diags.Append(state.Set(ctx, &plan)...)
 	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	diags.Append(setDrift(ctx, private, nil)...)
+}
+
+// putAll puts out's files on the host in order. After a failure it puts
+// back what the files before the failed one changed, where the model
+// says how (rollback), and reports how many files the host keeps of this
+// apply: 0 when it is as it was.
+func (r *hostResource[M, P]) putAll(ctx context.Context, client *remote.Client, m resolvedSSH, out rendered, diags *diag.Diagnostics) (failed bool, kept int) {
+	for i, f := range out.files {
+		err := client.Put(ctx, f)
+		if err == nil {
+			continue
+		}
+		diags.AddError("Applying File Failed", err.Error())
+		reload := ""
+		if remote.ReloadedAfterSwap(err) {
+			reload = f.Reload()
+		}
+		if i > 0 && len(out.rollback) > 0 && r.rollBack(ctx, m, out.rollback[:i], reload, diags) {
+			return true, 0
+		}
+		return true, i
+	}
+	return false, len(out.files)
 }
 
 // hostGoneHint is the way out that a destroy which cannot reach its host
