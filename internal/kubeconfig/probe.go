@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/kha/terraform-provider-kha/internal/buildinfo"
 )
 
 // Reader reads a file a kubeconfig refers to (a CA, a client certificate)
@@ -108,7 +110,7 @@ func (c *Config) probe(ctx context.Context, nc NamedCluster, read Reader, dial D
 			return errors.New("its certificate authority has no PEM certificate")
 		}
 	}
-	header := http.Header{}
+	header := http.Header{"User-Agent": {buildinfo.UserAgent()}}
 	if user, ok := c.UserFor(nc.Name); ok {
 		if user.UsesPlugin() {
 			return errors.New("its user's credentials come from an exec or auth-provider plugin, which kha does not run; " +
