@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# tf-env.sh: print the environment for acceptance tests and the demo as
-# `export` lines (use: eval "$(scripts/tf-env.sh)"). It never lets the
+# tf-env.sh [terraform|opentofu]: print the environment for acceptance tests
+# and the demo as `export` lines (use: eval "$(scripts/tf-env.sh)"), for the
+# CLI terraform-cli.sh picks with the same argument. It never lets the
 # testing framework download a CLI and isolates it from user CLI configs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cli=$("$here/terraform-cli.sh")
+cli=$("$here/terraform-cli.sh" "$@")
 echo "export TF_ACC_TERRAFORM_PATH='$cli'"
 echo "export TF_CLI_CONFIG_FILE=/dev/null"
 echo "export CHECKPOINT_DISABLE=1"
@@ -22,4 +23,6 @@ if "$cli" version 2>/dev/null | grep -q OpenTofu; then
   rm -rf "$d"
   [ -n "$host" ] || { echo "tf-env.sh: $cli did not say which registry host it resolves kha/kha under" >&2; exit 1; }
   echo "export TF_ACC_PROVIDER_HOST='$host'"
+else
+  echo "unset TF_ACC_PROVIDER_HOST"
 fi
