@@ -28,6 +28,10 @@ start=$(date +%s)
 # The snapshot carries the release's version, not a pre-release one, so
 # `version = "~> 0.1"` selects it as it will select the release.
 KHA_VERSION=$version "$goreleaser" release --snapshot --clean >&2
+# A release uploads the manifest under this name (.goreleaser.yml's
+# release.extra_files); a snapshot publishes nothing, so it is put beside
+# the zips here, as the registry will see it.
+cp terraform-registry-manifest.json "dist/terraform-provider-kha_${version}_manifest.json"
 gpg --batch --armor --export "$GPG_FINGERPRINT" > dist/signing-key.asc
 echo "release-snapshot.sh: built $version in $(( $(date +%s) - start ))s:" >&2
 (cd dist && ls -1 -- *.zip *SHA256SUMS* *manifest.json signing-key.asc) >&2

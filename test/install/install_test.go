@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -124,6 +125,20 @@ func (w *workspace) run(args ...string) string {
 	return string(out)
 }
 
+// lockHashes are the hashes .terraform.lock.hcl records for kha/kha.
+func (w *workspace) lockHashes() map[string][]string {
+	w.t.Helper()
+	lock, err := os.ReadFile(filepath.Join(w.dir, ".terraform.lock.hcl"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	hashes, err := LockHashes(lock, registryHost()+"/kha/kha")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return hashes
+}
+
 // initAndPlan runs init and a plan of the quickstart, checks that the CLI
 // selected the release's version and that the provider says so in its log,
 // and returns init's output and the lock file's hashes.
@@ -135,10 +150,7 @@ func (w *workspace) initAndPlan(version string) (string, map[string][]string) {
 		w.t.Fatal(err)
 	}
 	address := registryHost() + "/kha/kha"
-	hashes, err := LockHashes(lock, address)
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	hashes := w.lockHashes()
 	if !strings.Contains(string(lock), fmt.Sprintf("version     = %q", version)) ||
 		!strings.Contains(string(lock), `constraints = "~> 0.1"`) {
 		w.t.Errorf("the lock file does not select %s under ~> 0.1:\n%s", version, lock)
@@ -165,33 +177,6 @@ func (w *workspace) initAndPlan(version string) (string, map[string][]string) {
 		}
 	}
 	return initOut, hashes
-}
-
-// mirrorServer serves the release by the network mirror protocol over
-// HTTPS on loopback; the returned environment makes the CLI trust its
-// certificate (both CLIs are Go programs: SSL_CERT_FILE replaces the
-// system's roots).
-func mirrorServer(t *testing.T, r *Release) (url string, env []string, seen func() []string, stop func()) {
-	t.Helper()
-	var mu sync.Mutex
-	hosts := map[string]bool{}
-	srv := httptest.NewUnstartedServer(MirrorHandler(r, "kha", "kha", func(s string) { mu.Lock(); hosts[s] = true; mu.Unlock() }))
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	certFile := filepath.Join(t.TempDir(), "mirror-ca.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return srv.URL + "/", []string{"SSL_CERT_FILE=" + certFile}, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		var out []string
-		for h := range hosts {
-			out = append(out, h)
-		}
-		sort.Strings(out)
-		return out
-	}, srv.Close
 }
 
 func sortedCopy(s []string) []string {
@@ -282,34 +267,70 @@ func TestRelease_artifacts(t *testing.T) {
 	t.Logf("release %s: %d zips, %s, %s; gpg --verify: %s", r.Version, len(r.Zips), r.SumsFile(), r.SignatureFile(), strings.TrimSpace(out))
 }
 
-// terraform init through a provider network mirror serving the release:
-// the lock file's zh: hashes are SHA256SUMS' for every platform, its h1:
-// hash is this platform's zip, and the quickstart plans.
+// terraform init through a provider network mirror serving the release
+// (as an organization's mirror would): the CLI checks the zip against the
+// mirror's zh: hash (SHA256SUMS') and locks the h1: hash of what it
+// unpacked (OpenTofu the zh: hash too); terraform providers lock through
+// the same mirror adds the other platforms' hashes, each that of the zip
+// SHA256SUMS names.
 func TestInstall_networkMirror(t *testing.T) {
 	tf, r := cliPath(t), openRelease(t)
-	url, env, seen, _ := mirrorServer(t, r)
+	url, env, seen := serve(t, MirrorHandler(r, "kha", "kha", nil))
 	w := newWorkspace(t, tf, t.TempDir(),
 		fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", url), env...)
-	_, hashes := w.initAndPlan(r.Version)
-	checkLockHashes(t, r, hashes, mapKeys(r.Zips))
-	if got, want := seen(), []string{registryHost() + "/kha/kha"}; !slices.Equal(got, want) {
-		t.Errorf("the mirror was asked for %v, want %v", got, want)
+	initOut, hashes := w.initAndPlan(r.Version)
+	if !strings.Contains(initOut, "Installed kha/kha v"+r.Version+" (verified checksum)") {
+		t.Errorf("init did not verify the checksum:\n%s", initOut)
+	}
+	checkLockHashes(t, r, hashes, mirrorZH(r, localPlatform()), []string{localPlatform()})
+
+	platforms := []string{localPlatform(), "darwin_arm64", "windows_amd64"}
+	args := []string{"providers", "lock", "-net-mirror=" + url}
+	for _, p := range platforms {
+		args = append(args, "-platform="+p)
+	}
+	t.Logf("%s providers lock:\n%s", filepath.Base(tf), w.run(args...))
+	checkLockHashes(t, r, w.lockHashes(), mirrorZH(r, platforms...), platforms)
+	if got := seen(); !slices.Contains(got, registryHost()+"/kha/kha") {
+		t.Errorf("the mirror was asked for %v, want %s/kha/kha", got, registryHost())
 	}
 }
 
-// terraform providers mirror copies the release into a filesystem mirror;
-// with the network mirror gone, init installs from the directory alone.
-func TestInstall_filesystemMirror(t *testing.T) {
+// terraform init from a registry, by the registry protocol the public
+// registry speaks (the CLI's discovery of its registry host pointed at a
+// loopback server): the CLI takes the protocol versions from the release's
+// manifest, verifies SHA256SUMS' signature with the release's key and the
+// zip against SHA256SUMS, and locks SHA256SUMS' zh: hash of every
+// platform. terraform providers mirror then copies the release into a
+// filesystem mirror, from which init installs with the registry gone.
+func TestInstall_registryAndFilesystemMirror(t *testing.T) {
 	tf, r := cliPath(t), openRelease(t)
-	url, env, _, stop := mirrorServer(t, r)
-	networkRC := fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", url)
+	key := signingKey(t, r)
+	h, err := RegistryHandler(r, "kha", "kha", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, env, _ := serve(t, h)
+	registryRC := fmt.Sprintf("host %q {\n  services = {\n    \"providers.v1\" = %q\n  }\n}\n", registryHost(), url+"v1/providers/")
+	w := newWorkspace(t, tf, t.TempDir(), registryRC, env...)
+	initOut, hashes := w.initAndPlan(r.Version)
+	if !strings.Contains(initOut, "key ID "+key.KeyID) {
+		t.Errorf("init did not check the signature of key %s:\n%s", key.KeyID, initOut)
+	}
+	// Terraform locks every hash of the signed SHA256SUMS (the manifest's
+	// too); the zips' are among them.
+	var signed []string
+	for _, sum := range r.Sums {
+		signed = append(signed, "zh:"+sum)
+	}
+	checkLockHashes(t, r, hashes, signed, []string{localPlatform()})
+
 	mirror := t.TempDir()
 	platforms := []string{localPlatform(), "darwin_arm64", "windows_amd64"}
 	args := []string{"providers", "mirror"}
 	for _, p := range platforms {
 		args = append(args, "-platform="+p)
 	}
-	w := newWorkspace(t, tf, t.TempDir(), networkRC, env...)
 	t.Logf("%s providers mirror:\n%s", filepath.Base(tf), w.run(append(args, mirror)...))
 	for _, p := range platforms {
 		zip := filepath.Join(mirror, registryHost(), "kha", "kha", r.Zips[p])
@@ -317,40 +338,98 @@ func TestInstall_filesystemMirror(t *testing.T) {
 			t.Errorf("%s: sha256 %s, SHA256SUMS has %s (%v)", zip, h, r.ZipHash(p), err)
 		}
 	}
-	stop()
 
 	w = newWorkspace(t, tf, t.TempDir(), fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror))
-	_, hashes := w.initAndPlan(r.Version)
-	checkLockHashes(t, r, hashes, platforms)
+	_, hashes = w.initAndPlan(r.Version)
+	checkLockHashes(t, r, hashes, nil, []string{localPlatform()})
 }
 
-// checkLockHashes: the lock's zh: hashes are SHA256SUMS' for exactly the
-// platforms the source offered, and its h1: hashes include this
-// platform's zip's.
-func checkLockHashes(t *testing.T, r *Release, hashes map[string][]string, platforms []string) {
+// serve starts an HTTPS server on loopback; the returned environment makes
+// the CLI trust its certificate (both CLIs are Go programs: SSL_CERT_FILE
+// replaces the system's roots). seen lists what a MirrorHandler was asked.
+func serve(t *testing.T, h http.Handler) (url string, env []string, seen func() []string) {
 	t.Helper()
-	var want []string
-	for _, p := range platforms {
-		want = append(want, r.ZipHash(p))
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")
+		if len(parts) > 3 {
+			paths = append(paths, strings.Join(parts[:3], "/"))
+		}
+		mu.Unlock()
+		h.ServeHTTP(w, req)
+	}))
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	certFile := filepath.Join(t.TempDir(), "loopback-ca.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if got := sortedCopy(hashes["zh"]); !slices.Equal(got, sortedCopy(want)) {
-		t.Errorf("lock zh: hashes %v, want SHA256SUMS' %v", got, sortedCopy(want))
+	return srv.URL + "/", []string{"SSL_CERT_FILE=" + certFile}, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(paths)
 	}
-	h1, err := dirhash.HashZip(filepath.Join(r.Dir, r.Zips[localPlatform()]), dirhash.Hash1)
+}
+
+// signingKey is the release's public key (dist/signing-key.asc) with its
+// long key ID, as a registry lists it.
+func signingKey(t *testing.T, r *Release) SigningKey {
+	t.Helper()
+	armor, err := os.ReadFile(filepath.Join(r.Dir, "signing-key.asc"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(hashes["h1"], h1) {
-		t.Errorf("lock h1: hashes %v lack this platform's zip's %s", hashes["h1"], h1)
+	out, err := exec.Command("gpg", "--batch", "--homedir", t.TempDir(), "--with-colons", "--import-options", "show-only",
+		"--import", filepath.Join(r.Dir, "signing-key.asc")).Output()
+	if err != nil {
+		t.Fatalf("gpg --import-options show-only: %v", err)
 	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Split(line, ":"); len(f) > 4 && f[0] == "pub" {
+			return SigningKey{KeyID: f[4], ASCIIArmor: string(armor)}
+		}
+	}
+	t.Fatalf("no public key in signing-key.asc:\n%s", out)
+	return SigningKey{}
 }
 
-func mapKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// mirrorZH is what a CLI locks as zh: hashes from a network mirror: Terraform
+// none (only the h1: hashes it computes), OpenTofu the mirror's, which are
+// SHA256SUMS'.
+func mirrorZH(r *Release, platforms ...string) []string {
+	if registryHost() == "registry.terraform.io" {
+		return nil
+	}
+	var out []string
+	for _, p := range platforms {
+		out = append(out, r.ZipHash(p))
 	}
 	return out
+}
+
+// checkLockHashes: the lock's zh: hashes are exactly zh, and its h1:
+// hashes include those of the zips of the h1 platforms (Terraform's h1: is
+// dirhash.Hash1 of a zip's contents), each zip as SHA256SUMS has it.
+func checkLockHashes(t *testing.T, r *Release, hashes map[string][]string, zh, h1 []string) {
+	t.Helper()
+	if got := sortedCopy(hashes["zh"]); !slices.Equal(got, sortedCopy(zh)) {
+		t.Errorf("lock zh: hashes %v, want SHA256SUMS' %v", got, sortedCopy(zh))
+	}
+	for _, p := range h1 {
+		zip := filepath.Join(r.Dir, r.Zips[p])
+		if sum, err := FileSHA256(zip); err != nil || "zh:"+sum != r.ZipHash(p) {
+			t.Fatalf("%s does not match SHA256SUMS (%v)", zip, err)
+		}
+		h, err := dirhash.HashZip(zip, dirhash.Hash1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(hashes["h1"], h) {
+			t.Errorf("lock h1: hashes %v lack %s's %s", hashes["h1"], p, h)
+		}
+	}
 }
 
 // make install, then terraform init with no CLI configuration at all, as

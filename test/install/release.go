@@ -220,3 +220,76 @@ func LockHashes(lock []byte, address string) (map[string][]string, error) {
 	}
 	return out, nil
 }
+
+// SigningKey is the public key a registry gives for a release's signature.
+type SigningKey struct {
+	KeyID      string `json:"key_id"`
+	ASCIIArmor string `json:"ascii_armor"`
+}
+
+// RegistryHandler serves a release by the provider registry protocol
+// (service providers.v1, based at /v1/providers/), as the public registry
+// does: the versions with the protocols of the release's manifest, and per
+// platform the zip, SHA256SUMS, its signature and the signing key, which
+// the CLI verifies before it installs anything.
+//
+//	GET /v1/providers/<namespace>/<type>/versions
+//	GET /v1/providers/<namespace>/<type>/<version>/download/<os>/<arch>
+//	GET /files/<name>   a zip, SHA256SUMS or its signature
+func RegistryHandler(r *Release, namespace, typ string, key SigningKey) (http.Handler, error) {
+	manifest, err := os.ReadFile(filepath.Join(r.Dir, r.ManifestFile()))
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		Metadata struct {
+			ProtocolVersions []string `json:"protocol_versions"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.ManifestFile(), err)
+	}
+	protocols := m.Metadata.ProtocolVersions
+	files := append(mapValues(r.Zips), r.SumsFile(), r.SignatureFile())
+	prefix := "/v1/providers/" + namespace + "/" + typ + "/"
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		p := path.Clean(req.URL.Path)
+		base := "https://" + req.Host + "/files/"
+		switch {
+		case p == prefix+"versions":
+			var platforms []map[string]string
+			for _, pl := range sortedKeys(r.Zips) {
+				os, arch, _ := strings.Cut(pl, "_")
+				platforms = append(platforms, map[string]string{"os": os, "arch": arch})
+			}
+			writeJSON(w, map[string]any{"versions": []any{map[string]any{
+				"version": r.Version, "protocols": protocols, "platforms": platforms}}})
+		case strings.HasPrefix(p, prefix+r.Version+"/download/"):
+			osArch := strings.Split(strings.TrimPrefix(p, prefix+r.Version+"/download/"), "/")
+			zip, ok := r.Zips[strings.Join(osArch, "_")]
+			if len(osArch) != 2 || !ok {
+				http.NotFound(w, req)
+				return
+			}
+			writeJSON(w, map[string]any{
+				"protocols": protocols, "os": osArch[0], "arch": osArch[1],
+				"filename": zip, "download_url": base + zip, "shasum": r.Sums[zip],
+				"shasums_url": base + r.SumsFile(), "shasums_signature_url": base + r.SignatureFile(),
+				"signing_keys": map[string]any{"gpg_public_keys": []SigningKey{key}},
+			})
+		case strings.HasPrefix(p, "/files/") && slices.Contains(files, strings.TrimPrefix(p, "/files/")):
+			http.ServeFile(w, req, filepath.Join(r.Dir, strings.TrimPrefix(p, "/files/")))
+		default:
+			http.NotFound(w, req)
+		}
+	}), nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
