@@ -25,7 +25,7 @@ version_ok() { # $1 = CLI path; true when it reports a version >= 1.11
   IFS=. read -r major minor _ < <(cli_version "$1") || return 1
   [ "$major" -gt 1 ] || { [ "$major" -eq 1 ] && [ "$minor" -ge 11 ]; }
 }
-is_tofu() { "$1" version 2>/dev/null | grep -q OpenTofu; }
+is_tofu() { [[ "$("$1" version 2>/dev/null)" == *OpenTofu* ]]; }
 
 # build MODULE VERSION PACKAGE OUTPUT [LDFLAGS]: build a CLI from its source
 # on the Go module proxy, once.

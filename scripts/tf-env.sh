@@ -15,7 +15,8 @@ echo "export TF_ACC_PROVIDER_NAMESPACE=hashicorp"
 echo "unset TF_ACC_TERRAFORM_VERSION"
 # OpenTofu resolves providers under its own registry host; ask it which one
 # (no network needed) rather than writing a host name down.
-if "$cli" version 2>/dev/null | grep -q OpenTofu; then
+# (no `| grep -q`: under pipefail, the CLI killed by SIGPIPE fails the test)
+if [[ "$("$cli" version 2>/dev/null)" == *OpenTofu* ]]; then
   d=$(mktemp -d)
   printf 'terraform {\n  required_providers {\n    kha = { source = "kha/kha" }\n  }\n}\n' > "$d/main.tf"
   host=$(cd "$d" && TF_CLI_CONFIG_FILE=/dev/null "$cli" providers 2>/dev/null |
