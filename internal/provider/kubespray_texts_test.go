@@ -2,10 +2,14 @@ package provider
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
 // TestKubesprayComparisons: the documentation's statements about kubespray
@@ -49,6 +53,51 @@ func TestKubesprayComparisons(t *testing.T) {
 			if strings.Contains(text, n) {
 				t.Errorf("%s %s: description still says %q", meta.TypeName, tc.attribute, n)
 			}
+		}
+	}
+}
+
+// kubesprayName is a kubespray variable or group as the descriptions name
+// it: "kubespray's `loadbalancer_apiserver_port`".
+var kubesprayName = regexp.MustCompile("kubespray's (?:per-host )?`([a-z_][a-z0-9_.]*)`")
+
+// TestKubesprayGuideCoversTheSchema: every kubespray variable a resource's
+// documentation names is in the kubespray guide's table, so the table
+// translates a whole kubespray cluster.
+func TestKubesprayGuideCoversTheSchema(t *testing.T) {
+	guide, err := os.ReadFile("../../templates/guides/kubespray.md.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	schemas, err := providerserver.NewProtocol6(New("test", "test")())().GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string][]string{} // kubespray name -> where
+	var walk func(where string, attrs []*tfprotov6.SchemaAttribute)
+	walk = func(where string, attrs []*tfprotov6.SchemaAttribute) {
+		for _, a := range attrs {
+			for _, m := range kubesprayName.FindAllStringSubmatch(a.Description, -1) {
+				named[m[1]] = append(named[m[1]], where+"."+a.Name)
+			}
+			if a.NestedType != nil {
+				walk(where+"."+a.Name, a.NestedType.Attributes)
+			}
+		}
+	}
+	for name, s := range schemas.ResourceSchemas {
+		for _, m := range kubesprayName.FindAllStringSubmatch(s.Block.Description, -1) {
+			named[m[1]] = append(named[m[1]], name)
+		}
+		walk(name, s.Block.Attributes)
+	}
+	if len(named) < 20 {
+		t.Fatalf("only %d kubespray names found in the schema: %v", len(named), named)
+	}
+	for name, where := range named {
+		if !strings.Contains(string(guide), "`"+name+"`") {
+			t.Errorf("kubespray's `%s` (named by %s) is not in templates/guides/kubespray.md.tmpl", name, where)
 		}
 	}
 }
