@@ -4,17 +4,17 @@
 # attributes need >= 1.11).
 #   no argument: $KHA_TERRAFORM, else `terraform` on PATH when >= 1.11, else
 #     OpenTofu built once from the Go module proxy into the cache;
-#   terraform: `terraform` on PATH when >= 1.11, else Terraform built once
-#     from the Go module proxy into the cache;
+#   terraform: `terraform` on PATH when >= 1.11; without one, OpenTofu, with a
+#     warning. Terraform cannot be built from the Go module proxy (its
+#     backends are nested modules that module downloads leave out) and its
+#     release downloads are not reachable everywhere;
 #   opentofu: OpenTofu built once from the Go module proxy into the cache
 #     (`tofu` on PATH when it is this version).
 set -euo pipefail
 
 TOFU_VERSION=v1.12.6
-TERRAFORM_VERSION=v1.11.4
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/kha-tools
 TOFU=$CACHE/tofu-$TOFU_VERSION/tofu
-TERRAFORM=$CACHE/terraform-$TERRAFORM_VERSION/terraform
 
 cli_version() { # $1 = CLI path; prints major.minor.patch
   TF_CLI_CONFIG_FILE=/dev/null CHECKPOINT_DISABLE=1 "$1" version -json 2>/dev/null |
@@ -55,11 +55,8 @@ want_terraform() {
   if tf=$(type -P terraform 2>/dev/null) && ! is_tofu "$tf" && version_ok "$tf"; then
     readlink -f "$tf"; return
   fi
-  # Terraform's source on the module proxy builds a binary that says
-  # "-dev" unless its version.dev is cleared.
-  [ -x "$TERRAFORM" ] && version_ok "$TERRAFORM" ||
-    build github.com/hashicorp/terraform "$TERRAFORM_VERSION" . "$TERRAFORM" "-X github.com/hashicorp/terraform/version.dev=no"
-  echo "$TERRAFORM"
+  echo "terraform-cli.sh: no Terraform >= 1.11 on PATH; using OpenTofu in its place" >&2
+  want_opentofu
 }
 
 case "${1:-}" in
