@@ -10,7 +10,7 @@ tfplugindocs=(go tool -modfile="$root/tools/go.mod" tfplugindocs)
 export CHECKPOINT_DISABLE=1 TF_CLI_CONFIG_FILE=/dev/null
 
 cd "$root"
-if ! "$cli" version 2>/dev/null | grep -q OpenTofu; then
+if [[ "$("$cli" version 2>/dev/null)" != *OpenTofu* ]]; then
   bin=$(mktemp -d); ln -s "$cli" "$bin/terraform"
   PATH="$bin:$PATH" "${tfplugindocs[@]}" "$cmd" --provider-name kha
   rm -rf "$bin"; exit 0

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # setup-host.sh: install what kha's demo and tests run for real (OpenSSH
-# server, HAProxy, nginx with the stream module, etcd, keepalived) and the
-# unprivileged test user. Idempotent; starts no service.
+# server, HAProxy, nginx with the stream module, etcd, keepalived; gnupg for
+# the release snapshot's signature) and the unprivileged test user.
+# Idempotent; starts no service.
 set -euo pipefail
 
 PACKAGES=(openssh-server openssh-client sudo haproxy nginx libnginx-mod-stream
-          etcd-server etcd-client keepalived socat curl iproute2 jq ca-certificates openssl procps)
+          etcd-server etcd-client keepalived socat curl iproute2 jq ca-certificates openssl procps
+          gnupg)
 TEST_USER=kha-test
 
 missing=()

@@ -1,7 +1,8 @@
 terraform {
   required_providers {
     kha = {
-      source = "kha/kha"
+      source  = "kha/kha"
+      version = "~> 0.1"
     }
   }
 }

@@ -6,7 +6,8 @@
 terraform {
   required_providers {
     kha = {
-      source = "kha/kha"
+      source  = "kha/kha"
+      version = "~> 0.1"
     }
   }
 }

@@ -115,6 +115,7 @@ func (c *cluster) discoveryAddress() string {
 // answers (its load balancer, or a control-plane node's own apiserver when
 // the ports are equal). kubespray writes the apiserver port there, which
 // nothing listens on on workers when the load balancer's port differs.
+// An IPv6-only cluster gets ::1: kube-proxy there has no IPv4 to speak.
 func (c *cluster) kubeProxyServer(r Result) string {
 	switch c.mode {
 	case ModeExternalLB:
@@ -123,7 +124,16 @@ func (c *cluster) kubeProxyServer(r Result) string {
 		// kubeadm's own value: the first control-plane node's ip.
 		return URL(c.controlPlanes[0].ip.String(), c.port)
 	}
-	return URL(loopbackIPv4, c.localLB.Port)
+	return URL(c.loopback(), c.localLB.Port)
+}
+
+// loopback is the node-local load balancer's address in the cluster's
+// primary family.
+func (c *cluster) loopback() string {
+	if c.family == IPv6 {
+		return loopbackIPv6
+	}
+	return loopbackIPv4
 }
 
 // checkKubeProxy warns when no kube-proxy server works on every node: the
@@ -137,10 +147,10 @@ func (c *cluster) checkKubeProxy() problem.Problems {
 	for i := range c.controlPlanes {
 		if n := &c.controlPlanes[i]; !c.runsLocalLB(n) {
 			ps.Warnf(problem.Root("local_lb").At("port"), "No kube-proxy server for every node",
-				"kube-proxy's kubeconfig (one ConfigMap) gets kube_proxy_server https://127.0.0.1:%d, the node-local load "+
+				"kube-proxy's kubeconfig (one ConfigMap) gets kube_proxy_server %s, the node-local load "+
 					"balancer's port, but control-plane node %q runs no load balancer and its apiserver listens on %d. Set "+
 					"local_lb.port = apiserver_port, or local_lb.every_node = true so every node runs the load balancer.",
-				c.localLB.Port, n.Name, c.port)
+				URL(c.loopback(), c.localLB.Port), n.Name, c.port)
 			break
 		}
 	}

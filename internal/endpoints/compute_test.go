@@ -504,3 +504,36 @@ func TestCompactWorkersAreWorkerNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeProxyServer: kube-proxy's one server for every node, in the
+// cluster's primary family (an IPv6-only cluster's kube-proxy gets ::1).
+func TestKubeProxyServer(t *testing.T) {
+	v6CPs := []Node{{Name: "cp1", IP: "fd00:10::11"}, {Name: "cp2", IP: "fd00:10::12"}}
+	v6Workers := []Node{{Name: "w1", IP: "fd00:10::21"}}
+	dualCPs := []Node{{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"}}
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want string
+	}{
+		{"ipv4 local_lb", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers}, "https://127.0.0.1:6443"},
+		{"ipv4 local_lb port", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Port: 8443, EveryNode: true}},
+			"https://127.0.0.1:8443"},
+		{"dual-stack local_lb", Input{IPFamily: DualStack, ControlPlaneNodes: dualCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.21", IP6: "fd00::21"}}},
+			"https://127.0.0.1:6443"},
+		{"ipv6-only local_lb", Input{IPFamily: IPv6, ControlPlaneNodes: v6CPs, WorkerNodes: v6Workers}, "https://[::1]:6443"},
+		{"ipv6-only every_node", Input{IPFamily: IPv6, ControlPlaneNodes: v6CPs, WorkerNodes: v6Workers, LocalLB: LocalLB{Port: 8443, EveryNode: true}},
+			"https://[::1]:8443"},
+		{"ipv6-only direct", Input{IPFamily: IPv6, ControlPlaneNodes: v6CPs, WorkerNodes: v6Workers, LocalLB: LocalLB{Enabled: ptr(false)}},
+			"https://[fd00:10::11]:6443"},
+		{"ipv6-only external_lb", Input{IPFamily: IPv6, ControlPlaneNodes: v6CPs, ExternalLB: &ExternalLB{Address: "fd00:20::100", Port: 8443}},
+			"https://[fd00:20::100]:8443"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := Compute(tc.in)
+			if r.KubeProxyServer != tc.want {
+				t.Errorf("kube_proxy_server = %q, want %q", r.KubeProxyServer, tc.want)
+			}
+		})
+	}
+}

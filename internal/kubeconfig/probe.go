@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/kha/terraform-provider-kha/internal/buildinfo"
 )
 
 // Reader reads a file a kubeconfig refers to (a CA, a client certificate)
@@ -125,7 +127,7 @@ func (c *Config) endpointOf(ctx context.Context, nc NamedCluster, read Reader, d
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return nil, errors.New("the server is not an https URL")
 	}
-	e := &endpoint{address: u.Host, port: u.Port(), header: http.Header{}}
+	e := &endpoint{address: u.Host, port: u.Port(), header: http.Header{"User-Agent": {buildinfo.UserAgent()}}}
 	if e.port == "" {
 		e.port = "443"
 		e.address = net.JoinHostPort(u.Hostname(), e.port)

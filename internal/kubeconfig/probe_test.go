@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kha/terraform-provider-kha/internal/buildinfo"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 	"sync/atomic"
 	"time"
@@ -116,6 +117,28 @@ func TestProbeWithATokenAndInlineData(t *testing.T) {
 	err = Probe(context.Background(), []byte(base+"users: [{name: u, user: {exec: {command: aws}}}]\n"), "c", readLocal, dialLocal)
 	if err == nil || !strings.Contains(err.Error(), "plugin") {
 		t.Fatalf("exec credentials: %v", err)
+	}
+}
+
+// TestProbeUserAgent: the apiserver's audit log names the provider and its
+// version as the client.
+func TestProbeUserAgent(t *testing.T) {
+	buildinfo.SetVersion("0.1.0")
+	t.Cleanup(func() { buildinfo.SetVersion("") })
+	agents := make(chan string, 1)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agents <- r.Header.Get("User-Agent")
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	caData := base64.StdEncoding.EncodeToString(pemCert(srv.Certificate().Raw))
+	kc := fmt.Sprintf("clusters: [{name: c, cluster: {server: %q, certificate-authority-data: %s}}]\n"+
+		"contexts: [{name: x, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n", srv.URL, caData)
+	if err := Probe(context.Background(), []byte(kc), "c", readLocal, dialLocal); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := <-agents, "terraform-provider-kha/0.1.0"; got != want {
+		t.Errorf("User-Agent = %q, want %q", got, want)
 	}
 }
 

@@ -194,15 +194,16 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"moves the VIP to a load balancer that reaches the control plane; nginx's reports only that nginx runs.",
 		},
 		"connect_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
-			MarkdownDescription: "Timeout of a connection to an apiserver. Default `1s`. Unlike kubespray's 30s, a dead apiserver " +
-				"costs a client about a second before the next one is tried, not half a minute."},
+			MarkdownDescription: "Timeout of a connection to an apiserver. Default `1s`, as kubespray's nginx (`proxy_connect_timeout`). " +
+				"Unlike kubespray's HAProxy (`timeout connect 30s`), a dead apiserver costs a client about a second before the " +
+				"next one is tried, not half a minute."},
 		"client_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
 			MarkdownDescription: "How long a proxied connection may stay idle on the client's side (HAProxy `timeout client`; " +
 				"nginx's `proxy_timeout` is the longer of the two); watches hold connections for minutes. Default `10m` " +
-				"(kubespray: `loadbalancer_apiserver_keepalive_timeout`, 5m)."},
+				"(kubespray: HAProxy 5m, `loadbalancer_apiserver_keepalive_timeout`; nginx `proxy_timeout 10m`)."},
 		"server_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
 			MarkdownDescription: "How long a proxied connection may stay idle on the apiserver's side (HAProxy `timeout server`). " +
-				"Default `10m` (kubespray: 15m)."},
+				"Default `10m` (kubespray: HAProxy 15m; nginx `proxy_timeout 10m`)."},
 		"max_connections": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
 			MarkdownDescription: "Connection limit. Default `4000`."},
 		"pid_file": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},

@@ -11,8 +11,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/buildinfo"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -41,6 +43,7 @@ type providerModel struct {
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
 func New(version, commit string) func() provider.Provider {
+	buildinfo.SetVersion(version)
 	return func() provider.Provider {
 		return &khaProvider{version: version, commit: commit, pool: remote.NewPool(tflogLogger{})}
 	}
@@ -64,6 +67,10 @@ func (p *khaProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 }
 
 func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	tflog.Info(ctx, "configuring the kha provider", map[string]any{
+		"version": p.version, "commit": p.commit, "user_agent": buildinfo.UserAgent(),
+		"terraform_version": req.TerraformVersion,
+	})
 	var m providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {

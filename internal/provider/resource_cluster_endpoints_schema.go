@@ -300,11 +300,13 @@ func accessAttributes() map[string]schema.Attribute {
 		"kube_proxy_server": schema.StringAttribute{
 			Computed: true,
 			MarkdownDescription: "`server:` of kube-proxy's kubeconfig (the `kube-proxy` ConfigMap in `kube-system`, one for " +
-				"every node): `https://127.0.0.1:<local_lb.port>` with node-local load balancers, the external load balancer " +
-				"in `external_lb` mode, kubeadm's value (the first control-plane node) in `direct` mode. Unlike kubespray, " +
-				"which writes `kube_apiserver_port` here, the load balancer's port is used: with a different " +
-				"`local_lb.port`, kubespray's value points kube-proxy on workers at a port nothing listens on. When no " +
-				"value works on every node, the plan warns.",
+				"every node): `https://127.0.0.1:<local_lb.port>` with node-local load balancers (`https://[::1]:<local_lb.port>` " +
+				"in an IPv6-only cluster), the external load balancer in `external_lb` mode, kubeadm's value (the first " +
+				"control-plane node) in `direct` mode. Unlike kubespray, which writes `kube_apiserver_port` here, the load " +
+				"balancer's port is used: with a different `local_lb.port`, kubespray's value points kube-proxy on workers " +
+				"at a port nothing listens on. Where kubespray leaves kubeadm's value (the first control-plane node) in " +
+				"place, as when every node runs the load balancer, kha points kube-proxy at the node-local endpoint, so it " +
+				"survives that node's loss as the kubelets do. When no value works on every node, the plan warns.",
 		},
 		"kubeconfig_server": schema.StringAttribute{
 			Computed: true,
@@ -358,7 +360,8 @@ func kubeadmOutputAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "`host:port` that `kubeadm join` discovers the cluster at (`discovery.bootstrapToken.apiServerEndpoint`): " +
 				"the external load balancer in `external_lb` mode, else the first control-plane node's access address. Unlike " +
 				"kubespray, which derives it from the joining node's own endpoint, a control-plane node with a specific " +
-				"`bind_address` joins through the first node rather than its own apiserver, which does not run yet.",
+				"`bind_address` joins through the first node rather than its own apiserver, which does not run yet. An IPv6 " +
+			"address is bracketed (`[fd00::11]:6443`): kubespray writes it bare, which kubeadm cannot parse.",
 		},
 		"kubeadm_cluster_configuration": schema.StringAttribute{
 			Computed: true,

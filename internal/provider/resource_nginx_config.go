@@ -89,7 +89,11 @@ func (r *nginxConfigResource) Schema(ctx context.Context, _ resource.SchemaReque
 		"nginx's passive checks see only connections: a refused or timed-out connect takes the apiserver out of rotation "+
 		"for `fail_timeout` and the client's connection goes to the next one at once. They never speak HTTP, so they "+
 		"behave the same whether the apiservers allow anonymous requests or not (`--anonymous-auth`): a hardened cluster "+
-		"needs no setting here, and an apiserver that accepts connections but answers nothing useful is never noticed.",
+		"needs no setting here, and an apiserver that accepts connections but answers nothing useful is never noticed.\n\n"+
+		"Unlike kubespray, which leaves nginx's defaults (unlimited retries, no time limit), a client's connection tries "+
+		"each backend at most once: `proxy_next_upstream_tries` is the number of backends (the fallback included) and "+
+		"`proxy_next_upstream_timeout` is (backends + 1) × `connect_timeout`, so with every apiserver down a client gets "+
+		"an error in seconds.",
 		map[string]schema.Attribute{
 			"worker_connections": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
 				MarkdownDescription: "nginx `worker_connections`. Default: `max_connections`, at least 1024. Unlike kubespray's " +

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# release-snapshot.sh: build the release artifacts of the current checkout
+# into dist/ exactly as a release would (.goreleaser.yml: a zip per platform,
+# the registry manifest, SHA256SUMS covering both, its detached signature),
+# without publishing anything. The version is CHANGELOG.md's newest release
+# (scripts/version.sh). With GPG_FINGERPRINT unset, a throwaway key in a
+# temporary GNUPGHOME signs (a release signs with the real key: RELEASING.md);
+# either way the signer's public key is left in dist/signing-key.asc.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+version=$(scripts/version.sh)
+goreleaser=$(scripts/goreleaser.sh)
+command -v gpg >/dev/null || { echo "release-snapshot.sh: gpg is missing (scripts/setup-host.sh installs gnupg)" >&2; exit 1; }
+
+if [ -z "${GPG_FINGERPRINT:-}" ]; then
+  GNUPGHOME=$(mktemp -d)
+  export GNUPGHOME
+  trap 'gpgconf --kill all 2>/dev/null || true; rm -rf "$GNUPGHOME"' EXIT
+  gpg --batch --quiet --passphrase '' --quick-gen-key \
+    'terraform-provider-kha snapshot (throwaway test key) <snapshot@kha.invalid>' rsa3072 sign 1d 2>/dev/null
+  GPG_FINGERPRINT=$(gpg --batch --with-colons --list-secret-keys | awk -F: '$1 == "fpr" { print $10; exit }')
+  export GPG_FINGERPRINT
+  echo "release-snapshot.sh: signing with a throwaway key $GPG_FINGERPRINT" >&2
+fi
+
+start=$(date +%s)
+# The snapshot carries the release's version, not a pre-release one, so
+# `version = "~> 0.1"` selects it as it will select the release.
+KHA_VERSION=$version "$goreleaser" release --snapshot --clean >&2
+# A release uploads the manifest under this name (.goreleaser.yml's
+# release.extra_files); a snapshot publishes nothing, so it is put beside
+# the zips here, as the registry will see it.
+cp terraform-registry-manifest.json "dist/terraform-provider-kha_${version}_manifest.json"
+gpg --batch --armor --export "$GPG_FINGERPRINT" > dist/signing-key.asc
+echo "release-snapshot.sh: built $version in $(( $(date +%s) - start ))s:" >&2
+(cd dist && ls -1 -- *.zip *SHA256SUMS* *manifest.json signing-key.asc) >&2
