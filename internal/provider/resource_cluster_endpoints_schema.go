@@ -361,7 +361,7 @@ func kubeadmOutputAttributes() map[string]schema.Attribute {
 				"the external load balancer in `external_lb` mode, else the first control-plane node's access address. Unlike " +
 				"kubespray, which derives it from the joining node's own endpoint, a control-plane node with a specific " +
 				"`bind_address` joins through the first node rather than its own apiserver, which does not run yet. An IPv6 " +
-			"address is bracketed (`[fd00::11]:6443`): kubespray writes it bare, which kubeadm cannot parse.",
+				"address is bracketed (`[fd00::11]:6443`): kubespray writes it bare, which kubeadm cannot parse.",
 		},
 		"kubeadm_cluster_configuration": schema.StringAttribute{
 			Computed: true,

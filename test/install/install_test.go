@@ -244,7 +244,9 @@ func TestRelease_artifacts(t *testing.T) {
 				bins = append(bins, f.Name)
 			}
 		}
-		zr.Close()
+		if err := zr.Close(); err != nil {
+			t.Error(err)
+		}
 		if !slices.Equal(bins, []string{r.BinaryName(p)}) {
 			t.Errorf("%s holds %v, want the executable %s", name, bins, r.BinaryName(p))
 		}

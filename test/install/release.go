@@ -66,10 +66,14 @@ func OpenRelease(dir string) (*Release, error) {
 	return r, nil
 }
 
-// SumsFile, SignatureFile and ManifestFile are the names the registry
-// expects next to the zips.
-func (r *Release) SumsFile() string      { return fmt.Sprintf("%s_%s_SHA256SUMS", Project, r.Version) }
+// SumsFile is the name of the checksums the registry expects next to
+// the zips.
+func (r *Release) SumsFile() string { return fmt.Sprintf("%s_%s_SHA256SUMS", Project, r.Version) }
+
+// SignatureFile is the name of the checksums' detached signature.
 func (r *Release) SignatureFile() string { return r.SumsFile() + ".sig" }
+
+// ManifestFile is the name of the registry manifest beside the zips.
 func (r *Release) ManifestFile() string {
 	return fmt.Sprintf("%s_%s_manifest.json", Project, r.Version)
 }
