@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -68,7 +69,8 @@ func (a *applySession) start() error {
 func (f File) applyArgs(limit int) applyArgs {
 	args := applyArgs{Target: f.Path, Mode: strconv.FormatUint(uint64(f.mode()), 8), Owner: f.Owner,
 		CreateParentDirs: f.CreateParentDirs, Validate: strings.ReplaceAll(f.ValidateCommand, "%s", `"$KHA_NEW"`),
-		Reload: f.ReloadCommand, Size: len(f.Content), Limit: limit, Rand: randomSuffix(),
+		Explain: strings.ReplaceAll(withoutQuiet(f.ValidateCommand), "%s", `"$KHA_NEW"`),
+		Reload:  f.ReloadCommand, Size: len(f.Content), Limit: limit, Rand: randomSuffix(),
 		Verify: f.Verify != nil, ExpectSHA256: f.expectSHA256}
 	if f.keepModeOwner {
 		args.Mode = wordKeepMode
@@ -80,6 +82,19 @@ func (f File) applyArgs(limit int) applyArgs {
 	}
 	return args
 }
+
+// withoutQuiet is the command without its -q words (haproxy -c -q
+// prints no reason for a rejection), or "" when it has none.
+func withoutQuiet(command string) string {
+	loud := quietWord.ReplaceAllString(command, "$1")
+	if loud == command {
+		return ""
+	}
+	return loud
+}
+
+// quietWord is a -q word with the blank before it.
+var quietWord = regexp.MustCompile(`(\s)-q(?:\s+|$)`)
 
 // wait passes on the script's end.
 func (a *applySession) wait() { a.exited <- a.session.Wait() }

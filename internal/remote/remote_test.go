@@ -1354,3 +1354,27 @@ func TestConnectionDroppedDuringReload(t *testing.T) {
 		})
 	}
 }
+
+// A config the quiet validate command (haproxy -c -q, the default)
+// rejects: the error carries haproxy's own reason, the line naming the
+// missing CA file.
+func TestRejectedConfigSaysWhy(t *testing.T) {
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("no haproxy")
+	}
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "missing-ca.pem")
+	cfg := "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 1s\n  timeout server 1s\n" +
+		"backend apiserver\n  server cp1 127.0.0.1:6443 check check-ssl verify required ca-file " + ca + "\n"
+	f := File{Path: filepath.Join(dir, "haproxy.cfg"), Content: []byte(cfg), ValidateCommand: "haproxy -c -q -f %s"}
+	err := c.Put(context.Background(), f)
+	if err == nil || !strings.Contains(err.Error(), "the validate command rejected the new file") ||
+		!strings.Contains(err.Error(), "Couldn't open the ca-file '"+ca+"'") {
+		t.Fatalf("the rejection does not carry haproxy's reason: %v", err)
+	}
+	if _, err := os.Stat(f.Path); !os.IsNotExist(err) {
+		t.Fatalf("a rejected file was put in place: %v", err)
+	}
+}

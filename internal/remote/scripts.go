@@ -105,6 +105,10 @@ fi
 KHA_NEW=$work/new; export KHA_NEW
 if [ -n "$validate" ]; then
   run "$validate"; rc=$?
+  [ $rc = $EXIT_OK ] || [ $rc = $EXIT_TIMEOUT ] || [ -s log ] || [ -z "$explain" ] || {
+    echo "--- the validate command printed no reason; running it again without -q:" >&2
+    run "$explain"
+  }
   [ $rc = $EXIT_OK ] || { [ $rc = $EXIT_TIMEOUT ] && exit $EXIT_VALIDATE_END; exit $EXIT_VALIDATE; }
 fi
 echo "$WORD_READY"
@@ -149,11 +153,15 @@ type applyArgs struct {
 	// CreateParentDirs makes a missing directory of Target.
 	CreateParentDirs bool   `sh:"mkdirs"`
 	Validate         string `sh:"validate"` // a command, run on "$KHA_NEW"
-	Reload           string `sh:"reload"`
-	Size             int    `sh:"size"`  // of the content on stdin
-	Limit            int    `sh:"limit"` // seconds a command may take; 0: no limit
-	Rand             string `sh:"rand"`  // suffix of the private directory
-	Verify           bool   `sh:"verify"`
+	// Explain is Validate without its -q, run when Validate failed and
+	// printed nothing (haproxy -c -q), so the failure says why; empty
+	// when Validate has no -q.
+	Explain string `sh:"explain"`
+	Reload  string `sh:"reload"`
+	Size    int    `sh:"size"`  // of the content on stdin
+	Limit   int    `sh:"limit"` // seconds a command may take; 0: no limit
+	Rand    string `sh:"rand"`  // suffix of the private directory
+	Verify  bool   `sh:"verify"`
 	// ExpectSHA256 is the digest the target must still have to be
 	// replaced; empty: any.
 	ExpectSHA256 string `sh:"expect"`
