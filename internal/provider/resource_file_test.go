@@ -194,6 +194,29 @@ func TestAccFile_failedValidationKeepsPreviousFile(t *testing.T) {
 	}))
 }
 
+// Destroy runs destroy_command after the file is removed, and never
+// reload_command: a `sysctl -p FILE` would fail on the removed file.
+func TestAccFile_destroyRunsDestroyCommandNotReload(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	dir := t.TempDir()
+	target, ran := filepath.Join(dir, "99-kha.conf"), filepath.Join(dir, "ran")
+	vars := fileVars(s, target, "content", "net.ipv4.ip_nonlocal_bind = 1\n",
+		"reload_command", fmt.Sprintf("test -f %s && echo reload >>%s", target, ran),
+		"destroy_command", fmt.Sprintf("test ! -e %s && echo destroy >>%s", target, ran))
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := os.Stat(target); !os.IsNotExist(err) {
+				return fmt.Errorf("%s still exists after destroy (%v)", target, err)
+			}
+			return fileIs(ran, "reload\ndestroy\n")(nil)
+		},
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fileFixture, ConfigVariables: vars, Check: fileIs(ran, "reload\n")},
+		},
+	}))
+}
+
 // A reload command that hangs fails the apply at the resource's update
 // timeout, with the previous file restored.
 func TestAccFile_hangingReloadFailsAtItsTimeout(t *testing.T) {
