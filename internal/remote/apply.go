@@ -249,7 +249,7 @@ func (a *applySession) applyResult(err error) error {
 	if meaning, ok := exitCodes[exit]; ok {
 		step, what = meaning.step, meaning.left
 	}
-	if exit == exitReload || exit == exitReloadTime || exit == exitRollback {
+	if exit == exitReload || exit == exitReloadTime || exit == exitRollback || exit == exitRemovedNew {
 		a.c.log(a.ctx, LevelWarn, "reload failed; rolled back to the previous file", map[string]any{"path": a.f.Path})
 	}
 	return a.fail(step, output, a.c.sudoHint(output, errors.New(what)))

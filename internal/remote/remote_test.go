@@ -1378,3 +1378,24 @@ func TestRejectedConfigSaysWhy(t *testing.T) {
 		t.Fatalf("a rejected file was put in place: %v", err)
 	}
 }
+
+// A first create whose reload command fails (a unit the host does not
+// have): there was no previous file, so the new one is removed again, and
+// the error says so instead of "restoring the previous file failed".
+func TestFailedReloadOnFirstCreateRemovesTheNewFile(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	target := filepath.Join(t.TempDir(), "etcd-proxy.cfg")
+	reload := `echo "Failed to reload-or-restart haproxy@etcd.service: Unit haproxy@etcd.service not found." >&2; exit 5`
+	err := c.Put(context.Background(), File{Path: target, Content: []byte("global\n"), ReloadCommand: reload})
+	if err == nil || !strings.Contains(err.Error(), "the new file was removed again; the reload command failed with it") ||
+		!strings.Contains(err.Error(), "Unit haproxy@etcd.service not found") || strings.Contains(err.Error(), "check the host") {
+		t.Fatalf("the error does not say that the new file was removed: %v", err)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("the new file stayed after its reload failed: %v", err)
+	}
+	if !ReloadedAfterSwap(err) {
+		t.Fatalf("the failure does not count as reloaded after the swap: %v", err)
+	}
+}

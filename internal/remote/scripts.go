@@ -31,7 +31,9 @@ package remote
 //     that what a reload creates (a socket, a PID file) gets the modes the
 //     service expects.
 //   - restore puts the previous file back (or removes a new one) after a
-//     failed reload or verification, reloads, and exits with $1.
+//     failed reload or verification, reloads, and exits with $1; a reload
+//     that fails again exits with $EXIT_ROLLBACK, or on a first create (no
+//     previous file) with $EXIT_REMOVED_NEW.
 const scriptHelpers = `umask0=$(umask)
 sweep() {
   for old in "$dir/.$base".kha-*; do
@@ -68,10 +70,16 @@ run() {
 }
 restore() {
   trap '' HUP INT TERM
-  if [ -e previous ] || [ -L previous ]; then mv -f -- previous "$target"; else rm -f -- "$target"; fi || exit $EXIT_ROLLBACK
+  if [ -e previous ] || [ -L previous ]; then
+    mv -f -- previous "$target" || exit $EXIT_ROLLBACK
+    failed=$EXIT_ROLLBACK
+  else
+    rm -f -- "$target" || exit $EXIT_ROLLBACK
+    failed=$EXIT_REMOVED_NEW
+  fi
   if [ -n "$reload" ]; then
     echo "--- the previous state was restored; running the reload command again:" >&2
-    run "$reload" || exit $EXIT_ROLLBACK
+    run "$reload" || exit $failed
   fi
   exit "$1"
 }
