@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -213,6 +214,70 @@ func TestAccFile_destroyRunsDestroyCommandNotReload(t *testing.T) {
 		},
 		Steps: []resource.TestStep{
 			{ConfigDirectory: fileFixture, ConfigVariables: vars, Check: fileIs(ran, "reload\n")},
+		},
+	}))
+}
+
+// exampleStrings are the string attributes of one resource block in an
+// example file, as Terraform reads them.
+func exampleStrings(t *testing.T, file, block string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, block+" {\n")
+	if start < 0 {
+		t.Fatalf("%s has no %s", file, block)
+	}
+	body := text[start:]
+	body = body[:strings.Index(body, "\n}\n")]
+	attrs := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*(\w+)\s*=\s*("(?:[^"\\]|\\.)*")\s*(?:#.*)?$`).FindAllStringSubmatch(body, -1) {
+		value, err := strconv.Unquote(m[2])
+		if err != nil {
+			t.Fatalf("%s: %s: %v", file, m[1], err)
+		}
+		attrs[m[1]] = value
+	}
+	return attrs
+}
+
+// The documented nonlocal_bind recipe, applied as written to a host whose
+// /etc/sysctl.d is its own. The test host shares this machine's kernel, so
+// the recipe's reload and destroy commands run as written but in a network
+// namespace of their own (net.ipv4.* and net.ipv6.* are per namespace):
+// the reload must set net.ipv4.ip_nonlocal_bind there. The validate
+// command must refuse a misspelt key.
+func TestAccFile_nonlocalBindRecipe(t *testing.T) {
+	recipe := exampleStrings(t, "../../examples/resources/kha_file/resource.tf", `resource "kha_file" "nonlocal_bind"`)
+	for _, name := range []string{"path", "content", "validate_command", "reload_command", "destroy_command"} {
+		if strings.Contains(recipe[name], "'") && (name == "reload_command" || name == "destroy_command") || recipe[name] == "" {
+			t.Fatalf("the recipe's %s is %q", name, recipe[name])
+		}
+	}
+	s := testhost.Start(t, testhost.Options{PrivateDir: "/etc/sysctl.d"})
+	isolated := func(command, check string) string { return fmt.Sprintf("unshare -n sh -c '%s && %s'", command, check) }
+	vars := func(content string) config.Variables {
+		return fileVars(s, recipe["path"], "content", content, "validate_command", recipe["validate_command"],
+			"reload_command", isolated(recipe["reload_command"], `[ "$(sysctl -n net.ipv4.ip_nonlocal_bind)" = 1 ]`),
+			"destroy_command", isolated(recipe["destroy_command"], `[ "$(sysctl -n net.ipv4.ip_nonlocal_bind)" = 0 ]`))
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := os.Stat(s.HostPath(recipe["path"])); !os.IsNotExist(err) {
+				return fmt.Errorf("%s still exists after destroy (%v)", recipe["path"], err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fileFixture, ConfigVariables: vars(recipe["content"]), Check: fileIs(s.HostPath(recipe["path"]), recipe["content"])},
+			{
+				ConfigDirectory: fileFixture, ConfigVariables: vars(strings.Replace(recipe["content"], "nonlocal_bind", "nonlocal_bnd", 1)),
+				ExpectError: regexp.MustCompile(`(?s)validate\s+of\s+/etc/sysctl\.d/\S+\s+failed.*ip_nonlocal_bnd`),
+			},
 		},
 	}))
 }

@@ -49,6 +49,7 @@ type applySession struct {
 
 // fail logs and returns the failure of a step.
 func (a *applySession) fail(step, output string, err error) error {
+	err = nonlocalBindHint(output, err)
 	a.c.log(a.ctx, LevelWarn, step+" failed", map[string]any{"path": a.f.Path, "error": err.Error()})
 	return &StepError{Host: a.c.cfg.Address(), Step: step, Path: a.f.Path, Output: output, Err: err}
 }
@@ -81,6 +82,20 @@ func (f File) applyArgs(limit int) applyArgs {
 		args.Owner += ":" + f.Group
 	}
 	return args
+}
+
+// nonlocalBindHint names the fix when a load balancer could not bind its
+// address (HAProxy's "cannot bind socket (Cannot assign requested
+// address)", nginx's "bind() ... failed (99: Cannot assign requested
+// address)"): on the first apply of a VIP pair no node holds the VIP yet.
+func nonlocalBindHint(output string, err error) error {
+	if !strings.Contains(output, "Cannot assign requested address") {
+		return err
+	}
+	return fmt.Errorf("%w. The address to bind is not on this host: a load balancer on a VIP binds it on every node of "+
+		"the pair, and on the first apply no node holds it yet. Run `sysctl -w net.ipv4.ip_nonlocal_bind=1` (and "+
+		"`net.ipv6.ip_nonlocal_bind=1` for an IPv6 VIP) on every node of the pair, persist it in /etc/sysctl.d (the "+
+		"kha_file recipe `nonlocal_bind` in the kha_file documentation does both), then apply again", err)
 }
 
 // withoutQuiet is the command without its -q words (haproxy -c -q

@@ -1399,3 +1399,28 @@ func TestFailedReloadOnFirstCreateRemovesTheNewFile(t *testing.T) {
 		t.Fatalf("the failure does not count as reloaded after the swap: %v", err)
 	}
 }
+
+// The first apply of a VIP pair: the real haproxy cannot bind an address
+// the host does not have, and the error names the sysctl that lets it.
+func TestBindFailureNamesNonlocalBind(t *testing.T) {
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("no haproxy")
+	}
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_nonlocal_bind"); err != nil || strings.TrimSpace(string(b)) != "0" {
+		t.Skipf("this host binds non-local addresses already (%q, %v)", b, err)
+	}
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	target := filepath.Join(t.TempDir(), "haproxy.cfg")
+	cfg := "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 1s\n  timeout server 1s\n" +
+		"frontend apiserver\n  bind 192.0.2.10:8443\n  default_backend cp\nbackend cp\n  server cp1 127.0.0.1:6443\n"
+	// The service starts with the new file; a haproxy that did bind would
+	// run until timeout(1) ends it, and the reload succeed.
+	reload := fmt.Sprintf("timeout 3 haproxy -db -f %s; [ $? = 124 ]", target)
+	err := c.Put(context.Background(), File{Path: target, Content: []byte(cfg), ValidateCommand: "haproxy -c -q -f %s", ReloadCommand: reload})
+	if err == nil || !strings.Contains(err.Error(), "cannot bind socket (Cannot assign requested address)") ||
+		!strings.Contains(err.Error(), "net.ipv4.ip_nonlocal_bind=1") || !strings.Contains(err.Error(), "every node of the pair") ||
+		!strings.Contains(err.Error(), "/etc/sysctl.d") {
+		t.Fatalf("the bind failure does not name its fix: %v", err)
+	}
+}
