@@ -234,6 +234,21 @@ func exampleStrings(t *testing.T, file, block string) map[string]string {
 	body := text[start:]
 	body = body[:strings.Index(body, "\n}\n")]
 	attrs := map[string]string{}
+	// <<-EOT heredocs, with the indentation of their least indented line
+	// taken away, as Terraform does.
+	for _, m := range regexp.MustCompile(`(?ms)^\s*(\w+)\s*=\s*<<-(\w+)\n(.*?)\n\s*(\w+)$`).FindAllStringSubmatch(body, -1) {
+		lines := strings.Split(m[3], "\n")
+		indent := len(m[3])
+		for _, l := range lines {
+			if strings.TrimSpace(l) != "" {
+				indent = min(indent, len(l)-len(strings.TrimLeft(l, " ")))
+			}
+		}
+		for i, l := range lines {
+			lines[i] = l[min(indent, len(l)):]
+		}
+		attrs[m[1]] = strings.Join(lines, "\n") + "\n"
+	}
 	for _, m := range regexp.MustCompile(`(?m)^\s*(\w+)\s*=\s*("(?:[^"\\]|\\.)*")\s*(?:#.*)?$`).FindAllStringSubmatch(body, -1) {
 		value, err := strconv.Unquote(m[2])
 		if err != nil {
@@ -277,6 +292,37 @@ func TestAccFile_nonlocalBindRecipe(t *testing.T) {
 			{
 				ConfigDirectory: fileFixture, ConfigVariables: vars(strings.Replace(recipe["content"], "nonlocal_bind", "nonlocal_bnd", 1)),
 				ExpectError: regexp.MustCompile(`(?s)validate\s+of\s+/etc/sysctl\.d/\S+\s+failed.*ip_nonlocal_bnd`),
+			},
+		},
+	}))
+}
+
+// The documented unit that runs the etcd local proxy (Debian and Ubuntu
+// ship haproxy.service only), applied as written to a host whose
+// /etc/systemd/system is its own: the real systemd-analyze in its
+// validate command accepts it, and refuses a unit without ExecStart. The
+// test host runs no systemd, so the recipe's daemon-reload commands are
+// left out.
+func TestAccFile_haproxyInstanceUnitRecipe(t *testing.T) {
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("no systemd-analyze")
+	}
+	recipe := exampleStrings(t, "../../examples/resources/kha_etcd_access/resource.tf", `resource "kha_file" "haproxy_instance_unit"`)
+	if recipe["reload_command"] != "systemctl daemon-reload" || recipe["destroy_command"] != "systemctl daemon-reload" ||
+		!strings.Contains(recipe["content"], "CONFIG=/etc/kha/%i-proxy.cfg") {
+		t.Fatalf("the recipe changed: %q", recipe)
+	}
+	s := testhost.Start(t, testhost.Options{PrivateDir: "/etc/systemd/system"})
+	vars := func(content string) config.Variables {
+		return fileVars(s, recipe["path"], "content", content, "validate_command", recipe["validate_command"])
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fileFixture, ConfigVariables: vars(recipe["content"]), Check: fileIs(s.HostPath(recipe["path"]), recipe["content"])},
+			{
+				ConfigDirectory: fileFixture, ConfigVariables: vars(strings.Replace(recipe["content"], "ExecStart=", "ExecStrat=", 1)),
+				ExpectError: regexp.MustCompile(`(?s)validate\s+of\s+\S+haproxy@\.service\s+failed.*no\s+ExecStart=`),
 			},
 		},
 	}))
