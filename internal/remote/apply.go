@@ -264,6 +264,9 @@ func (a *applySession) applyResult(err error) error {
 	if meaning, ok := exitCodes[exit]; ok {
 		step, what = meaning.step, meaning.left
 	}
+	if exit == exitValidate && output == "" {
+		what += "; the validate command printed no reason: run it on the host without its quiet flags to see one"
+	}
 	if exit == exitReload || exit == exitReloadTime || exit == exitRollback || exit == exitRemovedNew {
 		a.c.log(a.ctx, LevelWarn, "reload failed; rolled back to the previous file", map[string]any{"path": a.f.Path})
 	}

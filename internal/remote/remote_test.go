@@ -1377,6 +1377,11 @@ func TestRejectedConfigSaysWhy(t *testing.T) {
 	if _, err := os.Stat(f.Path); !os.IsNotExist(err) {
 		t.Fatalf("a rejected file was put in place: %v", err)
 	}
+	// A validator that says nothing even without -q: the error says so.
+	f.ValidateCommand = "false %s"
+	if err := c.Put(context.Background(), f); err == nil || !strings.Contains(err.Error(), "the validate command printed no reason") {
+		t.Fatalf("a silent rejection does not say that it printed nothing: %v", err)
+	}
 }
 
 // A first create whose reload command fails (a unit the host does not
