@@ -109,8 +109,10 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 			Optional: true, Computed: true, Default: stringdefault.StaticString(string(lbconfig.NodeLocal)),
 			Validators: []validator.String{stringvalidator.OneOf(string(lbconfig.NodeLocal), string(lbconfig.External))},
 			MarkdownDescription: "`node_local` (default): a proxy on the node's loopback in front of every apiserver, " +
-				"kubespray's localhost load balancer. `external`: a load balancer on a VIP for the whole cluster; on a " +
-				"standby node of a VIP pair it needs `net.ipv4.ip_nonlocal_bind=1` to start.",
+				"kubespray's localhost load balancer. `external`: a load balancer on a VIP for the whole cluster. It binds " +
+				"the VIP before keepalived gives it to a node (on the first apply no node of the pair holds it), so every " +
+				"node of a VIP pair needs `net.ipv4.ip_nonlocal_bind=1` (and `net.ipv6.ip_nonlocal_bind=1` for an IPv6 " +
+				"VIP), persisted in `/etc/sysctl.d`: the `kha_file` recipe `nonlocal_bind` does it.",
 		},
 		"listen": schema.SingleNestedAttribute{
 			Required: true,

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -195,7 +196,8 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("haproxy -c -q -f %s"),
 			MarkdownDescription: "Checks a new proxy config before it replaces the old one. Default `haproxy -c -q -f %s`."},
 		"reload_command": schema.StringAttribute{Optional: true,
-			MarkdownDescription: "Run after the proxy config is in place, e.g. `systemctl reload-or-restart haproxy@etcd`."},
+			MarkdownDescription: "Run after the proxy config is in place, e.g. `systemctl enable haproxy@etcd && systemctl reload-or-restart " +
+				"haproxy@etcd`. Debian and Ubuntu ship no `haproxy@.service`: the example delivers one with `kha_file`."},
 
 		"access_addresses": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 			MarkdownDescription: "Every member's client URL on its access ip (kubespray's `etcd_access_addresses`, as a list)."},
@@ -233,9 +235,12 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"dns_names":    schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "DNS SANs."},
 				"ip_addresses": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "IP SANs."},
 			}},
-		"proxy_config":    schema.StringAttribute{Computed: true, MarkdownDescription: "The local proxy's HAProxy config (mode `local_proxy`), known at plan time."},
-		"env":             schema.StringAttribute{Computed: true, MarkdownDescription: "`ETCD_SERVERS` and `ETCDCTL_ENDPOINTS` as an environment file, known at plan time."},
-		"destroy_command": schema.StringAttribute{Optional: true, MarkdownDescription: "Run after the files are removed on destroy. Default: none."},
+		"proxy_config": schema.StringAttribute{Computed: true, MarkdownDescription: "The local proxy's HAProxy config (mode `local_proxy`), known at plan time."},
+		"env":          schema.StringAttribute{Computed: true, MarkdownDescription: "`ETCD_SERVERS` and `ETCDCTL_ENDPOINTS` as an environment file, known at plan time."},
+		"destroy_command": schema.StringAttribute{Optional: true, Computed: true,
+			MarkdownDescription: "Run after the files are removed on destroy. Default in mode `local_proxy`, when `reload_command` " +
+				"ends in `systemctl reload-or-restart UNIT` (or `restart`, `reload`, `try-restart`): `systemctl disable --now " +
+				"UNIT`, so the proxy stops listening; otherwise none."},
 	}
 	resp.Schema = schema.Schema{
 		Version: 1,
@@ -321,6 +326,14 @@ func (m *etcdAccessModel) render(config *etcdAccessModel) (rendered, diag.Diagno
 	env := fmt.Sprintf("# Rendered by kha: how this node reaches etcd.\nETCD_SERVERS=%s\nETCDCTL_ENDPOINTS=%s\n", m.EtcdServers.ValueString(), m.EtcdServers.ValueString())
 	m.Env = types.StringValue(env)
 	m.ProxyConfig = types.StringNull()
+	if !known(m.DestroyCommand) && !m.ReloadCommand.IsUnknown() {
+		m.DestroyCommand = types.StringNull()
+		if res.ProxyListen != nil {
+			if unit := restartedUnit(m.ReloadCommand.ValueString()); unit != "" {
+				m.DestroyCommand = types.StringValue("systemctl disable --now " + unit)
+			}
+		}
+	}
 
 	var files []remote.Item
 	if res.ProxyListen != nil {
@@ -347,6 +360,19 @@ func (m *etcdAccessModel) render(config *etcdAccessModel) (rendered, diag.Diagno
 	files = append(files, remote.File{Path: m.EnvPath.ValueString(), Content: []byte(env), Mode: 0o644, CreateParentDirs: true})
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
 }
+
+// restartedUnit is the systemd unit that a reload command ending in
+// `systemctl reload-or-restart UNIT` (or restart, reload, try-restart,
+// try-reload-or-restart) starts, or "".
+func restartedUnit(command string) string {
+	m := restartCommand.FindStringSubmatch(command)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var restartCommand = regexp.MustCompile(`(?:^|[;&|]\s*)systemctl\s+(?:reload-or-restart|restart|reload|try-restart|try-reload-or-restart)\s+([\w@.:-]+)\s*$`)
 
 // etcdProxyRenames address the local proxy's findings to this schema:
 // its health check's credentials are the proxy_* attributes. The rest of

@@ -153,3 +153,44 @@ func retry(limit time.Duration, f func() (string, error)) (string, error) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// A local proxy that the reload command starts as a systemd unit is
+// stopped on destroy by default; a destroy_command set is kept, and other
+// modes have none.
+func TestEtcdAccess_localProxyStopsOnDestroy(t *testing.T) {
+	const members = `members = [{ name = "etcd1", ip = "10.0.0.11" }, { name = "etcd2", ip = "10.0.0.12" }]`
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+resource "kha_etcd_access" "proxy" {
+  %[1]s
+  mode           = "local_proxy"
+  reload_command = "systemctl enable haproxy@etcd && systemctl reload-or-restart haproxy@etcd"
+}
+resource "kha_etcd_access" "own" {
+  %[1]s
+  mode            = "local_proxy"
+  reload_command  = "systemctl reload-or-restart haproxy@etcd"
+  destroy_command = "systemctl stop haproxy@etcd"
+}
+resource "kha_etcd_access" "script" {
+  %[1]s
+  mode           = "local_proxy"
+  reload_command = "/usr/local/bin/restart-proxy"
+}
+resource "kha_etcd_access" "direct" {
+  %[1]s
+  reload_command = "systemctl restart haproxy@etcd"
+}`, members),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue("kha_etcd_access.proxy", tfjsonpath.New("destroy_command"), knownvalue.StringExact("systemctl disable --now haproxy@etcd")),
+				plancheck.ExpectKnownValue("kha_etcd_access.own", tfjsonpath.New("destroy_command"), knownvalue.StringExact("systemctl stop haproxy@etcd")),
+				plancheck.ExpectKnownValue("kha_etcd_access.script", tfjsonpath.New("destroy_command"), knownvalue.Null()),
+				plancheck.ExpectKnownValue("kha_etcd_access.direct", tfjsonpath.New("destroy_command"), knownvalue.Null()),
+			}},
+		}},
+	})
+}

@@ -46,6 +46,7 @@ type fileModel struct {
 	Group            types.String `tfsdk:"group"`
 	ValidateCommand  types.String `tfsdk:"validate_command"`
 	ReloadCommand    types.String `tfsdk:"reload_command"`
+	DestroyCommand   types.String `tfsdk:"destroy_command"`
 	CreateParentDirs types.Bool   `tfsdk:"create_parent_dirs"`
 }
 
@@ -73,7 +74,7 @@ func (m *fileModel) render(config *fileModel) (rendered, diag.Diagnostics) {
 	case config == nil && m.Content.IsNull():
 		f.SHA256 = m.SHA256.ValueString()
 	}
-	return rendered{files: []remote.Item{f}, removeCommand: f.ReloadCommand, alwaysDelivered: true}, nil
+	return rendered{files: []remote.Item{f}, removeCommand: m.DestroyCommand.ValueString(), alwaysDelivered: true}, nil
 }
 
 func (r *fileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -144,9 +145,14 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			},
 			"reload_command": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Command run after the file is in place (and after it is removed on destroy), e.g. " +
-					"`systemctl reload haproxy`. If it fails, or outlasts the timeout, the previous file is restored and the " +
-					"command run again.",
+				MarkdownDescription: "Command run after the file is in place, e.g. `systemctl reload haproxy`. If it fails, " +
+					"or outlasts the timeout, the previous file is restored and the command run again (a first create removes " +
+					"the new file). Destroy does not run it: see `destroy_command`.",
+			},
+			"destroy_command": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Command run after the file is removed on destroy, e.g. `systemctl stop haproxy@etcd` " +
+					"or `sysctl --system`; not run when the file was already gone. Default: none.",
 			},
 			"create_parent_dirs": schema.BoolAttribute{
 				Optional: true, Computed: true,

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,6 +190,139 @@ func TestAccFile_failedValidationKeepsPreviousFile(t *testing.T) {
 				ConfigDirectory: fileFixture, ConfigVariables: v1,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            fileIs(target, "MUST stay\n"),
+			},
+		},
+	}))
+}
+
+// Destroy runs destroy_command after the file is removed, and never
+// reload_command: a `sysctl -p FILE` would fail on the removed file.
+func TestAccFile_destroyRunsDestroyCommandNotReload(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	dir := t.TempDir()
+	target, ran := filepath.Join(dir, "99-kha.conf"), filepath.Join(dir, "ran")
+	vars := fileVars(s, target, "content", "net.ipv4.ip_nonlocal_bind = 1\n",
+		"reload_command", fmt.Sprintf("test -f %s && echo reload >>%s", target, ran),
+		"destroy_command", fmt.Sprintf("test ! -e %s && echo destroy >>%s", target, ran))
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := os.Stat(target); !os.IsNotExist(err) {
+				return fmt.Errorf("%s still exists after destroy (%v)", target, err)
+			}
+			return fileIs(ran, "reload\ndestroy\n")(nil)
+		},
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fileFixture, ConfigVariables: vars, Check: fileIs(ran, "reload\n")},
+		},
+	}))
+}
+
+// exampleStrings are the string attributes of one resource block in an
+// example file, as Terraform reads them.
+func exampleStrings(t *testing.T, file, block string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, block+" {\n")
+	if start < 0 {
+		t.Fatalf("%s has no %s", file, block)
+	}
+	body := text[start:]
+	body = body[:strings.Index(body, "\n}\n")]
+	attrs := map[string]string{}
+	// <<-EOT heredocs, with the indentation of their least indented line
+	// taken away, as Terraform does.
+	for _, m := range regexp.MustCompile(`(?ms)^\s*(\w+)\s*=\s*<<-(\w+)\n(.*?)\n\s*(\w+)$`).FindAllStringSubmatch(body, -1) {
+		lines := strings.Split(m[3], "\n")
+		indent := len(m[3])
+		for _, l := range lines {
+			if strings.TrimSpace(l) != "" {
+				indent = min(indent, len(l)-len(strings.TrimLeft(l, " ")))
+			}
+		}
+		for i, l := range lines {
+			lines[i] = l[min(indent, len(l)):]
+		}
+		attrs[m[1]] = strings.Join(lines, "\n") + "\n"
+	}
+	for _, m := range regexp.MustCompile(`(?m)^\s*(\w+)\s*=\s*("(?:[^"\\]|\\.)*")\s*(?:#.*)?$`).FindAllStringSubmatch(body, -1) {
+		value, err := strconv.Unquote(m[2])
+		if err != nil {
+			t.Fatalf("%s: %s: %v", file, m[1], err)
+		}
+		attrs[m[1]] = value
+	}
+	return attrs
+}
+
+// The documented nonlocal_bind recipe, applied as written to a host whose
+// /etc/sysctl.d is its own. The test host shares this machine's kernel, so
+// the recipe's reload and destroy commands run as written but in a network
+// namespace of their own (net.ipv4.* and net.ipv6.* are per namespace):
+// the reload must set net.ipv4.ip_nonlocal_bind there. The validate
+// command must refuse a misspelt key.
+func TestAccFile_nonlocalBindRecipe(t *testing.T) {
+	recipe := exampleStrings(t, "../../examples/resources/kha_file/resource.tf", `resource "kha_file" "nonlocal_bind"`)
+	for _, name := range []string{"path", "content", "validate_command", "reload_command", "destroy_command"} {
+		if strings.Contains(recipe[name], "'") && (name == "reload_command" || name == "destroy_command") || recipe[name] == "" {
+			t.Fatalf("the recipe's %s is %q", name, recipe[name])
+		}
+	}
+	s := testhost.Start(t, testhost.Options{PrivateDir: "/etc/sysctl.d"})
+	isolated := func(command, check string) string { return fmt.Sprintf("unshare -n sh -c '%s && %s'", command, check) }
+	vars := func(content string) config.Variables {
+		return fileVars(s, recipe["path"], "content", content, "validate_command", recipe["validate_command"],
+			"reload_command", isolated(recipe["reload_command"], `[ "$(sysctl -n net.ipv4.ip_nonlocal_bind)" = 1 ]`),
+			"destroy_command", isolated(recipe["destroy_command"], `[ "$(sysctl -n net.ipv4.ip_nonlocal_bind)" = 0 ]`))
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := os.Stat(s.HostPath(recipe["path"])); !os.IsNotExist(err) {
+				return fmt.Errorf("%s still exists after destroy (%v)", recipe["path"], err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fileFixture, ConfigVariables: vars(recipe["content"]), Check: fileIs(s.HostPath(recipe["path"]), recipe["content"])},
+			{
+				ConfigDirectory: fileFixture, ConfigVariables: vars(strings.Replace(recipe["content"], "nonlocal_bind", "nonlocal_bnd", 1)),
+				ExpectError: regexp.MustCompile(`(?s)validate\s+of\s+/etc/sysctl\.d/\S+\s+failed.*ip_nonlocal_bnd`),
+			},
+		},
+	}))
+}
+
+// The documented unit that runs the etcd local proxy (Debian and Ubuntu
+// ship haproxy.service only), applied as written to a host whose
+// /etc/systemd/system is its own: the real systemd-analyze in its
+// validate command accepts it, and refuses a unit without ExecStart. The
+// test host runs no systemd, so the recipe's daemon-reload commands are
+// left out.
+func TestAccFile_haproxyInstanceUnitRecipe(t *testing.T) {
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("no systemd-analyze")
+	}
+	recipe := exampleStrings(t, "../../examples/resources/kha_etcd_access/resource.tf", `resource "kha_file" "haproxy_instance_unit"`)
+	if recipe["reload_command"] != "systemctl daemon-reload" || recipe["destroy_command"] != "systemctl daemon-reload" ||
+		!strings.Contains(recipe["content"], "CONFIG=/etc/kha/%i-proxy.cfg") {
+		t.Fatalf("the recipe changed: %q", recipe)
+	}
+	s := testhost.Start(t, testhost.Options{PrivateDir: "/etc/systemd/system"})
+	vars := func(content string) config.Variables {
+		return fileVars(s, recipe["path"], "content", content, "validate_command", recipe["validate_command"])
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fileFixture, ConfigVariables: vars(recipe["content"]), Check: fileIs(s.HostPath(recipe["path"]), recipe["content"])},
+			{
+				ConfigDirectory: fileFixture, ConfigVariables: vars(strings.Replace(recipe["content"], "ExecStart=", "ExecStrat=", 1)),
+				ExpectError: regexp.MustCompile(`(?s)validate\s+of\s+\S+haproxy@\.service\s+failed.*no\s+ExecStart=`),
 			},
 		},
 	}))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,7 @@ type applySession struct {
 
 // fail logs and returns the failure of a step.
 func (a *applySession) fail(step, output string, err error) error {
+	err = nonlocalBindHint(output, err)
 	a.c.log(a.ctx, LevelWarn, step+" failed", map[string]any{"path": a.f.Path, "error": err.Error()})
 	return &StepError{Host: a.c.cfg.Address(), Step: step, Path: a.f.Path, Output: output, Err: err}
 }
@@ -68,7 +70,8 @@ func (a *applySession) start() error {
 func (f File) applyArgs(limit int) applyArgs {
 	args := applyArgs{Target: f.Path, Mode: strconv.FormatUint(uint64(f.mode()), 8), Owner: f.Owner,
 		CreateParentDirs: f.CreateParentDirs, Validate: strings.ReplaceAll(f.ValidateCommand, "%s", `"$KHA_NEW"`),
-		Reload: f.ReloadCommand, Size: len(f.Content), Limit: limit, Rand: randomSuffix(),
+		Explain: strings.ReplaceAll(withoutQuiet(f.ValidateCommand), "%s", `"$KHA_NEW"`),
+		Reload:  f.ReloadCommand, Size: len(f.Content), Limit: limit, Rand: randomSuffix(),
 		Verify: f.Verify != nil, ExpectSHA256: f.expectSHA256}
 	if f.keepModeOwner {
 		args.Mode = wordKeepMode
@@ -80,6 +83,33 @@ func (f File) applyArgs(limit int) applyArgs {
 	}
 	return args
 }
+
+// nonlocalBindHint names the fix when a load balancer could not bind its
+// address (HAProxy's "cannot bind socket (Cannot assign requested
+// address)", nginx's "bind() ... failed (99: Cannot assign requested
+// address)"): on the first apply of a VIP pair no node holds the VIP yet.
+func nonlocalBindHint(output string, err error) error {
+	if !strings.Contains(output, "Cannot assign requested address") {
+		return err
+	}
+	return fmt.Errorf("%w. The address to bind is not on this host: a load balancer on a VIP binds it on every node of "+
+		"the pair, and on the first apply no node holds it yet. Run `sysctl -w net.ipv4.ip_nonlocal_bind=1` (and "+
+		"`net.ipv6.ip_nonlocal_bind=1` for an IPv6 VIP) on every node of the pair, persist it in /etc/sysctl.d (the "+
+		"kha_file recipe `nonlocal_bind` in the kha_file documentation does both), then apply again", err)
+}
+
+// withoutQuiet is the command without its -q words (haproxy -c -q
+// prints no reason for a rejection), or "" when it has none.
+func withoutQuiet(command string) string {
+	loud := quietWord.ReplaceAllString(command, "$1")
+	if loud == command {
+		return ""
+	}
+	return loud
+}
+
+// quietWord is a -q word with the blank before it.
+var quietWord = regexp.MustCompile(`(\s)-q(?:\s+|$)`)
 
 // wait passes on the script's end.
 func (a *applySession) wait() { a.exited <- a.session.Wait() }
@@ -234,7 +264,10 @@ func (a *applySession) applyResult(err error) error {
 	if meaning, ok := exitCodes[exit]; ok {
 		step, what = meaning.step, meaning.left
 	}
-	if exit == exitReload || exit == exitReloadTime || exit == exitRollback {
+	if exit == exitValidate && output == "" {
+		what += "; the validate command printed no reason: run it on the host without its quiet flags to see one"
+	}
+	if exit == exitReload || exit == exitReloadTime || exit == exitRollback || exit == exitRemovedNew {
 		a.c.log(a.ctx, LevelWarn, "reload failed; rolled back to the previous file", map[string]any{"path": a.f.Path})
 	}
 	return a.fail(step, output, a.c.sudoHint(output, errors.New(what)))

@@ -47,6 +47,7 @@ const (
 	exitNotRegular  exitCode = 34
 	exitDigest      exitCode = 35
 	exitRemove      exitCode = 36
+	exitRemovedNew  exitCode = 37
 	exitTimeout     exitCode = 124 // timeout(1)'s, when the command ran out of time
 	exitHangup      exitCode = 129 // 128 + the signal, as a shell reports it
 	exitInterrupt   exitCode = 130
@@ -62,7 +63,7 @@ type exitMeaning struct {
 
 const (
 	untouched = "the previous file is untouched"
-	restored  = "the previous file was restored and the reload command run again"
+	restored  = "the previous file was restored (on a first create: the new file removed) and the reload command run again"
 )
 
 // exitCodes is the one table of exit codes.
@@ -81,6 +82,9 @@ var exitCodes = map[exitCode]exitMeaning{
 	exitReload:      {"EXIT_RELOAD", "reload", "the reload command failed with the new file; " + restored},
 	exitReloadTime:  {"EXIT_RELOAD_TIME", "reload", "the reload command did not finish within the operation's timeout; " + restored},
 	exitRollback:    {"EXIT_ROLLBACK", "reload", "the reload command failed with the new file, and restoring the previous file or reloading it failed too: check the host"},
+	exitRemovedNew: {"EXIT_REMOVED_NEW", "reload", "there was no previous file: the new file was removed again; the reload " +
+		"command failed with it, and again without it. Check that the reload command works on the host (does the " +
+		"service or unit it names exist?), then apply again"},
 	exitVerify:      {"EXIT_VERIFY", "verify", "the service did not work with the new file; " + restored},
 	exitReplaced:    {"EXIT_REPLACED", "upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
 	exitNoTimeout:   {"EXIT_NO_TIMEOUT", "find timeout(1)", "the host has no timeout(1)"},

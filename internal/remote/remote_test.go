@@ -1354,3 +1354,78 @@ func TestConnectionDroppedDuringReload(t *testing.T) {
 		})
 	}
 }
+
+// A config the quiet validate command (haproxy -c -q, the default)
+// rejects: the error carries haproxy's own reason, the line naming the
+// missing CA file.
+func TestRejectedConfigSaysWhy(t *testing.T) {
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("no haproxy")
+	}
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "missing-ca.pem")
+	cfg := "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 1s\n  timeout server 1s\n" +
+		"backend apiserver\n  server cp1 127.0.0.1:6443 check check-ssl verify required ca-file " + ca + "\n"
+	f := File{Path: filepath.Join(dir, "haproxy.cfg"), Content: []byte(cfg), ValidateCommand: "haproxy -c -q -f %s"}
+	err := c.Put(context.Background(), f)
+	if err == nil || !strings.Contains(err.Error(), "the validate command rejected the new file") ||
+		!strings.Contains(err.Error(), "Couldn't open the ca-file '"+ca+"'") {
+		t.Fatalf("the rejection does not carry haproxy's reason: %v", err)
+	}
+	if _, err := os.Stat(f.Path); !os.IsNotExist(err) {
+		t.Fatalf("a rejected file was put in place: %v", err)
+	}
+	// A validator that says nothing even without -q: the error says so.
+	f.ValidateCommand = "false %s"
+	if err := c.Put(context.Background(), f); err == nil || !strings.Contains(err.Error(), "the validate command printed no reason") {
+		t.Fatalf("a silent rejection does not say that it printed nothing: %v", err)
+	}
+}
+
+// A first create whose reload command fails (a unit the host does not
+// have): there was no previous file, so the new one is removed again, and
+// the error says so instead of "restoring the previous file failed".
+func TestFailedReloadOnFirstCreateRemovesTheNewFile(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	target := filepath.Join(t.TempDir(), "etcd-proxy.cfg")
+	reload := `echo "Failed to reload-or-restart haproxy@etcd.service: Unit haproxy@etcd.service not found." >&2; exit 5`
+	err := c.Put(context.Background(), File{Path: target, Content: []byte("global\n"), ReloadCommand: reload})
+	if err == nil || !strings.Contains(err.Error(), "the new file was removed again; the reload command failed with it") ||
+		!strings.Contains(err.Error(), "Unit haproxy@etcd.service not found") || strings.Contains(err.Error(), "check the host") {
+		t.Fatalf("the error does not say that the new file was removed: %v", err)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("the new file stayed after its reload failed: %v", err)
+	}
+	if !ReloadedAfterSwap(err) {
+		t.Fatalf("the failure does not count as reloaded after the swap: %v", err)
+	}
+}
+
+// The first apply of a VIP pair: the real haproxy cannot bind an address
+// the host does not have, and the error names the sysctl that lets it.
+func TestBindFailureNamesNonlocalBind(t *testing.T) {
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("no haproxy")
+	}
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_nonlocal_bind"); err != nil || strings.TrimSpace(string(b)) != "0" {
+		t.Skipf("this host binds non-local addresses already (%q, %v)", b, err)
+	}
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	target := filepath.Join(t.TempDir(), "haproxy.cfg")
+	cfg := "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 1s\n  timeout server 1s\n" +
+		"frontend apiserver\n  bind 192.0.2.10:8443\n  default_backend cp\nbackend cp\n  server cp1 127.0.0.1:6443\n"
+	// The service starts with the new file; a haproxy that did bind would
+	// run until timeout(1) ends it, and the reload succeed.
+	reload := fmt.Sprintf("timeout 3 haproxy -db -f %s; [ $? = 124 ]", target)
+	err := c.Put(context.Background(), File{Path: target, Content: []byte(cfg), ValidateCommand: "haproxy -c -q -f %s", ReloadCommand: reload})
+	if err == nil || !strings.Contains(err.Error(), "cannot bind socket (Cannot assign requested address)") ||
+		!strings.Contains(err.Error(), "net.ipv4.ip_nonlocal_bind=1") || !strings.Contains(err.Error(), "every node of the pair") ||
+		!strings.Contains(err.Error(), "/etc/sysctl.d") {
+		t.Fatalf("the bind failure does not name its fix: %v", err)
+	}
+}

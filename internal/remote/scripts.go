@@ -31,7 +31,9 @@ package remote
 //     that what a reload creates (a socket, a PID file) gets the modes the
 //     service expects.
 //   - restore puts the previous file back (or removes a new one) after a
-//     failed reload or verification, reloads, and exits with $1.
+//     failed reload or verification, reloads, and exits with $1; a reload
+//     that fails again exits with $EXIT_ROLLBACK, or on a first create (no
+//     previous file) with $EXIT_REMOVED_NEW.
 const scriptHelpers = `umask0=$(umask)
 sweep() {
   for old in "$dir/.$base".kha-*; do
@@ -68,10 +70,16 @@ run() {
 }
 restore() {
   trap '' HUP INT TERM
-  if [ -e previous ] || [ -L previous ]; then mv -f -- previous "$target"; else rm -f -- "$target"; fi || exit $EXIT_ROLLBACK
+  if [ -e previous ] || [ -L previous ]; then
+    mv -f -- previous "$target" || exit $EXIT_ROLLBACK
+    failed=$EXIT_ROLLBACK
+  else
+    rm -f -- "$target" || exit $EXIT_ROLLBACK
+    failed=$EXIT_REMOVED_NEW
+  fi
   if [ -n "$reload" ]; then
     echo "--- the previous state was restored; running the reload command again:" >&2
-    run "$reload" || exit $EXIT_ROLLBACK
+    run "$reload" || exit $failed
   fi
   exit "$1"
 }
@@ -105,6 +113,10 @@ fi
 KHA_NEW=$work/new; export KHA_NEW
 if [ -n "$validate" ]; then
   run "$validate"; rc=$?
+  [ $rc = $EXIT_OK ] || [ $rc = $EXIT_TIMEOUT ] || [ -s log ] || [ -z "$explain" ] || {
+    echo "--- the validate command printed no reason; running it again without -q:" >&2
+    run "$explain"
+  }
   [ $rc = $EXIT_OK ] || { [ $rc = $EXIT_TIMEOUT ] && exit $EXIT_VALIDATE_END; exit $EXIT_VALIDATE; }
 fi
 echo "$WORD_READY"
@@ -149,11 +161,15 @@ type applyArgs struct {
 	// CreateParentDirs makes a missing directory of Target.
 	CreateParentDirs bool   `sh:"mkdirs"`
 	Validate         string `sh:"validate"` // a command, run on "$KHA_NEW"
-	Reload           string `sh:"reload"`
-	Size             int    `sh:"size"`  // of the content on stdin
-	Limit            int    `sh:"limit"` // seconds a command may take; 0: no limit
-	Rand             string `sh:"rand"`  // suffix of the private directory
-	Verify           bool   `sh:"verify"`
+	// Explain is Validate without its -q, run when Validate failed and
+	// printed nothing (haproxy -c -q), so the failure says why; empty
+	// when Validate has no -q.
+	Explain string `sh:"explain"`
+	Reload  string `sh:"reload"`
+	Size    int    `sh:"size"`  // of the content on stdin
+	Limit   int    `sh:"limit"` // seconds a command may take; 0: no limit
+	Rand    string `sh:"rand"`  // suffix of the private directory
+	Verify  bool   `sh:"verify"`
 	// ExpectSHA256 is the digest the target must still have to be
 	// replaced; empty: any.
 	ExpectSHA256 string `sh:"expect"`

@@ -32,3 +32,21 @@ resource "kha_file" "token" {
   owner      = "root"
   ssh        = { host = "10.0.0.21" }
 }
+
+# Every node of a VIP pair (kha_haproxy_config or kha_nginx_config with
+# role = "external") binds the VIP before keepalived gives it to one of them:
+# on the first apply no node holds it yet. Let the load balancer bind an
+# address the node does not have, now and after a reboot, on every node of
+# the pair (the IPv6 line for an IPv6 VIP).
+resource "kha_file" "nonlocal_bind" {
+  for_each = toset(["10.0.0.31", "10.0.0.32"]) # the load balancer pair
+
+  path    = "/etc/sysctl.d/90-kha-nonlocal-bind.conf"
+  content = "net.ipv4.ip_nonlocal_bind = 1\nnet.ipv6.ip_nonlocal_bind = 1\n"
+  # Every key must exist on the host: a misspelt one fails here, not at boot.
+  validate_command = "sysctl -n $(sed -n '/^[#;]/d; s/[[:space:]]*=.*//p' %s) >/dev/null"
+  reload_command   = "sysctl -p /etc/sysctl.d/90-kha-nonlocal-bind.conf"
+  destroy_command  = "sysctl -w net.ipv4.ip_nonlocal_bind=0 net.ipv6.ip_nonlocal_bind=0"
+
+  ssh = { host = each.key, user = "admin", sudo = true }
+}

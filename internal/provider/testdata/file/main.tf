@@ -41,6 +41,10 @@ variable "reload_command" {
   type    = string
   default = null
 }
+variable "destroy_command" {
+  type    = string
+  default = null
+}
 variable "update_timeout" {
   type    = string
   default = null
@@ -62,6 +66,7 @@ resource "kha_file" "test" {
   owner            = var.owner
   validate_command = var.validate_command
   reload_command   = var.reload_command
+  destroy_command  = var.destroy_command
   ssh = {
     host = var.host
     port = var.port
