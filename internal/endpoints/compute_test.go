@@ -504,3 +504,51 @@ func TestCompactWorkersAreWorkerNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestIgnoredLocalLBSettings: local_lb settings that no node uses, because
+// the node-local load balancer is off, are a warning at local_lb.enabled
+// that names the fix; settings in use, or none, are not.
+func TestIgnoredLocalLBSettings(t *testing.T) {
+	ext := &ExternalLB{Address: "10.0.0.100", Nodes: []string{}}
+	cases := []struct {
+		name   string
+		lb     LocalLB
+		ext    *ExternalLB
+		substr []string // empty: no warning at local_lb.enabled
+	}{
+		{"external_lb turns it off by default", LocalLB{Type: LBTypeHAProxy, Port: 16443}, ext,
+			[]string{"local_lb.port, local_lb.type is set", "local_lb.enabled is not set", "set local_lb.enabled = true", "local_lb_with_unmanaged_lb"}},
+		{"health check port alone", LocalLB{HealthcheckPort: 8081}, ext, []string{"local_lb.healthcheck_port is set", "set local_lb.enabled = true"}},
+		{"explicitly off with external_lb", LocalLB{Enabled: ptr(false), Type: LBTypeNginx}, ext, []string{"local_lb.enabled is false", "remove local_lb.type"}},
+		{"explicitly off without external_lb (direct)", LocalLB{Enabled: ptr(false), Port: 16443}, nil, []string{"local_lb.enabled is false", "remove local_lb.port"}},
+		{"enabled beside external_lb", LocalLB{Enabled: ptr(true), Type: LBTypeHAProxy, Port: 16443}, ext, nil},
+		{"default without external_lb", LocalLB{Type: LBTypeHAProxy}, nil, nil},
+		{"off, nothing else set", LocalLB{Enabled: ptr(false)}, ext, nil},
+		{"external_lb, local_lb unset", LocalLB{}, ext, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ps := Compute(Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: tc.lb, ExternalLB: tc.ext})
+			var found []problem.Problem
+			for _, p := range ps {
+				if p.Path.String() == "local_lb.enabled" {
+					found = append(found, p)
+				}
+			}
+			if len(tc.substr) == 0 {
+				if len(found) != 0 {
+					t.Fatalf("want no finding at local_lb.enabled, got %v", found)
+				}
+				return
+			}
+			if len(found) != 1 || found[0].Severity != problem.Warning {
+				t.Fatalf("want one warning at local_lb.enabled, got %v (all: %v)", found, ps)
+			}
+			for _, s := range tc.substr {
+				if !strings.Contains(found[0].Detail, s) {
+					t.Errorf("the warning does not say %q: %s", s, found[0].Detail)
+				}
+			}
+		})
+	}
+}

@@ -2,12 +2,16 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -225,4 +229,42 @@ func TestClusterEndpoints_computedValuesCoverTheSchema(t *testing.T) {
 	if !slices.Equal(computed, written) {
 		t.Fatalf("computed attributes %v, computedValues writes %v", computed, written)
 	}
+}
+
+// TestClusterEndpoints_ignoredLocalLBSettingsWarn: local_lb settings with
+// external_lb and without local_lb.enabled = true are ignored (mode
+// external_lb), and the plan warns at local_lb.enabled with the fix; with
+// the fix applied the plan is silent and a node-local load balancer runs.
+func TestClusterEndpoints_ignoredLocalLBSettingsWarn(t *testing.T) {
+	recorder := &planRecorder{}
+	step := func(warn bool, mode string) resource.TestStep {
+		return resource.TestStep{
+			ConfigDirectory: config.TestStepDirectory(),
+			PreConfig:       recorder.reset,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				knownString("mode", mode),
+				planCheckFunc(func() error {
+					found := recorder.take()
+					for _, d := range found {
+						if d.Severity != tfprotov6.DiagnosticSeverityWarning || d.Attribute.String() != tftypes.NewAttributePath().WithAttributeName("local_lb").WithAttributeName("enabled").String() {
+							return fmt.Errorf("a diagnostic other than the warning at local_lb.enabled: %s: %s", d.Summary, d.Detail)
+						}
+						for _, want := range []string{"local_lb.healthcheck_port, local_lb.type", "set local_lb.enabled = true", "nothing to listen on"} {
+							if !strings.Contains(d.Detail, want) {
+								return fmt.Errorf("the warning does not say %q: %s", want, d.Detail)
+							}
+						}
+					}
+					if (len(found) > 0) != warn {
+						return fmt.Errorf("the plan's diagnostics: %v; want the warning: %v", found, warn)
+					}
+					return nil
+				}),
+			}},
+		}
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: recorder.factories(),
+		Steps:                    []resource.TestStep{step(true, "external_lb"), step(false, "local_lb_with_unmanaged_lb")},
+	})
 }
