@@ -552,3 +552,38 @@ func TestIgnoredLocalLBSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestExistingSANsRefusalListsTheWholeSet: the refusal names every endpoint
+// that would fail and the whole SAN set the certificate must have, with
+// the missing ones marked, so one re-issue is enough.
+func TestExistingSANsRefusalListsTheWholeSet(t *testing.T) {
+	in := Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers,
+		ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "lb.example.com", Nodes: []string{}}, LocalLB: LocalLB{Enabled: ptr(true)},
+		ExistingCertSANs: &SANs{DNSNames: []string{"kubernetes", "localhost"}, IPAddresses: []string{"10.0.0.11", "10.0.0.12", "10.0.0.13", "127.0.0.1"}}}
+	res, ps := Compute(in)
+	var refusals []problem.Problem
+	for _, p := range ps {
+		if p.Path.String() == "existing_cert_sans" {
+			refusals = append(refusals, p)
+		}
+	}
+	if len(refusals) != 1 {
+		t.Fatalf("want one refusal at existing_cert_sans, got %v", ps)
+	}
+	d := refusals[0].Detail
+	for _, want := range []string{
+		"host lb.example.com is not in existing_cert_sans.dns_names",
+		"host 192.0.2.12 is not in existing_cert_sans.ip_addresses",
+		"the certificate must have DNS: kubernetes, kubernetes.default (missing), kubernetes.default.svc (missing), kubernetes.default.svc.cluster.local (missing), localhost, lb.example.com (missing), cp1 (missing), cp2 (missing), cp3 (missing); " +
+			"IP: 10.233.0.1 (missing), 127.0.0.1, ::1 (missing), 10.0.0.100 (missing), 10.0.0.11, 192.0.2.12 (missing), 10.0.0.13, 10.0.0.12.",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, d)
+		}
+	}
+	// Issued with exactly that set, the certificate passes.
+	in.ExistingCertSANs = &res.CertSANs
+	if _, ps := Compute(in); len(ps) != 0 {
+		t.Errorf("a certificate with every SAN listed is still refused: %v", ps)
+	}
+}

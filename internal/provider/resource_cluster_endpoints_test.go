@@ -155,9 +155,12 @@ func TestClusterEndpoints_diagnostics(t *testing.T) {
 		"ip_given_as_a_name":                      `(?s)Host name instead of an IP address.*access_ip takes an IP address only`,
 		"ipv6_in_ipv4_cluster":                    `(?s)Address family mismatch.*control_plane_nodes\[0\]\.ip: ip fd00::11 is not an IPv4 address.*ip_family\s+=\s+"dual"`,
 		"vip_port_collides":                       `(?s)Port conflict.*external_lb\.port: on node "cp1", kube-apiserver on \[::\]:6443`,
-		"existing_cert_lacks_lb_name":             `(?s)would fail TLS verification.*existing_cert_sans: .*not api\.example\.com`,
-		"port_out_of_range":                       `(?s)apiserver_port.*between 1 and 65535`,
-		"unknown_lb_type":                         `(?s)local_lb\.type.*value must be one of`,
+		"existing_cert_lacks_lb_name": `(?s)would fail TLS verification.*existing_cert_sans: .*not api\.example\.com.*` + wrapped(
+			"the certificate must have DNS: kubernetes, kubernetes.default (missing), kubernetes.default.svc (missing), "+
+				"kubernetes.default.svc.cluster.local (missing), localhost, api.example.com (missing), cp1 (missing); "+
+				"IP: 10.233.0.1 (missing), 127.0.0.1 (missing), ::1 (missing), 10.0.0.100, 10.0.0.11."),
+		"port_out_of_range": `(?s)apiserver_port.*between 1 and 65535`,
+		"unknown_lb_type":   `(?s)local_lb\.type.*value must be one of`,
 	}
 	expectPlanErrors(t, cases, nil)
 }
@@ -267,4 +270,14 @@ func TestClusterEndpoints_ignoredLocalLBSettingsWarn(t *testing.T) {
 		ProtoV6ProviderFactories: recorder.factories(),
 		Steps:                    []resource.TestStep{step(true, "external_lb"), step(false, "local_lb_with_unmanaged_lb")},
 	})
+}
+
+// wrapped matches text as Terraform prints it in a diagnostic: words
+// separated by spaces or line breaks.
+func wrapped(text string) string {
+	words := strings.Fields(text)
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	return strings.Join(words, `\s+`)
 }
