@@ -76,9 +76,11 @@ func (c *cluster) result() Result {
 	for _, n := range c.controlPlanes {
 		r.LocalLBBackends = append(r.LocalLBBackends, Backend{Name: n.Name, Address: n.accessIP.String(), Port: c.port})
 	}
+	r.LocalLBNodeIPs = map[string]string{}
 	for i := range c.nodes {
 		if n := &c.nodes[i]; c.runsLocalLB(n) {
 			r.LocalLBNodes = append(r.LocalLBNodes, n.Name)
+			r.LocalLBNodeIPs[n.Name] = n.ip.String()
 		}
 	}
 	if len(r.LocalLBNodes) > 0 {

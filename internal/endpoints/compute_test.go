@@ -587,3 +587,54 @@ func TestExistingSANsRefusalListsTheWholeSet(t *testing.T) {
 		t.Errorf("a certificate with every SAN listed is still refused: %v", ps)
 	}
 }
+
+// TestLocalLBNodeIPs: local_lb_node_ips maps every node that runs a
+// node-local load balancer, and only those, to its address of the
+// cluster's primary family.
+func TestLocalLBNodeIPs(t *testing.T) {
+	cases := []struct {
+		name string
+		in   Input
+		want map[string]string
+	}{
+		{"workers only", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers},
+			map[string]string{"w1": "10.0.0.21", "w2": "10.0.0.22"}},
+		{"compact workers and a control-plane node bound to its own address", Input{
+			ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", BindAddress: "10.0.0.11"}, {Name: "cp2", IP: "10.0.0.12"}},
+			WorkerAddresses:   map[string]string{"w9": "10.0.0.29"}},
+			map[string]string{"cp1": "10.0.0.11", "w9": "10.0.0.29"}},
+		{"the node's ip, not its access_ip", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.21", AccessIP: "192.0.2.21"}}},
+			map[string]string{"w1": "10.0.0.21"}},
+		{"every node", Input{ControlPlaneNodes: threeCPs[:1], WorkerNodes: twoWorkers[:1], LocalLB: LocalLB{EveryNode: true, Port: 7445}},
+			map[string]string{"cp1": "10.0.0.11", "w1": "10.0.0.21"}},
+		{"IPv6-only, address in ip6, canonical form", Input{IPFamily: IPv6, ControlPlaneNodes: []Node{{Name: "cp1", IP6: "fd00::11"}},
+			WorkerNodes: []Node{{Name: "w1", IP6: "fd00:0::0021"}}},
+			map[string]string{"w1": "fd00::21"}},
+		{"dual-stack: the IPv4 address", Input{IPFamily: DualStack, ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"}},
+			WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.21", IP6: "fd00::21"}}},
+			map[string]string{"w1": "10.0.0.21"}},
+		{"external_lb: no node runs one", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, ExternalLB: &ExternalLB{Address: "10.0.0.100", Nodes: []string{}}},
+			map[string]string{}},
+		{"direct", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Enabled: ptr(false)}},
+			map[string]string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ps := Compute(tc.in)
+			if ps.HasErrors() {
+				t.Fatalf("unexpected problems: %v", ps)
+			}
+			if !reflect.DeepEqual(r.LocalLBNodeIPs, tc.want) {
+				t.Errorf("local_lb_node_ips = %v, want %v", r.LocalLBNodeIPs, tc.want)
+			}
+			if len(r.LocalLBNodeIPs) != len(r.LocalLBNodes) {
+				t.Errorf("local_lb_node_ips %v does not name the nodes of local_lb_nodes %v", r.LocalLBNodeIPs, r.LocalLBNodes)
+			}
+			for _, n := range r.LocalLBNodes {
+				if _, ok := r.LocalLBNodeIPs[n]; !ok {
+					t.Errorf("local_lb_node_ips lacks %q of local_lb_nodes", n)
+				}
+			}
+		})
+	}
+}

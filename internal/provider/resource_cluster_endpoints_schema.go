@@ -17,10 +17,10 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
 )
 
-// clusterEndpointsSchemaVersion is 2 since apiserver_backends took over
-// from local_lb_backends; upgradeClusterEndpointsState fills it in
-// earlier states.
-const clusterEndpointsSchemaVersion = 2
+// clusterEndpointsSchemaVersion is 3 since local_lb_node_ips (2 since
+// apiserver_backends took over from local_lb_backends);
+// upgradeClusterEndpointsState fills them in earlier states.
+const clusterEndpointsSchemaVersion = 3
 
 // clusterEndpointsSchema is kha_cluster_endpoints' schema, assembled from
 // its parts: the inputs, then what is computed at plan time.
@@ -405,6 +405,13 @@ func localLBOutputAttributes() map[string]schema.Attribute {
 				"address": schema.StringAttribute{Computed: true, MarkdownDescription: "IP address or DNS name."},
 				"port":    schema.Int64Attribute{Computed: true, MarkdownDescription: "`external_lb.port`."},
 			},
+		},
+		"local_lb_node_ips": schema.MapAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "The nodes of `local_lb_nodes`, each to its address (`ip`, or `ip6` in an IPv6-only " +
+				"cluster), known at plan time: `for_each = kha_cluster_endpoints.<name>.local_lb_node_ips` with " +
+				"`ssh = { host = each.value }` configures every node-local load balancer without rebuilding the map " +
+				"from the node lists. Empty when no node runs one.",
 		},
 		"local_lb_nodes": schema.ListAttribute{
 			Computed: true, ElementType: types.StringType,

@@ -75,6 +75,8 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 					})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_fallback"), knownvalue.Null()),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_nodes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("w1")})),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_node_ips"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"w1": knownvalue.StringExact("10.0.0.21")})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListSizeExact(0)),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("id"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{32}$`))),
 					knownString("kubeadm_discovery_address", "10.0.0.11:6443"),
@@ -99,6 +101,7 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 					knownString("kubeconfig_server", "https://10.0.0.100:8383"),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_listen"), knownvalue.Null()),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_type"), knownvalue.Null()),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_node_ips"), knownvalue.MapSizeExact(0)),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListExact([]knownvalue.Check{
 						knownvalue.StringExact("10.0.0.100 lb-apiserver.kubernetes.local"),
 					})),
@@ -198,6 +201,8 @@ func TestClusterEndpoints_epiphanyKubePrismAndMetalLB(t *testing.T) {
 				})),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_nodes"), knownvalue.ListExact([]knownvalue.Check{
 					knownvalue.StringExact("cp1"), knownvalue.StringExact("cp2"), knownvalue.StringExact("w1")})),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_node_ips"), knownvalue.MapExact(map[string]knownvalue.Check{
+					"cp1": knownvalue.StringExact("10.0.0.11"), "cp2": knownvalue.StringExact("10.0.0.12"), "w1": knownvalue.StringExact("10.0.0.21")})),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListExact([]knownvalue.Check{
 					knownvalue.StringExact("192.168.56.42 api.example.com")})),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("apiserver_cert_sans").AtMapKey("dns_names"), knownvalue.ListPartial(map[int]knownvalue.Check{
