@@ -302,7 +302,10 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 		in.Kubeadm = endpoints.KubeadmInput{EtcdEndpoints: stringValues(k.EtcdEndpoints), EtcdCAFile: k.EtcdCAFile.ValueString(),
 			EtcdCertFile: k.EtcdCertFile.ValueString(), EtcdKeyFile: k.EtcdKeyFile.ValueString(), KubernetesVersion: k.KubernetesVersion.ValueString()}
 	}
-	if s := m.ExistingCertSANs; s != nil {
+	// Both lists null is no certificate yet (kha_apiserver_certificate
+	// with allow_missing at bootstrap); an empty list is a certificate
+	// without SANs of that kind.
+	if s := m.ExistingCertSANs; s != nil && (s.DNSNames != nil || s.IPAddresses != nil) {
 		in.ExistingCertSANs = &endpoints.SANs{DNSNames: stringValues(s.DNSNames), IPAddresses: stringValues(s.IPAddresses)}
 	}
 	return in

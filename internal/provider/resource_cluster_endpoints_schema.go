@@ -264,7 +264,10 @@ func existingCertSANsAttribute() schema.SingleNestedAttribute {
 		Optional: true,
 		MarkdownDescription: "SANs of an apiserver certificate that already exists. When set, the plan fails if any " +
 			"endpoint of the matrix, backend address or supplementary address would not verify against it — the " +
-			"`x509: certificate is valid for …, not …` failure after adding a load balancer, caught before apply.",
+			"`x509: certificate is valid for …, not …` failure after adding a load balancer, caught before apply. The " +
+			"error lists every endpoint that would fail and the whole SAN set the certificate must have, the missing ones " +
+			"marked. With both lists null there is no certificate yet and nothing is checked: " +
+			"`kha_apiserver_certificate` with `allow_missing = true` gives that before the first apiserver runs.",
 		Attributes: map[string]schema.Attribute{
 			"dns_names":    schema.ListAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "DNS SANs of the certificate."},
 			"ip_addresses": schema.ListAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "IP SANs of the certificate."},

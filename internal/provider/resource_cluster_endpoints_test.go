@@ -286,3 +286,19 @@ func wrapped(text string) string {
 	}
 	return strings.Join(words, `\s+`)
 }
+
+// TestClusterEndpoints_noCertificateYet: existing_cert_sans with both lists
+// null, what kha_apiserver_certificate with allow_missing reads before the
+// first apiserver runs, checks nothing; empty lists are a certificate
+// without SANs, and the plan refuses it.
+func TestClusterEndpoints_noCertificateYet(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: config.TestStepDirectory(), PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)would fail TLS verification.*` + wrapped("DNS: kubernetes (missing)"))},
+			{ConfigDirectory: config.TestStepDirectory(), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				knownString("kubeadm_control_plane_endpoint", "api.example.com:6443")}}},
+		},
+	})
+}
