@@ -129,7 +129,8 @@ func localLBAttribute() schema.SingleNestedAttribute {
 					"`false` without `external_lb` gives mode `direct`. `true` together with `external_lb` gives mode " +
 					"`local_lb_with_unmanaged_lb`: nodes use their local load balancer and only external clients use " +
 					"the external one. Unlike kubespray, which then sends every node to the external load balancer and " +
-					"leaves the local one unused, kha keeps the nodes off the external one, so the cluster does not depend on it.",
+					"leaves the local one unused, kha keeps the nodes off the external one, so the cluster does not depend on it. " +
+					"While it is off, `type`, `port` and `healthcheck_port` are ignored, and the plan warns when they are set.",
 			},
 			"every_node": schema.BoolAttribute{
 				Optional: true,
