@@ -290,8 +290,9 @@ func certificateFile(ctx context.Context, client *remote.Client, p string) ([]by
 func errNoFirstUseForDataSources(cfg remote.Config) error {
 	return fmt.Errorf("%w %s: kha_apiserver_certificate never trusts on first use (inherited from default_ssh or not), because a "+
 		"data source has nowhere to record the key and every read would accept any host, credentials included. Pin the host: "+
-		"set ssh.host_key to its public key (a line of `ssh-keyscan %s` without the host name), ssh.known_hosts (here or on "+
-		"default_ssh) to known_hosts content, or the key of the CA that signs its host certificate", remote.ErrNoHostKey, cfg.Address(), cfg.Host)
+		"set ssh.host_key to its public key (a line of `%s` without the host name), ssh.known_hosts (here or on "+
+		"default_ssh) to known_hosts content, or the key of the CA that signs its host certificate%s", remote.ErrNoHostKey, cfg.Address(),
+		cfg.KeyscanCommand(), cfg.KeyscanWhere())
 }
 
 // caPEMValidator wants PEM text with at least one certificate.

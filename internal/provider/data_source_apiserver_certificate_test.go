@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/kha/terraform-provider-kha/internal/remote"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
@@ -259,4 +260,21 @@ resource "kha_cluster_endpoints" "c" {
 			}}},
 		},
 	})
+}
+
+// TestAPIServerCertificate_firstUseRefusalBehindABastion: the refusal to
+// trust on first use says how to pin the host, with ssh-keyscan run on the
+// bastion when the node is behind one.
+func TestAPIServerCertificate_firstUseRefusalBehindABastion(t *testing.T) {
+	cfg := remote.Config{Host: "10.0.0.11", Bastion: &remote.Config{Host: "203.0.113.10", User: "jump"}}
+	msg := errNoFirstUseForDataSources(cfg).Error()
+	for _, want := range []string{"`ssh -p 22 jump@203.0.113.10 ssh-keyscan -p 22 10.0.0.11`", "run ssh-keyscan on the bastion 203.0.113.10:22"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal does not say %q: %s", want, msg)
+		}
+	}
+	cfg.Bastion = nil
+	if msg := errNoFirstUseForDataSources(cfg).Error(); !strings.Contains(msg, "`ssh-keyscan -p 22 10.0.0.11`") || strings.Contains(msg, "bastion") {
+		t.Errorf("without a bastion: %s", msg)
+	}
 }

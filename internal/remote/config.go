@@ -78,10 +78,11 @@ func (c Config) user() string {
 	return c.User
 }
 
-// keyscan is the command that prints the host's keys, run where the host
-// is reachable: here, or on the bastion when there is one (the hosts
-// behind a bastion are often not reachable from where Terraform runs).
-func (c Config) keyscan() string {
+// KeyscanCommand is the command that prints the host's keys, run where
+// the host is reachable: here, or on the bastion when there is one (the
+// hosts behind a bastion are often not reachable from where Terraform
+// runs).
+func (c Config) KeyscanCommand() string {
 	cmd := fmt.Sprintf("ssh-keyscan -p %d %s", c.port(), c.Host)
 	if b := c.Bastion; b != nil {
 		cmd = fmt.Sprintf("ssh -p %d %s@%s %s", b.port(), b.user(), b.Host, cmd)
@@ -89,9 +90,9 @@ func (c Config) keyscan() string {
 	return cmd
 }
 
-// keyscanWhere says, with a bastion, that ssh-keyscan runs on it and that
+// KeyscanWhere says, with a bastion, that ssh-keyscan runs on it and that
 // what it prints must be checked out of band.
-func (c Config) keyscanWhere() string {
+func (c Config) KeyscanWhere() string {
 	if c.Bastion == nil {
 		return ""
 	}
@@ -150,7 +151,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w %s: set ssh.host_key to the host's public key (a line of `%s` without the "+
 			"host name) or to the CA key that signs its host certificate, or ssh.known_hosts to known_hosts content "+
 			"(`ssh-keyscan` output as it is)%s; ssh.insecure_trust_on_first_use = true records the key seen at the "+
-			"first connection instead", ErrNoHostKey, c.Address(), c.keyscan(), c.keyscanWhere())
+			"first connection instead", ErrNoHostKey, c.Address(), c.KeyscanCommand(), c.KeyscanWhere())
 	}
 	if c.HostKey != "" {
 		if _, err := parsePublicKey(c.HostKey); err != nil {
@@ -164,7 +165,7 @@ func (c Config) Validate() error {
 		}
 		if c.HostKey == "" && !c.InsecureTrustOnFirstUse && !v.knowsHost {
 			return fmt.Errorf("ssh.known_hosts has no key and no @cert-authority line for %s (lines for a port other than 22 "+
-				"are written [host]:port); add the output of `%s`%s", c.Address(), c.keyscan(), c.keyscanWhere())
+				"are written [host]:port); add the output of `%s`%s", c.Address(), c.KeyscanCommand(), c.KeyscanWhere())
 		}
 	}
 	if _, _, _, err := c.signers(); err != nil {
