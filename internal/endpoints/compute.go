@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"fmt"
 	"net"
 	"strings"
 
@@ -75,9 +76,11 @@ func (c *cluster) result() Result {
 	for _, n := range c.controlPlanes {
 		r.LocalLBBackends = append(r.LocalLBBackends, Backend{Name: n.Name, Address: n.accessIP.String(), Port: c.port})
 	}
+	r.LocalLBNodeIPs = map[string]string{}
 	for i := range c.nodes {
 		if n := &c.nodes[i]; c.runsLocalLB(n) {
 			r.LocalLBNodes = append(r.LocalLBNodes, n.Name)
+			r.LocalLBNodeIPs[n.Name] = n.ip.String()
 		}
 	}
 	if len(r.LocalLBNodes) > 0 {
@@ -278,7 +281,9 @@ func (c *cluster) endpointUses(r Result) []endpointUse {
 // certificate: the computed SANs always (a failure is a defect of this
 // package), and the SANs of an existing certificate when given, which
 // turns the "x509: certificate is valid for …, not …" failure of a new LB
-// name into a plan-time error.
+// name into a plan-time error. That error lists every endpoint that would
+// fail and the whole SAN set the certificate must have, so one re-issue is
+// enough.
 func (c *cluster) checkCoverage(r Result) problem.Problems {
 	var ps problem.Problems
 	computed := newSANSet(r.CertSANs)
@@ -288,6 +293,7 @@ func (c *cluster) checkCoverage(r Result) problem.Problems {
 		existing = &s
 	}
 	seenHost := map[string]bool{}
+	var failing []string
 	for _, u := range c.endpointUses(r) {
 		if !computed.covers(u.host) {
 			ps.Errorf(problem.Root("apiserver_cert_sans"), "Endpoint not covered by the computed SANs",
@@ -299,10 +305,30 @@ func (c *cluster) checkCoverage(r Result) problem.Problems {
 			if _, ok := parseIP(u.host); ok {
 				kind = "ip_addresses"
 			}
-			ps.Errorf(problem.Root("existing_cert_sans"), "Endpoint would fail TLS verification",
-				"%s: host %s is not in existing_cert_sans.%s, so clients would fail with \"x509: certificate is valid for ..., not %s\". Reissue the apiserver certificate with %s among its SANs (all of apiserver_cert_sans; kubeadm: apiServer.certSANs), then let existing_cert_sans show it (kha_apiserver_certificate reads the certificate the cluster serves).",
-				u.what, u.host, kind, u.host, u.host)
+			failing = append(failing, fmt.Sprintf("%s: host %s is not in existing_cert_sans.%s, so clients would fail with \"x509: certificate is valid for ..., not %s\".",
+				u.what, u.host, kind, u.host))
 		}
 	}
+	if len(failing) > 0 {
+		ps.Errorf(problem.Root("existing_cert_sans"), "Endpoint would fail TLS verification",
+			"%s\nReissue the apiserver certificate with all of apiserver_cert_sans (kubeadm: apiServer.certSANs); the certificate must have %s. Then let existing_cert_sans show it (kha_apiserver_certificate reads the certificate the cluster serves).",
+			strings.Join(failing, "\n"), requiredSANs(r.CertSANs, *existing))
+	}
 	return ps
+}
+
+// requiredSANs lists the SANs a certificate must have, "DNS: a, b; IP: x,
+// y", each one that existing does not cover marked "(missing)".
+func requiredSANs(want SANs, existing sanSet) string {
+	list := func(values []string) string {
+		marked := make([]string, len(values))
+		for i, v := range values {
+			marked[i] = v
+			if !existing.covers(v) {
+				marked[i] += " (missing)"
+			}
+		}
+		return strings.Join(marked, ", ")
+	}
+	return "DNS: " + list(want.DNSNames) + "; IP: " + list(want.IPAddresses)
 }

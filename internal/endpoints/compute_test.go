@@ -537,3 +537,137 @@ func TestKubeProxyServer(t *testing.T) {
 		})
 	}
 }
+
+// TestIgnoredLocalLBSettings: local_lb settings that no node uses, because
+// the node-local load balancer is off, are a warning at local_lb.enabled
+// that names the fix; settings in use, or none, are not.
+func TestIgnoredLocalLBSettings(t *testing.T) {
+	ext := &ExternalLB{Address: "10.0.0.100", Nodes: []string{}}
+	cases := []struct {
+		name   string
+		lb     LocalLB
+		ext    *ExternalLB
+		substr []string // empty: no warning at local_lb.enabled
+	}{
+		{"external_lb turns it off by default", LocalLB{Type: LBTypeHAProxy, Port: 16443}, ext,
+			[]string{"local_lb.port, local_lb.type is set", "local_lb.enabled is not set", "set local_lb.enabled = true", "local_lb_with_unmanaged_lb"}},
+		{"health check port alone", LocalLB{HealthcheckPort: 8081}, ext, []string{"local_lb.healthcheck_port is set", "set local_lb.enabled = true"}},
+		{"explicitly off with external_lb", LocalLB{Enabled: ptr(false), Type: LBTypeNginx}, ext, []string{"local_lb.enabled is false", "remove local_lb.type"}},
+		{"explicitly off without external_lb (direct)", LocalLB{Enabled: ptr(false), Port: 16443}, nil, []string{"local_lb.enabled is false", "remove local_lb.port"}},
+		{"enabled beside external_lb", LocalLB{Enabled: ptr(true), Type: LBTypeHAProxy, Port: 16443}, ext, nil},
+		{"default without external_lb", LocalLB{Type: LBTypeHAProxy}, nil, nil},
+		{"off, nothing else set", LocalLB{Enabled: ptr(false)}, ext, nil},
+		{"external_lb, local_lb unset", LocalLB{}, ext, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ps := Compute(Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: tc.lb, ExternalLB: tc.ext})
+			var found []problem.Problem
+			for _, p := range ps {
+				if p.Path.String() == "local_lb.enabled" {
+					found = append(found, p)
+				}
+			}
+			if len(tc.substr) == 0 {
+				if len(found) != 0 {
+					t.Fatalf("want no finding at local_lb.enabled, got %v", found)
+				}
+				return
+			}
+			if len(found) != 1 || found[0].Severity != problem.Warning {
+				t.Fatalf("want one warning at local_lb.enabled, got %v (all: %v)", found, ps)
+			}
+			for _, s := range tc.substr {
+				if !strings.Contains(found[0].Detail, s) {
+					t.Errorf("the warning does not say %q: %s", s, found[0].Detail)
+				}
+			}
+		})
+	}
+}
+
+// TestExistingSANsRefusalListsTheWholeSet: the refusal names every endpoint
+// that would fail and the whole SAN set the certificate must have, with
+// the missing ones marked, so one re-issue is enough.
+func TestExistingSANsRefusalListsTheWholeSet(t *testing.T) {
+	in := Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers,
+		ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "lb.example.com", Nodes: []string{}}, LocalLB: LocalLB{Enabled: ptr(true)},
+		ExistingCertSANs: &SANs{DNSNames: []string{"kubernetes", "localhost"}, IPAddresses: []string{"10.0.0.11", "10.0.0.12", "10.0.0.13", "127.0.0.1"}}}
+	res, ps := Compute(in)
+	var refusals []problem.Problem
+	for _, p := range ps {
+		if p.Path.String() == "existing_cert_sans" {
+			refusals = append(refusals, p)
+		}
+	}
+	if len(refusals) != 1 {
+		t.Fatalf("want one refusal at existing_cert_sans, got %v", ps)
+	}
+	d := refusals[0].Detail
+	for _, want := range []string{
+		"host lb.example.com is not in existing_cert_sans.dns_names",
+		"host 192.0.2.12 is not in existing_cert_sans.ip_addresses",
+		"the certificate must have DNS: kubernetes, kubernetes.default (missing), kubernetes.default.svc (missing), kubernetes.default.svc.cluster.local (missing), localhost, lb.example.com (missing), cp1 (missing), cp2 (missing), cp3 (missing); " +
+			"IP: 10.233.0.1 (missing), 127.0.0.1, ::1 (missing), 10.0.0.100 (missing), 10.0.0.11, 192.0.2.12 (missing), 10.0.0.13, 10.0.0.12.",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, d)
+		}
+	}
+	// Issued with exactly that set, the certificate passes.
+	in.ExistingCertSANs = &res.CertSANs
+	if _, ps := Compute(in); len(ps) != 0 {
+		t.Errorf("a certificate with every SAN listed is still refused: %v", ps)
+	}
+}
+
+// TestLocalLBNodeIPs: local_lb_node_ips maps every node that runs a
+// node-local load balancer, and only those, to its address of the
+// cluster's primary family.
+func TestLocalLBNodeIPs(t *testing.T) {
+	cases := []struct {
+		name string
+		in   Input
+		want map[string]string
+	}{
+		{"workers only", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers},
+			map[string]string{"w1": "10.0.0.21", "w2": "10.0.0.22"}},
+		{"compact workers and a control-plane node bound to its own address", Input{
+			ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", BindAddress: "10.0.0.11"}, {Name: "cp2", IP: "10.0.0.12"}},
+			WorkerAddresses:   map[string]string{"w9": "10.0.0.29"}},
+			map[string]string{"cp1": "10.0.0.11", "w9": "10.0.0.29"}},
+		{"the node's ip, not its access_ip", Input{ControlPlaneNodes: threeCPs, WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.21", AccessIP: "192.0.2.21"}}},
+			map[string]string{"w1": "10.0.0.21"}},
+		{"every node", Input{ControlPlaneNodes: threeCPs[:1], WorkerNodes: twoWorkers[:1], LocalLB: LocalLB{EveryNode: true, Port: 7445}},
+			map[string]string{"cp1": "10.0.0.11", "w1": "10.0.0.21"}},
+		{"IPv6-only, address in ip6, canonical form", Input{IPFamily: IPv6, ControlPlaneNodes: []Node{{Name: "cp1", IP6: "fd00::11"}},
+			WorkerNodes: []Node{{Name: "w1", IP6: "fd00:0::0021"}}},
+			map[string]string{"w1": "fd00::21"}},
+		{"dual-stack: the IPv4 address", Input{IPFamily: DualStack, ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"}},
+			WorkerNodes: []Node{{Name: "w1", IP: "10.0.0.21", IP6: "fd00::21"}}},
+			map[string]string{"w1": "10.0.0.21"}},
+		{"external_lb: no node runs one", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, ExternalLB: &ExternalLB{Address: "10.0.0.100", Nodes: []string{}}},
+			map[string]string{}},
+		{"direct", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Enabled: ptr(false)}},
+			map[string]string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ps := Compute(tc.in)
+			if ps.HasErrors() {
+				t.Fatalf("unexpected problems: %v", ps)
+			}
+			if !reflect.DeepEqual(r.LocalLBNodeIPs, tc.want) {
+				t.Errorf("local_lb_node_ips = %v, want %v", r.LocalLBNodeIPs, tc.want)
+			}
+			if len(r.LocalLBNodeIPs) != len(r.LocalLBNodes) {
+				t.Errorf("local_lb_node_ips %v does not name the nodes of local_lb_nodes %v", r.LocalLBNodeIPs, r.LocalLBNodes)
+			}
+			for _, n := range r.LocalLBNodes {
+				if _, ok := r.LocalLBNodeIPs[n]; !ok {
+					t.Errorf("local_lb_node_ips lacks %q of local_lb_nodes", n)
+				}
+			}
+		})
+	}
+}

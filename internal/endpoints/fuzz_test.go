@@ -16,6 +16,7 @@ func FuzzCompute(f *testing.F) {
 	f.Add("cp1", "fd00::11", "fd00::99", "w1", "fd00::21", "fd00::11", 6443, 16443, 8081, "fd00::100", "api.example.com", 8443, "k8s.example.com,10.9.9.9", uint8(1), true)
 	f.Add("a,b,c", "10.0.0.1,10.0.0.2,10.0.0.3", "192.0.2.1", "", "", "0.0.0.0", 443, 443, 0, "lb.example.com", "", 0, "*.example.com", uint8(2), false)
 	f.Add("cp1", "10.0.0.11", "", "w1,w2", "10.0.0.21,10.0.0.21", "10.0.0.11", 1, 65535, 65535, "10.0.0.100", "10.0.0.100", 1, "", uint8(3), true)
+	f.Add("cp1,cp2", "fd00::11,fd00::12", "", "w1,w2,w3", "fd00:0::21,fd00::22,fd00::23", "fd00::11", 6443, 16443, 0, "", "", 0, "", uint8(8), false)
 	f.Fuzz(func(t *testing.T, cpNames, cpIPs, accessIP, workerNames, workerIPs, bind string, port, lbPort, hcPort int,
 		extAddr, extDomain string, extPort int, supplementary string, flags uint8, onCP bool) {
 		in := Input{
@@ -86,6 +87,14 @@ func FuzzCompute(f *testing.F) {
 		}
 		if r.Mode == ModeExternalLB && r.LocalLBListen != nil {
 			t.Fatal("external LB mode has a local LB listener")
+		}
+		if len(r.LocalLBNodeIPs) != len(r.LocalLBNodes) {
+			t.Fatalf("local_lb_node_ips %v for local_lb_nodes %v", r.LocalLBNodeIPs, r.LocalLBNodes)
+		}
+		for _, n := range r.LocalLBNodes {
+			if _, ok := parseIP(r.LocalLBNodeIPs[n]); !ok {
+				t.Fatalf("local_lb_node_ips[%q] = %q, not an IP address", n, r.LocalLBNodeIPs[n])
+			}
 		}
 	})
 }

@@ -224,6 +224,9 @@ type Result struct {
 	LocalLBType     string
 	LocalLBBackends []Backend
 	LocalLBNodes    []string
+	// LocalLBNodeIPs maps each of LocalLBNodes to its address (ip, or ip6
+	// in an IPv6-only cluster): where its load balancer is configured.
+	LocalLBNodeIPs map[string]string
 	// LocalLBFallback is the external load balancer, the node-local load
 	// balancers' last resort while every apiserver is unreachable; nil
 	// without an external load balancer beside them.

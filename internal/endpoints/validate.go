@@ -402,6 +402,7 @@ func (c *cluster) parseLoadBalancers(ps *problem.Problems, in Input) {
 	default:
 		c.mode = ModeExternalLB
 	}
+	c.warnIgnoredLocalLB(ps, in.LocalLB)
 	if in.ExternalLB == nil {
 		return
 	}
@@ -456,6 +457,34 @@ func (c *cluster) parseLoadBalancers(ps *problem.Problems, in Input) {
 		}
 	}
 	c.external = &ext
+}
+
+// warnIgnoredLocalLB warns when local_lb carries settings that no node
+// uses because the node-local load balancer is off: set to false, or off
+// by default because external_lb is set. The load balancer resources that
+// read local_lb_listen and local_lb_type then have nothing to render.
+func (c *cluster) warnIgnoredLocalLB(ps *problem.Problems, lb LocalLB) {
+	if c.mode != ModeExternalLB && c.mode != ModeDirect {
+		return
+	}
+	var set []string
+	for attr, on := range problem.Sorted(map[string]bool{"healthcheck_port": lb.HealthcheckPort != 0, "port": lb.Port != 0, "type": lb.Type != ""}) {
+		if on {
+			set = append(set, "local_lb."+attr)
+		}
+	}
+	if len(set) == 0 {
+		return
+	}
+	why, fix := "local_lb.enabled is false", "remove "+strings.Join(set, ", ")+" (or set local_lb.enabled = true to keep them)"
+	if lb.Enabled == nil {
+		why = "local_lb.enabled is not set and external_lb is, which turns the node-local load balancer off (mode \"external_lb\")"
+		fix = "set local_lb.enabled = true to run it beside the external load balancer (mode \"local_lb_with_unmanaged_lb\"), or remove " + strings.Join(set, ", ")
+	}
+	ps.Warnf(problem.Root("local_lb").At("enabled"), "Node-local load balancer settings ignored",
+		"%s is set, but %s: no node runs a node-local load balancer, local_lb_listen and local_lb_type are null, and a "+
+			"kha_haproxy_config or kha_nginx_config that reads them has nothing to listen on. To fix it, %s.",
+		strings.Join(set, ", "), why, fix)
 }
 
 func checkSANList(ps *problem.Problems, at problem.Path, s SANs) {

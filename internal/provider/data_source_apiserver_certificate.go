@@ -9,7 +9,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
@@ -20,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
@@ -54,6 +59,9 @@ type apiserverCertificateModel struct {
 	PEM         types.String   `tfsdk:"certificate_pem"`
 	Source      types.String   `tfsdk:"source"`
 	CAPEM       types.String   `tfsdk:"ca_pem"`
+	// AllowMissing reads a missing certificate as null, Found false.
+	AllowMissing types.Bool `tfsdk:"allow_missing"`
+	Found        types.Bool `tfsdk:"found"`
 }
 
 func (d *apiserverCertificateDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -101,8 +109,19 @@ func (d *apiserverCertificateDataSource) Schema(_ context.Context, _ datasource.
 					"certificate read must chain to it, and in a handshake it must also be valid for `server_name` (or the host " +
 					"of `address`): the read fails otherwise, so an interceptor cannot hand the plan SANs of its choosing. " +
 					"Default: read what is served, unverified."},
-			"dns_names":          computedList("DNS SANs."),
-			"ip_addresses":       computedList("IP SANs, canonical form."),
+			"allow_missing": schema.BoolAttribute{Optional: true,
+				MarkdownDescription: "Read a cluster that has no apiserver yet (bootstrap) as no certificate instead of failing: " +
+					"when the file at `path` does not exist, or nothing answers at `address` (the connection is refused, times " +
+					"out or is closed before the TLS handshake), `found` is `false` and every other read attribute, the SAN " +
+					"lists included, is null. `kha_cluster_endpoints` reads `existing_cert_sans` whose lists are both null as " +
+					"\"no certificate yet\" and checks nothing against it, so one configuration serves the first apply and " +
+					"every later one. A certificate that is there but does not parse or verify still fails the read. While " +
+					"an apiserver that exists is down, the plan checks no SANs either: `found` says which case it is. " +
+					"Default `false`."},
+			"found": schema.BoolAttribute{Computed: true,
+				MarkdownDescription: "Whether a certificate was read: `false` only with `allow_missing` when there is none yet."},
+			"dns_names":          computedList("DNS SANs; null when `found` is `false`."),
+			"ip_addresses":       computedList("IP SANs, canonical form; null when `found` is `false`."),
 			"not_before":         computed("Start of validity, RFC 3339."),
 			"not_after":          computed("End of validity, RFC 3339: renew before it."),
 			"subject":            computed("Subject DN."),
@@ -149,6 +168,14 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 			err = verifyChain(der, nil, m.CAPEM.ValueString(), "")
 		}
 	}
+	if err != nil && m.AllowMissing.ValueBool() && certificateMissing(err) {
+		tflog.Debug(ctx, "no apiserver certificate yet", map[string]any{"source": m.Source.ValueString(), "error": err.Error()})
+		m.Found = types.BoolValue(false)
+		m.NotBefore, m.NotAfter, m.Subject, m.Issuer = types.StringNull(), types.StringNull(), types.StringNull(), types.StringNull()
+		m.Fingerprint, m.PEM = types.StringNull(), types.StringNull()
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Reading the Apiserver Certificate Failed", err.Error())
 		return
@@ -158,6 +185,7 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 		resp.Diagnostics.AddError("Reading the Apiserver Certificate Failed", "the certificate does not parse: "+err.Error())
 		return
 	}
+	m.Found = types.BoolValue(true)
 	m.DNSNames, m.IPAddresses = []types.String{}, []types.String{}
 	for _, n := range cert.DNSNames {
 		m.DNSNames = append(m.DNSNames, types.StringValue(n))
@@ -205,6 +233,39 @@ func (d *apiserverCertificateDataSource) connect(ctx context.Context, obj types.
 	return client, diags
 }
 
+// noAnswerError is a connection to address that failed before any TLS
+// was spoken: nothing listens there, or nothing behind it answers.
+type noAnswerError struct {
+	address string
+	err     error
+}
+
+func (e *noAnswerError) Error() string {
+	return "nothing answers at " + e.address + ": " + e.err.Error()
+}
+func (e *noAnswerError) Unwrap() error { return e.err }
+
+// nothingAnswers says whether a dial failed because nothing answers at
+// the address: refused (from here, or from the node through SSH), no
+// route, or no answer in time. A host that forbids TCP forwarding, or a
+// name that does not resolve, is a failure of its own.
+func nothingAnswers(err error) bool {
+	var channel *ssh.OpenChannelError
+	if errors.As(err, &channel) {
+		return channel.Reason == ssh.ConnectionFailed
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// certificateMissing says whether a read failed because there is no
+// certificate yet: the file does not exist, or nothing answers at the
+// address. A certificate that does not parse or verify is not missing.
+func certificateMissing(err error) bool {
+	var noAnswer *noAnswerError
+	return errors.Is(err, fs.ErrNotExist) || errors.As(err, &noAnswer)
+}
+
 // certificateFile reads the first certificate of a PEM file on the host.
 func certificateFile(ctx context.Context, client *remote.Client, p string) ([]byte, error) {
 	content, err := client.ReadFile(ctx, p)
@@ -229,8 +290,9 @@ func certificateFile(ctx context.Context, client *remote.Client, p string) ([]by
 func errNoFirstUseForDataSources(cfg remote.Config) error {
 	return fmt.Errorf("%w %s: kha_apiserver_certificate never trusts on first use (inherited from default_ssh or not), because a "+
 		"data source has nowhere to record the key and every read would accept any host, credentials included. Pin the host: "+
-		"set ssh.host_key to its public key (a line of `ssh-keyscan %s` without the host name), ssh.known_hosts (here or on "+
-		"default_ssh) to known_hosts content, or the key of the CA that signs its host certificate", remote.ErrNoHostKey, cfg.Address(), cfg.Host)
+		"set ssh.host_key to its public key (a line of `%s` without the host name), ssh.known_hosts (here or on "+
+		"default_ssh) to known_hosts content, or the key of the CA that signs its host certificate%s", remote.ErrNoHostKey, cfg.Address(),
+		cfg.KeyscanCommand(), cfg.KeyscanWhere())
 }
 
 // caPEMValidator wants PEM text with at least one certificate.
@@ -287,6 +349,9 @@ func handshakeCertificate(ctx context.Context, client *remote.Client, address, s
 		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", address)
 	}
 	if err != nil {
+		if nothingAnswers(err) {
+			err = &noAnswerError{address: address, err: err}
+		}
 		return nil, err
 	}
 	defer conn.Close()
@@ -297,6 +362,11 @@ func handshakeCertificate(ctx context.Context, client *remote.Client, address, s
 	// error says what did not verify.
 	tc := tls.Client(conn, &tls.Config{ServerName: serverName, InsecureSkipVerify: true})
 	if err := tc.HandshakeContext(ctx); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+			// Accepted and closed: a load balancer with no apiserver
+			// behind it yet.
+			err = &noAnswerError{address: address, err: err}
+		}
 		return nil, fmt.Errorf("TLS handshake with %s: %w", address, err)
 	}
 	certs := tc.ConnectionState().PeerCertificates

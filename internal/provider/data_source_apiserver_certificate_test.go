@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/kha/terraform-provider-kha/internal/remote"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
@@ -178,4 +179,102 @@ func TestAccAPIServerCertificate_caPEM(t *testing.T) {
 			{Config: read(apiserver, "null", `"api.example.com"`)},
 		},
 	})
+}
+
+// TestAccAPIServerCertificate_allowMissing: with allow_missing, a cluster
+// without an apiserver yet reads as no certificate: a file that does not
+// exist on a real host, an address nothing listens on (from here and from
+// the node) give found = false and null SAN lists, which
+// kha_cluster_endpoints takes as "no certificate yet". A file that is
+// there but holds no certificate still fails, and so does a missing file
+// without allow_missing.
+func TestAccAPIServerCertificate_allowMissing(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	notPEM := filepath.Join(t.TempDir(), "apiserver.crt")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "pki", "apiserver.crt")
+	closed := "127.0.0.1:" + strconv.Itoa(testhost.FreePort(t, "127.0.0.1"))
+	ssh := `ssh = { host = "` + s.Host + `", port = ` + strconv.Itoa(s.Port) + `, host_key = "` + s.RSAHostKey.Public() + `" }`
+	cfg := func(body string) string {
+		return `provider "kha" {
+  default_ssh = { private_key = <<-EOT
+` + s.ClientKey.PEM + `EOT
+  }
+}
+` + body
+	}
+	reads := cfg(`
+data "kha_apiserver_certificate" "file" {
+  ` + ssh + `
+  path          = "` + missing + `"
+  allow_missing = true
+}
+
+data "kha_apiserver_certificate" "served" {
+  address       = "` + closed + `"
+  allow_missing = true
+}
+
+data "kha_apiserver_certificate" "served_from_node" {
+  ` + ssh + `
+  address       = "` + closed + `"
+  allow_missing = true
+}
+
+resource "kha_cluster_endpoints" "c" {
+  control_plane_nodes = [{ name = "cp1", ip = "10.0.0.11" }]
+  external_lb         = { address = "10.0.0.100", domain_name = "api.example.com" }
+  existing_cert_sans = {
+    dns_names    = data.kha_apiserver_certificate.file.dns_names
+    ip_addresses = data.kha_apiserver_certificate.file.ip_addresses
+  }
+}
+`)
+	var checks []statecheck.StateCheck
+	for _, name := range []string{"file", "served", "served_from_node"} {
+		addr := "data.kha_apiserver_certificate." + name
+		checks = append(checks,
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("found"), knownvalue.Bool(false)),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("dns_names"), knownvalue.Null()),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("ip_addresses"), knownvalue.Null()),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("sha256_fingerprint"), knownvalue.Null()))
+	}
+	checks = append(checks, statecheck.ExpectKnownValue("data.kha_apiserver_certificate.file", tfjsonpath.New("source"),
+		knownvalue.StringExact("file "+s.Address()+":"+missing)))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{Config: cfg(`data "kha_apiserver_certificate" "x" {
+  ` + ssh + `
+  path = "` + missing + `"
+}`), ExpectError: regexp.MustCompile(`(?s)Reading the Apiserver Certificate Failed.*` + regexp.QuoteMeta(filepath.Base(missing)))},
+			{Config: cfg(`data "kha_apiserver_certificate" "x" {
+  ` + ssh + `
+  path          = "` + notPEM + `"
+  allow_missing = true
+}`), ExpectError: regexp.MustCompile(`has\s+no\s+PEM\s+certificate`)},
+			{Config: reads, ConfigStateChecks: checks, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue("kha_cluster_endpoints.c", tfjsonpath.New("kubeadm_control_plane_endpoint"), knownvalue.StringExact("api.example.com:6443")),
+			}}},
+		},
+	})
+}
+
+// TestAPIServerCertificate_firstUseRefusalBehindABastion: the refusal to
+// trust on first use says how to pin the host, with ssh-keyscan run on the
+// bastion when the node is behind one.
+func TestAPIServerCertificate_firstUseRefusalBehindABastion(t *testing.T) {
+	cfg := remote.Config{Host: "10.0.0.11", Bastion: &remote.Config{Host: "203.0.113.10", User: "jump"}}
+	msg := errNoFirstUseForDataSources(cfg).Error()
+	for _, want := range []string{"`ssh -p 22 jump@203.0.113.10 ssh-keyscan -p 22 10.0.0.11`", "run ssh-keyscan on the bastion 203.0.113.10:22"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal does not say %q: %s", want, msg)
+		}
+	}
+	cfg.Bastion = nil
+	if msg := errNoFirstUseForDataSources(cfg).Error(); !strings.Contains(msg, "`ssh-keyscan -p 22 10.0.0.11`") || strings.Contains(msg, "bastion") {
+		t.Errorf("without a bastion: %s", msg)
+	}
 }

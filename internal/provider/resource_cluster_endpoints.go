@@ -69,6 +69,7 @@ type clusterEndpointsModel struct {
 	APIServerBackends           types.List   `tfsdk:"apiserver_backends"`
 	LocalLBBackends             types.List   `tfsdk:"local_lb_backends"` // deprecated: APIServerBackends
 	LocalLBNodes                types.List   `tfsdk:"local_lb_nodes"`
+	LocalLBNodeIPs              types.Map    `tfsdk:"local_lb_node_ips"`
 	LocalLBFallback             types.Object `tfsdk:"local_lb_fallback"`
 }
 
@@ -227,23 +228,34 @@ func (m *clusterEndpointsModel) computedValues() map[string]attr.Value {
 		"kubeconfig_server": m.KubeconfigServer, "apiserver_service_ip": m.APIServerServiceIP,
 		"apiserver_cert_sans": m.APIServerCertSANs, "hosts_entries": m.HostsEntries, "local_lb_type": m.LocalLBType,
 		"local_lb_listen": m.LocalLBListen, "apiserver_backends": m.APIServerBackends, "local_lb_backends": m.LocalLBBackends, "local_lb_nodes": m.LocalLBNodes,
-		"local_lb_fallback": m.LocalLBFallback,
+		"local_lb_node_ips": m.LocalLBNodeIPs, "local_lb_fallback": m.LocalLBFallback,
 	}
 }
 
 func (r *clusterEndpointsResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
 	upgrade := resource.StateUpgrader{StateUpgrader: upgradeClusterEndpointsState}
-	return map[int64]resource.StateUpgrader{0: upgrade, 1: upgrade}
+	return map[int64]resource.StateUpgrader{0: upgrade, 1: upgrade, 2: upgrade}
 }
 
 // upgradeClusterEndpointsState carries a state over attribute by
-// attribute, as every resource's, and fills apiserver_backends from
-// local_lb_backends, which has the same value: the first plan after the
-// upgrade shows no change.
+// attribute, as every resource's, then computes the computed attributes
+// again from the inputs, as the plan will: those added since the state was
+// written (apiserver_backends in version 2, local_lb_node_ips in version
+// 3) are filled, and the first plan after the upgrade shows no change.
+// Inputs this version refuses keep the values carried over (with
+// apiserver_backends from local_lb_backends, which has the same value);
+// the plan then says what to change.
 func upgradeClusterEndpointsState(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
 	upgradeUnversionedState(ctx, req, resp)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	var m clusterEndpointsModel
+	if d := resp.State.Get(ctx, &m); !d.HasError() && !m.compute(true).HasError() {
+		if raw, d := m.withComputed(ctx, resp.State.Raw); !d.HasError() {
+			resp.State.Raw = raw
+			return
+		}
 	}
 	var backends types.List
 	resp.Diagnostics.Append(resp.State.GetAttribute(ctx, path.Root("local_lb_backends"), &backends)...)
@@ -290,7 +302,10 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 		in.Kubeadm = endpoints.KubeadmInput{EtcdEndpoints: stringValues(k.EtcdEndpoints), EtcdCAFile: k.EtcdCAFile.ValueString(),
 			EtcdCertFile: k.EtcdCertFile.ValueString(), EtcdKeyFile: k.EtcdKeyFile.ValueString(), KubernetesVersion: k.KubernetesVersion.ValueString()}
 	}
-	if s := m.ExistingCertSANs; s != nil {
+	// Both lists null is no certificate yet (kha_apiserver_certificate
+	// with allow_missing at bootstrap); an empty list is a certificate
+	// without SANs of that kind.
+	if s := m.ExistingCertSANs; s != nil && (s.DNSNames != nil || s.IPAddresses != nil) {
 		in.ExistingCertSANs = &endpoints.SANs{DNSNames: stringValues(s.DNSNames), IPAddresses: stringValues(s.IPAddresses)}
 	}
 	return in
@@ -372,6 +387,7 @@ func (m *clusterEndpointsModel) compute(warningsShown bool) diag.Diagnostics {
 	m.APIServerCertSANs = sansObject(res.CertSANs)
 	m.HostsEntries = stringList(res.HostsEntries)
 	m.LocalLBNodes = stringList(res.LocalLBNodes)
+	m.LocalLBNodeIPs = stringMap(res.LocalLBNodeIPs)
 
 	diags.Append(m.setLoadBalancerInputs(res)...)
 	return diags

@@ -17,10 +17,10 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
 )
 
-// clusterEndpointsSchemaVersion is 2 since apiserver_backends took over
-// from local_lb_backends; upgradeClusterEndpointsState fills it in
-// earlier states.
-const clusterEndpointsSchemaVersion = 2
+// clusterEndpointsSchemaVersion is 3 since local_lb_node_ips (2 since
+// apiserver_backends took over from local_lb_backends);
+// upgradeClusterEndpointsState fills them in earlier states.
+const clusterEndpointsSchemaVersion = 3
 
 // clusterEndpointsSchema is kha_cluster_endpoints' schema, assembled from
 // its parts: the inputs, then what is computed at plan time.
@@ -129,7 +129,8 @@ func localLBAttribute() schema.SingleNestedAttribute {
 					"`false` without `external_lb` gives mode `direct`. `true` together with `external_lb` gives mode " +
 					"`local_lb_with_unmanaged_lb`: nodes use their local load balancer and only external clients use " +
 					"the external one. Unlike kubespray, which then sends every node to the external load balancer and " +
-					"leaves the local one unused, kha keeps the nodes off the external one, so the cluster does not depend on it.",
+					"leaves the local one unused, kha keeps the nodes off the external one, so the cluster does not depend on it. " +
+					"While it is off, `type`, `port` and `healthcheck_port` are ignored, and the plan warns when they are set.",
 			},
 			"every_node": schema.BoolAttribute{
 				Optional: true,
@@ -264,7 +265,10 @@ func existingCertSANsAttribute() schema.SingleNestedAttribute {
 		Optional: true,
 		MarkdownDescription: "SANs of an apiserver certificate that already exists. When set, the plan fails if any " +
 			"endpoint of the matrix, backend address or supplementary address would not verify against it — the " +
-			"`x509: certificate is valid for …, not …` failure after adding a load balancer, caught before apply.",
+			"`x509: certificate is valid for …, not …` failure after adding a load balancer, caught before apply. The " +
+			"error lists every endpoint that would fail and the whole SAN set the certificate must have, the missing ones " +
+			"marked. With both lists null there is no certificate yet and nothing is checked: " +
+			"`kha_apiserver_certificate` with `allow_missing = true` gives that before the first apiserver runs.",
 		Attributes: map[string]schema.Attribute{
 			"dns_names":    schema.ListAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "DNS SANs of the certificate."},
 			"ip_addresses": schema.ListAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "IP SANs of the certificate."},
@@ -408,6 +412,13 @@ func localLBOutputAttributes() map[string]schema.Attribute {
 				"address": schema.StringAttribute{Computed: true, MarkdownDescription: "IP address or DNS name."},
 				"port":    schema.Int64Attribute{Computed: true, MarkdownDescription: "`external_lb.port`."},
 			},
+		},
+		"local_lb_node_ips": schema.MapAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "The nodes of `local_lb_nodes`, each to its address (`ip`, or `ip6` in an IPv6-only " +
+				"cluster), known at plan time: `for_each = kha_cluster_endpoints.<name>.local_lb_node_ips` with " +
+				"`ssh = { host = each.value }` configures every node-local load balancer without rebuilding the map " +
+				"from the node lists. Empty when no node runs one.",
 		},
 		"local_lb_nodes": schema.ListAttribute{
 			Computed: true, ElementType: types.StringType,

@@ -2,12 +2,16 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -71,6 +75,8 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 					})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_fallback"), knownvalue.Null()),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_nodes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("w1")})),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_node_ips"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"w1": knownvalue.StringExact("10.0.0.21")})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListSizeExact(0)),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("id"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{32}$`))),
 					knownString("kubeadm_discovery_address", "10.0.0.11:6443"),
@@ -95,6 +101,7 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 					knownString("kubeconfig_server", "https://10.0.0.100:8383"),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_listen"), knownvalue.Null()),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_type"), knownvalue.Null()),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_node_ips"), knownvalue.MapSizeExact(0)),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListExact([]knownvalue.Check{
 						knownvalue.StringExact("10.0.0.100 lb-apiserver.kubernetes.local"),
 					})),
@@ -151,9 +158,12 @@ func TestClusterEndpoints_diagnostics(t *testing.T) {
 		"ip_given_as_a_name":                      `(?s)Host name instead of an IP address.*access_ip takes an IP address only`,
 		"ipv6_in_ipv4_cluster":                    `(?s)Address family mismatch.*control_plane_nodes\[0\]\.ip: ip fd00::11 is not an IPv4 address.*ip_family\s+=\s+"dual"`,
 		"vip_port_collides":                       `(?s)Port conflict.*external_lb\.port: on node "cp1", kube-apiserver on \[::\]:6443`,
-		"existing_cert_lacks_lb_name":             `(?s)would fail TLS verification.*existing_cert_sans: .*not api\.example\.com`,
-		"port_out_of_range":                       `(?s)apiserver_port.*between 1 and 65535`,
-		"unknown_lb_type":                         `(?s)local_lb\.type.*value must be one of`,
+		"existing_cert_lacks_lb_name": `(?s)would fail TLS verification.*existing_cert_sans: .*not api\.example\.com.*` + wrapped(
+			"the certificate must have DNS: kubernetes, kubernetes.default (missing), kubernetes.default.svc (missing), "+
+				"kubernetes.default.svc.cluster.local (missing), localhost, api.example.com (missing), cp1 (missing); "+
+				"IP: 10.233.0.1 (missing), 127.0.0.1 (missing), ::1 (missing), 10.0.0.100, 10.0.0.11."),
+		"port_out_of_range": `(?s)apiserver_port.*between 1 and 65535`,
+		"unknown_lb_type":   `(?s)local_lb\.type.*value must be one of`,
 	}
 	expectPlanErrors(t, cases, nil)
 }
@@ -191,6 +201,8 @@ func TestClusterEndpoints_epiphanyKubePrismAndMetalLB(t *testing.T) {
 				})),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_nodes"), knownvalue.ListExact([]knownvalue.Check{
 					knownvalue.StringExact("cp1"), knownvalue.StringExact("cp2"), knownvalue.StringExact("w1")})),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_node_ips"), knownvalue.MapExact(map[string]knownvalue.Check{
+					"cp1": knownvalue.StringExact("10.0.0.11"), "cp2": knownvalue.StringExact("10.0.0.12"), "w1": knownvalue.StringExact("10.0.0.21")})),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListExact([]knownvalue.Check{
 					knownvalue.StringExact("192.168.56.42 api.example.com")})),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("apiserver_cert_sans").AtMapKey("dns_names"), knownvalue.ListPartial(map[int]knownvalue.Check{
@@ -225,4 +237,68 @@ func TestClusterEndpoints_computedValuesCoverTheSchema(t *testing.T) {
 	if !slices.Equal(computed, written) {
 		t.Fatalf("computed attributes %v, computedValues writes %v", computed, written)
 	}
+}
+
+// TestClusterEndpoints_ignoredLocalLBSettingsWarn: local_lb settings with
+// external_lb and without local_lb.enabled = true are ignored (mode
+// external_lb), and the plan warns at local_lb.enabled with the fix; with
+// the fix applied the plan is silent and a node-local load balancer runs.
+func TestClusterEndpoints_ignoredLocalLBSettingsWarn(t *testing.T) {
+	recorder := &planRecorder{}
+	step := func(warn bool, mode string) resource.TestStep {
+		return resource.TestStep{
+			ConfigDirectory: config.TestStepDirectory(),
+			PreConfig:       recorder.reset,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				knownString("mode", mode),
+				planCheckFunc(func() error {
+					found := recorder.take()
+					for _, d := range found {
+						if d.Severity != tfprotov6.DiagnosticSeverityWarning || d.Attribute.String() != tftypes.NewAttributePath().WithAttributeName("local_lb").WithAttributeName("enabled").String() {
+							return fmt.Errorf("a diagnostic other than the warning at local_lb.enabled: %s: %s", d.Summary, d.Detail)
+						}
+						for _, want := range []string{"local_lb.healthcheck_port, local_lb.type", "set local_lb.enabled = true", "nothing to listen on"} {
+							if !strings.Contains(d.Detail, want) {
+								return fmt.Errorf("the warning does not say %q: %s", want, d.Detail)
+							}
+						}
+					}
+					if (len(found) > 0) != warn {
+						return fmt.Errorf("the plan's diagnostics: %v; want the warning: %v", found, warn)
+					}
+					return nil
+				}),
+			}},
+		}
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: recorder.factories(),
+		Steps:                    []resource.TestStep{step(true, "external_lb"), step(false, "local_lb_with_unmanaged_lb")},
+	})
+}
+
+// wrapped matches text as Terraform prints it in a diagnostic: words
+// separated by spaces or line breaks.
+func wrapped(text string) string {
+	words := strings.Fields(text)
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	return strings.Join(words, `\s+`)
+}
+
+// TestClusterEndpoints_noCertificateYet: existing_cert_sans with both lists
+// null, what kha_apiserver_certificate with allow_missing reads before the
+// first apiserver runs, checks nothing; empty lists are a certificate
+// without SANs, and the plan refuses it.
+func TestClusterEndpoints_noCertificateYet(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: config.TestStepDirectory(), PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)would fail TLS verification.*` + wrapped("DNS: kubernetes (missing)"))},
+			{ConfigDirectory: config.TestStepDirectory(), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				knownString("kubeadm_control_plane_endpoint", "api.example.com:6443")}}},
+		},
+	})
 }

@@ -47,7 +47,8 @@ func TestUpgradeUnversionedState(t *testing.T) {
 }
 
 // A kha_cluster_endpoints state of version 1 (or 0) has local_lb_backends
-// only: the upgrade fills apiserver_backends with the same value, so the
+// only, one of version 2 no local_lb_node_ips: the upgrade fills
+// apiserver_backends with the same value and local_lb_node_ips, so the
 // first plan after it shows no change.
 func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 	ctx := context.Background()
@@ -56,12 +57,12 @@ func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := schemas.ResourceSchemas["kha_cluster_endpoints"].Version; v != 2 {
-		t.Fatalf("kha_cluster_endpoints schema version %d, want 2", v)
+	if v := schemas.ResourceSchemas["kha_cluster_endpoints"].Version; v != 3 {
+		t.Fatalf("kha_cluster_endpoints schema version %d, want 3", v)
 	}
-	prior := `{"id":"abc","control_plane_nodes":[{"name":"cp1","ip":"10.0.0.11"}],"apiserver_port":6443,
+	prior := `{"id":"abc","control_plane_nodes":[{"name":"cp1","ip":"10.0.0.11"}],"worker_nodes":[{"name":"w1","ip":"10.0.0.21"}],"apiserver_port":6443,
 "local_lb_backends":[{"name":"cp1","address":"10.0.0.11","port":6443,"anonymous_auth":true}]}`
-	for _, version := range []int64{0, 1} {
+	for _, version := range []int64{0, 1, 2} {
 		resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
 			TypeName: "kha_cluster_endpoints", Version: version, RawState: &tfprotov6.RawState{JSON: []byte(prior)}})
 		if err != nil || len(resp.Diagnostics) > 0 {
@@ -77,6 +78,10 @@ func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 		}
 		if attrs["local_lb_backends"].IsNull() || !attrs["apiserver_backends"].Equal(attrs["local_lb_backends"]) {
 			t.Errorf("from version %d: apiserver_backends %v, local_lb_backends %v", version, attrs["apiserver_backends"], attrs["local_lb_backends"])
+		}
+		want := tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{"w1": tftypes.NewValue(tftypes.String, "10.0.0.21")})
+		if !attrs["local_lb_node_ips"].Equal(want) {
+			t.Errorf("from version %d: local_lb_node_ips %v", version, attrs["local_lb_node_ips"])
 		}
 	}
 }

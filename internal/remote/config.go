@@ -78,6 +78,28 @@ func (c Config) user() string {
 	return c.User
 }
 
+// KeyscanCommand is the command that prints the host's keys, run where
+// the host is reachable: here, or on the bastion when there is one (the
+// hosts behind a bastion are often not reachable from where Terraform
+// runs).
+func (c Config) KeyscanCommand() string {
+	cmd := fmt.Sprintf("ssh-keyscan -p %d %s", c.port(), c.Host)
+	if b := c.Bastion; b != nil {
+		cmd = fmt.Sprintf("ssh -p %d %s@%s %s", b.port(), b.user(), b.Host, cmd)
+	}
+	return cmd
+}
+
+// KeyscanWhere says, with a bastion, that ssh-keyscan runs on it and that
+// what it prints must be checked out of band.
+func (c Config) KeyscanWhere() string {
+	if c.Bastion == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (run ssh-keyscan on the bastion %s, which reaches %s, and compare the fingerprints "+
+		"(`ssh-keygen -lf`) with the host's console; the bastion is verified too: a known_hosts line for its own address, or bastion_host_key)", c.Bastion.Address(), c.Host)
+}
+
 // Address is host:port, IPv6-safe.
 func (c Config) Address() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.port())) }
 
@@ -126,10 +148,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ssh.port %d is not a TCP port (1-65535)", c.Port)
 	}
 	if c.HostKey == "" && c.KnownHosts == "" && !c.InsecureTrustOnFirstUse {
-		return fmt.Errorf("%w %s: set ssh.host_key to the host's public key (a line of `ssh-keyscan %s` without the "+
+		return fmt.Errorf("%w %s: set ssh.host_key to the host's public key (a line of `%s` without the "+
 			"host name) or to the CA key that signs its host certificate, or ssh.known_hosts to known_hosts content "+
-			"(`ssh-keyscan` output as it is); ssh.insecure_trust_on_first_use = true records the key seen at the "+
-			"first connection instead", ErrNoHostKey, c.Address(), c.Host)
+			"(`ssh-keyscan` output as it is)%s; ssh.insecure_trust_on_first_use = true records the key seen at the "+
+			"first connection instead", ErrNoHostKey, c.Address(), c.KeyscanCommand(), c.KeyscanWhere())
 	}
 	if c.HostKey != "" {
 		if _, err := parsePublicKey(c.HostKey); err != nil {
@@ -143,7 +165,7 @@ func (c Config) Validate() error {
 		}
 		if c.HostKey == "" && !c.InsecureTrustOnFirstUse && !v.knowsHost {
 			return fmt.Errorf("ssh.known_hosts has no key and no @cert-authority line for %s (lines for a port other than 22 "+
-				"are written [host]:port); add the output of `ssh-keyscan -p %d %s`", c.Address(), c.port(), c.Host)
+				"are written [host]:port); add the output of `%s`%s", c.Address(), c.KeyscanCommand(), c.KeyscanWhere())
 		}
 	}
 	if _, _, _, err := c.signers(); err != nil {

@@ -1,10 +1,14 @@
 # The certificate the apiservers really have, read from the first control-plane node.
+# Before kubeadm init there is none: allow_missing reads that as null SAN lists
+# (found = false), and the same configuration serves the bootstrap and every later run.
 data "kha_apiserver_certificate" "live" {
-  ssh = { host = "10.0.0.11", user = "admin", sudo = true }
+  ssh           = { host = "10.0.0.11", user = "admin", sudo = true }
+  allow_missing = true
 }
 
-# Adding an external load balancer: the plan fails, naming the endpoint and the SAN,
-# if the live certificate does not cover api.k8s.example.com yet.
+# Adding an external load balancer: the plan fails, naming each endpoint and the
+# whole SAN set to re-issue with, if the live certificate does not cover
+# api.k8s.example.com yet.
 resource "kha_cluster_endpoints" "cluster" {
   control_plane_nodes = [
     { name = "cp1", ip = "10.0.0.11" },

@@ -7,11 +7,11 @@ resource "kha_cluster_endpoints" "localhost" {
 }
 
 resource "kha_haproxy_config" "node_local" {
-  for_each = toset(kha_cluster_endpoints.localhost.local_lb_nodes)
+  for_each = kha_cluster_endpoints.localhost.local_lb_node_ips # name => ip
 
   listen           = kha_cluster_endpoints.localhost.local_lb_listen
   backends         = kha_cluster_endpoints.localhost.apiserver_backends
   healthcheck_port = 8081
   delivery         = "static_pod"
-  ssh              = { host = "10.0.0.2${trimprefix(each.key, "w")}" }
+  ssh              = { host = each.value }
 }

@@ -10,7 +10,7 @@ resource "kha_cluster_endpoints" "cluster" {
 
 # The node-local load balancer on every worker, as a kubelet static pod.
 resource "kha_haproxy_config" "worker" {
-  for_each = toset(kha_cluster_endpoints.cluster.local_lb_nodes)
+  for_each = kha_cluster_endpoints.cluster.local_lb_node_ips # name => ip
 
   listen           = kha_cluster_endpoints.cluster.local_lb_listen
   backends         = kha_cluster_endpoints.cluster.apiserver_backends
@@ -18,7 +18,7 @@ resource "kha_haproxy_config" "worker" {
   delivery         = "static_pod"
 
   ssh = {
-    host = [for n in kha_cluster_endpoints.cluster.worker_nodes : n.ip if n.name == each.key][0]
+    host = each.value
     user = "admin"
     sudo = true
   }

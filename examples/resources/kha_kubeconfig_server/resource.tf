@@ -9,11 +9,11 @@ resource "kha_cluster_endpoints" "cluster" {
 
 # The node-local load balancer first; it is verified before it counts as created.
 resource "kha_nginx_config" "worker" {
-  for_each = toset(kha_cluster_endpoints.cluster.local_lb_nodes)
+  for_each = kha_cluster_endpoints.cluster.local_lb_node_ips # name => ip
 
   listen   = kha_cluster_endpoints.cluster.local_lb_listen
   backends = kha_cluster_endpoints.cluster.apiserver_backends
-  ssh      = { host = [for n in kha_cluster_endpoints.cluster.worker_nodes : n.ip if n.name == each.key][0] }
+  ssh      = { host = each.value }
 }
 
 # Then every worker's kubelet moves to it, proven with the kubelet's own credentials

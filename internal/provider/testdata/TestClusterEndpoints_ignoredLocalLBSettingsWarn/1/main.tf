@@ -1,0 +1,8 @@
+# local_lb carries settings, but external_lb without local_lb.enabled = true
+# turns the node-local load balancer off: the plan warns.
+resource "kha_cluster_endpoints" "test" {
+  control_plane_nodes = [{ name = "cp1", ip = "10.0.0.11" }]
+  worker_nodes        = [{ name = "w1", ip = "10.0.0.21" }]
+  local_lb            = { type = "haproxy", healthcheck_port = 8081 }
+  external_lb         = { address = "10.0.0.100", port = 8443, nodes = [] }
+}
