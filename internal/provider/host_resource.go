@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -158,23 +159,66 @@ func (r *hostResource[M, P]) sshOf(ctx context.Context, h *hostFields, trusted t
 	return m, diags
 }
 
+// purpose says what a connection is for, which sets how long connecting
+// may take: ssh.timeout to change the host, ssh.refresh_timeout to read it.
+type purpose int
+
+const (
+	toChange purpose = iota
+	toRead
+)
+
 // connect opens (or reuses) the pooled connection.
-func (r *hostResource[M, P]) connect(ctx context.Context, m resolvedSSH) (*remote.Client, diag.Diagnostics) {
+func (r *hostResource[M, P]) connect(ctx context.Context, m resolvedSSH, to purpose) (*remote.Client, diag.Diagnostics) {
+	client, err := r.dial(ctx, m, to)
 	var diags diag.Diagnostics
-	if len(m.unknown) > 0 {
-		diags.AddAttributeError(path.Root("ssh"), "Connection Not Known", "ssh."+strings.Join(m.unknown, ", ssh.")+
-			" is still unknown. This is always a bug in the provider.")
-		return nil, diags
-	}
-	if r.data == nil {
-		diags.AddError("Provider Not Configured", "The provider was not configured. This is always a bug in the provider.")
-		return nil, diags
-	}
-	client, err := r.data.pool.Get(ctx, m.cfg)
 	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
+		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
 	}
 	return client, diags
+}
+
+// connectSummary is the summary of a connect error; the engine's errors
+// all say "SSH Connection Failed".
+func connectSummary(err error) string {
+	var internal internalError
+	if errors.As(err, &internal) {
+		return internal.summary
+	}
+	return "SSH Connection Failed"
+}
+
+// internalError is a failure of the provider, not of the connection.
+type internalError struct{ summary, detail string }
+
+func (e internalError) Error() string { return e.detail }
+
+// dial is connect with the engine's error as it is, which says whether
+// the host did not answer (remote.Unreachable).
+func (r *hostResource[M, P]) dial(ctx context.Context, m resolvedSSH, to purpose) (*remote.Client, error) {
+	if len(m.unknown) > 0 {
+		return nil, internalError{"Connection Not Known", "ssh." + strings.Join(m.unknown, ", ssh.") +
+			" is still unknown. This is always a bug in the provider."}
+	}
+	if r.data == nil {
+		return nil, internalError{"Provider Not Configured", "The provider was not configured. This is always a bug in the provider."}
+	}
+	if to == toRead {
+		return r.data.pool.GetForRead(ctx, m.cfg)
+	}
+	return r.data.pool.Get(ctx, m.cfg)
+}
+
+// unreachable is the warning of a read that gave up on a host that does
+// not answer: the resource keeps what it had, and the plan goes on.
+func unreachable(id string, err error) diag.Diagnostics {
+	var diags diag.Diagnostics
+	diags.AddAttributeWarning(path.Root("ssh"), "Host Unreachable: "+addressOfID(id),
+		fmt.Sprintf("%s was not read: the host did not answer (%v).\n\nThe resource keeps its prior state: no change on "+
+			"the host is assumed, and the plan goes on for every other host. A change to this resource fails until the host "+
+			"answers; how long a read tries is ssh.refresh_timeout (default 20s), how long a change tries is ssh.timeout.",
+			id, err))
+	return diags
 }
 
 // delivered says whether a model goes to a host.
@@ -311,7 +355,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	}
 	if wasDelivered && !moved {
 		var d diag.Diagnostics
-		h.RemoteSHA256, d = r.planRemote(ctx, req.Private, m, out.files, desired, h.TrustedHostKey)
+		h.RemoteSHA256, d = r.planRemote(ctx, req.Private, m, prior.ID.ValueString(), out.files, desired, h.TrustedHostKey)
 		resp.Diagnostics.Append(d...)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -322,13 +366,15 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 // that says what changed. When refresh could not look (write-only
 // credentials), the plan looks with the configuration's credentials and
 // leaves the value unknown if the host differs.
-func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateState, m resolvedSSH, files []remote.Item, desired string, trusted types.String) (types.String, diag.Diagnostics) {
+func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateState, m resolvedSSH, id string, files []remote.Item, desired string, trusted types.String) (types.String, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	raw, d := private.GetKey(ctx, privateDrift)
 	diags.Append(d...)
 	var drift []string
 	if len(raw) > 0 && json.Unmarshal(raw, &drift) == nil && len(drift) > 0 {
-		diags.AddWarning("Changed Outside Terraform", "The host no longer has what this resource put there; apply puts it back:\n  "+
+		// The ID (host:port:path) in the summary keeps Terraform from
+		// folding the warnings of several hosts into one.
+		diags.AddWarning("Changed Outside Terraform: "+id, "The host no longer has what this resource put there; apply puts it back:\n  "+
 			strings.Join(drift, "\n  "))
 	}
 	unobserved, d := private.GetKey(ctx, privateUnobserved)
@@ -337,9 +383,9 @@ func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateStat
 		return types.StringValue(desired), diags
 	}
 	m.cfg.TrustedHostKey = trusted.ValueString()
-	observed, _, _, d := r.observe(ctx, m, files)
+	observed, _, _, gone, d := r.observe(ctx, m, id, files)
 	diags.Append(d...)
-	if observed.ValueString() != desired {
+	if !gone && observed.ValueString() != desired {
 		return types.StringUnknown(), diags
 	}
 	return types.StringValue(desired), diags
@@ -370,17 +416,22 @@ func trustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
 	return types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))), diags
 }
 
-// observe reads the files' digests and says how the host differs, and
-// returns the client it read them over.
-func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, files []remote.Item) (observed types.String, drift []string, client *remote.Client, diags diag.Diagnostics) {
-	client, diags = r.connect(ctx, m)
-	if diags.HasError() {
-		return types.StringNull(), nil, nil, diags
+// observe connects to read the files' digests and says how the host
+// differs, and returns the client it read them over. A host that does not
+// answer is a warning (unreachable), with gone true and nothing read.
+func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item) (observed types.String, drift []string, client *remote.Client, gone bool, diags diag.Diagnostics) {
+	client, err := r.dial(ctx, m, toRead)
+	if remote.Unreachable(err) {
+		return types.StringNull(), nil, nil, true, unreachable(id, err)
+	}
+	if err != nil {
+		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
+		return types.StringNull(), nil, nil, false, diags
 	}
 	seen, err := client.Observe(ctx, files)
 	if err != nil {
 		diags.AddError("Reading Remote Files Failed", err.Error())
-		return types.StringNull(), nil, client, diags
+		return types.StringNull(), nil, client, false, diags
 	}
 	digests := make([]string, len(files))
 	for i, f := range files {
@@ -393,9 +444,9 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, files [
 		}
 	}
 	if len(files) == 1 && !seen[0].Exists {
-		return types.StringNull(), drift, client, diags
+		return types.StringNull(), drift, client, false, diags
 	}
-	return types.StringValue(filesDigest(files, digests)), drift, client, diags
+	return types.StringValue(filesDigest(files, digests)), drift, client, false, diags
 }
 
 func (r *hostResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -444,7 +495,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	if diags.HasError() {
 		return
 	}
-	client, d := r.connect(ctx, m)
+	client, d := r.connect(ctx, m, toChange)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -542,7 +593,7 @@ func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client
 // ran. It reports whether the host is back as it was; when it is not,
 // the error says what is left.
 func (r *hostResource[M, P]) rollBack(ctx context.Context, m resolvedSSH, undo []*remote.EditedFile, reload string, diags *diag.Diagnostics) bool {
-	client, d := r.connect(ctx, m)
+	client, d := r.connect(ctx, m, toChange)
 	if d.HasError() {
 		diags.AddError("Rolling Back Failed", "the files changed before the failure could not be put back: "+
 			summary(d)+". The next apply puts the resource right.")
@@ -637,7 +688,7 @@ func (r *hostResource[M, P]) importHost(ctx context.Context, id, example string,
 	if diags.HasError() {
 		return "", nil
 	}
-	client, d = r.connect(ctx, resolved)
+	client, d = r.connect(ctx, resolved, toRead)
 	diags.Append(d...)
 	return rest, client
 }
@@ -678,10 +729,10 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("true"))...)
 		return
 	}
-	observed, drift, client, d := r.observe(ctx, m, out.files)
+	observed, drift, client, gone, d := r.observe(ctx, m, h.ID.ValueString(), out.files)
 	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
+	if gone || resp.Diagnostics.HasError() {
+		return // a host that did not answer: the prior state and what it found stay
 	}
 	if m.cfg.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
 		// Trust on first use turned on for an existing resource, or an
@@ -714,7 +765,7 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 				"set them on the provider's default_ssh or use the SSH agent, or set keep_on_destroy = true.")
 		return
 	}
-	client, d := r.connect(ctx, m)
+	client, d := r.connect(ctx, m, toChange)
 	if d.HasError() {
 		for _, e := range d.Errors() {
 			resp.Diagnostics.AddAttributeError(path.Root("ssh"), e.Summary(), e.Detail()+hostGoneHint(e.Detail()))
