@@ -95,6 +95,10 @@ const (
 	privateUnobserved = "unobserved"
 	// privateDrift holds what the last refresh found changed on the host.
 	privateDrift = "drift"
+	// privateUnreachable holds why the last refresh could not reach the
+	// host: a plan to destroy the resource fails with it, before any host
+	// is changed.
+	privateUnreachable = "unreachable"
 )
 
 // hostAttributes are the schema of hostFields; what the digests cover is
@@ -285,8 +289,12 @@ func renderInputsKnown(raw tftypes.Value) bool {
 }
 
 func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || !renderInputsKnown(req.Config.Raw) {
-		return // destroy, or inputs still unknown: computed values stay unknown
+	if req.Plan.Raw.IsNull() {
+		resp.Diagnostics.Append(planDestroy(ctx, req.State, req.Private)...)
+		return
+	}
+	if !renderInputsKnown(req.Config.Raw) {
+		return // inputs still unknown: computed values stay unknown
 	}
 	var plan, config M
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -361,6 +369,29 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
+// planDestroy fails the plan to destroy a resource whose host did not
+// answer the refresh, unless keep_on_destroy spares the host: destroy
+// would fail on it after ssh.timeout, and by then the plan's other
+// destroys would have changed the other hosts.
+func planDestroy(ctx context.Context, state tfsdk.State, private privateState) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if state.Raw.IsNull() {
+		return diags
+	}
+	var keep types.Bool
+	diags.Append(state.GetAttribute(ctx, path.Root("keep_on_destroy"), &keep)...)
+	raw, d := private.GetKey(ctx, privateUnreachable)
+	diags.Append(d...)
+	var why string
+	if diags.HasError() || keep.ValueBool() || len(raw) == 0 || json.Unmarshal(raw, &why) != nil {
+		return diags
+	}
+	detail := why + "\n\nDestroying removes the resource's files from the host, which did not answer the refresh; " +
+		"nothing is destroyed on any host while it fails."
+	diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", detail+hostGoneHint(detail))
+	return diags
+}
+
 // planRemote plans `remote_sha256` for an update: back to the desired
 // digest, so drift shows as "<observed>" -> "<desired>", with a warning
 // that says what changed. When refresh could not look (write-only
@@ -385,7 +416,7 @@ func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateStat
 	m.cfg.TrustedHostKey = trusted.ValueString()
 	observed, _, _, gone, d := r.observe(ctx, m, id, files)
 	diags.Append(d...)
-	if !gone && observed.ValueString() != desired {
+	if gone == nil && observed.ValueString() != desired {
 		return types.StringUnknown(), diags
 	}
 	return types.StringValue(desired), diags
@@ -418,20 +449,21 @@ func trustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
 
 // observe connects to read the files' digests and says how the host
 // differs, and returns the client it read them over. A host that does not
-// answer is a warning (unreachable), with gone true and nothing read.
-func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item) (observed types.String, drift []string, client *remote.Client, gone bool, diags diag.Diagnostics) {
+// answer is a warning (unreachable), with gone the engine's error and
+// nothing read.
+func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item) (observed types.String, drift []string, client *remote.Client, gone error, diags diag.Diagnostics) {
 	client, err := r.dial(ctx, m, toRead)
 	if remote.Unreachable(err) {
-		return types.StringNull(), nil, nil, true, unreachable(id, err)
+		return types.StringNull(), nil, nil, err, unreachable(id, err)
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
-		return types.StringNull(), nil, nil, false, diags
+		return types.StringNull(), nil, nil, nil, diags
 	}
 	seen, err := client.Observe(ctx, files)
 	if err != nil {
 		diags.AddError("Reading Remote Files Failed", err.Error())
-		return types.StringNull(), nil, client, false, diags
+		return types.StringNull(), nil, client, nil, diags
 	}
 	digests := make([]string, len(files))
 	for i, f := range files {
@@ -444,9 +476,9 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id stri
 		}
 	}
 	if len(files) == 1 && !seen[0].Exists {
-		return types.StringNull(), drift, client, false, diags
+		return types.StringNull(), drift, client, nil, diags
 	}
-	return types.StringValue(filesDigest(files, digests)), drift, client, false, diags
+	return types.StringValue(filesDigest(files, digests)), drift, client, nil, diags
 }
 
 func (r *hostResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -544,6 +576,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	diags.Append(state.Set(ctx, &plan)...)
 	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	diags.Append(setDrift(ctx, private, nil)...)
+	diags.Append(private.SetKey(ctx, privateUnreachable, nil)...)
 }
 
 // hostGoneHint is the way out that a destroy which cannot reach its host
@@ -731,8 +764,14 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 	}
 	observed, drift, client, gone, d := r.observe(ctx, m, h.ID.ValueString(), out.files)
 	resp.Diagnostics.Append(d...)
-	if gone || resp.Diagnostics.HasError() {
-		return // a host that did not answer: the prior state and what it found stay
+	if gone != nil {
+		// The prior state and what it found stay; a destroy plan fails.
+		why, _ := json.Marshal(gone.Error()) // private state is JSON; a string always encodes
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnreachable, why)...)
+		return
+	}
+	if resp.Diagnostics.HasError() {
+		return
 	}
 	if m.cfg.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
 		// Trust on first use turned on for an existing resource, or an
@@ -745,6 +784,7 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 	h.RemoteSHA256 = observed
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	resp.Diagnostics.Append(setDrift(ctx, resp.Private, drift)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnreachable, nil)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
