@@ -414,9 +414,9 @@ func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateStat
 		return types.StringValue(desired), diags
 	}
 	m.cfg.TrustedHostKey = trusted.ValueString()
-	observed, _, _, gone, d := r.observe(ctx, m, id, files)
+	o, d := r.observe(ctx, m, id, files)
 	diags.Append(d...)
-	if gone == nil && observed.ValueString() != desired {
+	if o.unreachable == nil && o.digest.ValueString() != desired {
 		return types.StringUnknown(), diags
 	}
 	return types.StringValue(desired), diags
@@ -447,38 +447,49 @@ func trustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
 	return types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))), diags
 }
 
+// observation is what a read of the host found.
+type observation struct {
+	digest types.String // remote_sha256
+	drift  []string
+	client *remote.Client // the connection it read over
+	// unreachable is why the host did not answer; nothing was read.
+	unreachable error
+}
+
 // observe connects to read the files' digests and says how the host
-// differs, and returns the client it read them over. A host that does not
-// answer is a warning (unreachable), with gone the engine's error and
-// nothing read.
-func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item) (observed types.String, drift []string, client *remote.Client, gone error, diags diag.Diagnostics) {
+// differs. A host that does not answer is a warning (unreachable).
+func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item) (observation, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	o := observation{digest: types.StringNull()}
 	client, err := r.dial(ctx, m, toRead)
 	if remote.Unreachable(err) {
-		return types.StringNull(), nil, nil, err, unreachable(id, err)
+		o.unreachable = err
+		return o, unreachable(id, err)
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
-		return types.StringNull(), nil, nil, nil, diags
+		return o, diags
 	}
+	o.client = client
 	seen, err := client.Observe(ctx, files)
 	if err != nil {
 		diags.AddError("Reading Remote Files Failed", err.Error())
-		return types.StringNull(), nil, client, nil, diags
+		return o, diags
 	}
 	digests := make([]string, len(files))
 	for i, f := range files {
 		digests[i] = seen[i].SHA256
 		if d := f.Drift(seen[i]); d != "" {
-			drift = append(drift, d)
+			o.drift = append(o.drift, d)
 			if seen[i].Exists && seen[i].SHA256 == f.Digest() { // the content is right, its metadata is not
 				digests[i] = remote.SHA256([]byte(d))
 			}
 		}
 	}
-	if len(files) == 1 && !seen[0].Exists {
-		return types.StringNull(), drift, client, nil, diags
+	if len(files) != 1 || seen[0].Exists { // a single missing file: null
+		o.digest = types.StringValue(filesDigest(files, digests))
 	}
-	return types.StringValue(filesDigest(files, digests)), drift, client, nil, diags
+	return o, diags
 }
 
 func (r *hostResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -762,11 +773,11 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("true"))...)
 		return
 	}
-	observed, drift, client, gone, d := r.observe(ctx, m, h.ID.ValueString(), out.files)
+	o, d := r.observe(ctx, m, h.ID.ValueString(), out.files)
 	resp.Diagnostics.Append(d...)
-	if gone != nil {
+	if o.unreachable != nil {
 		// The prior state and what it found stay; a destroy plan fails.
-		why, _ := json.Marshal(gone.Error()) // private state is JSON; a string always encodes
+		why, _ := json.Marshal(o.unreachable.Error()) // private state is JSON; a string always encodes
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnreachable, why)...)
 		return
 	}
@@ -776,14 +787,14 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 	if m.cfg.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
 		// Trust on first use turned on for an existing resource, or an
 		// import: the connection that read the files records the key.
-		if h.TrustedHostKey, d = trustedKeyOf(client); d.HasError() {
+		if h.TrustedHostKey, d = trustedKeyOf(o.client); d.HasError() {
 			resp.Diagnostics.Append(d...)
 			return
 		}
 	}
-	h.RemoteSHA256 = observed
+	h.RemoteSHA256 = o.digest
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
-	resp.Diagnostics.Append(setDrift(ctx, resp.Private, drift)...)
+	resp.Diagnostics.Append(setDrift(ctx, resp.Private, o.drift)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnreachable, nil)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
