@@ -414,7 +414,7 @@ func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateStat
 		return types.StringValue(desired), diags
 	}
 	m.cfg.TrustedHostKey = trusted.ValueString()
-	o, d := r.observe(ctx, m, id, files)
+	o, d := r.observe(ctx, m, id, files, false)
 	diags.Append(d...)
 	if o.unreachable == nil && o.digest.ValueString() != desired {
 		return types.StringUnknown(), diags
@@ -457,8 +457,10 @@ type observation struct {
 }
 
 // observe connects to read the files' digests and says how the host
-// differs. A host that does not answer is a warning (unreachable).
-func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item) (observation, diag.Diagnostics) {
+// differs; with show, the drift of a whole file's content lists the
+// changed lines (changedLines). A host that does not answer is a warning
+// (unreachable).
+func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item, show bool) (observation, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	o := observation{digest: types.StringNull()}
 	client, err := r.dial(ctx, m, toRead)
@@ -480,6 +482,11 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id stri
 	for i, f := range files {
 		digests[i] = seen[i].SHA256
 		if d := f.Drift(seen[i]); d != "" {
+			if file, ok := f.(remote.File); ok && show && file.SHA256 == "" && seen[i].Exists && seen[i].SHA256 != f.Digest() {
+				if changed := changedLines(ctx, client, file); changed != "" {
+					d += ":\n    " + strings.ReplaceAll(changed, "\n", "\n    ")
+				}
+			}
 			o.drift = append(o.drift, d)
 			if seen[i].Exists && seen[i].SHA256 == f.Digest() { // the content is right, its metadata is not
 				digests[i] = remote.SHA256([]byte(d))
@@ -773,7 +780,7 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("true"))...)
 		return
 	}
-	o, d := r.observe(ctx, m, h.ID.ValueString(), out.files)
+	o, d := r.observe(ctx, m, h.ID.ValueString(), out.files, showsDrift(P(&state)))
 	resp.Diagnostics.Append(d...)
 	if o.unreachable != nil {
 		// The prior state and what it found stay; a destroy plan fails.
