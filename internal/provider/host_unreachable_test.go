@@ -31,6 +31,7 @@ func TestAccHost_unreachableDuringRefresh(t *testing.T) {
 	vars := func(liveContent string, keep bool) config.Variables {
 		v := g.vars(liveContent)
 		v["gone_keep"] = config.BoolVariable(keep)
+		v["timeout"], v["refresh_timeout"] = config.StringVariable("2m"), config.StringVariable("2s")
 		return v
 	}
 	const liveAddr, goneAddr = "kha_file.live", "kha_file.gone"
