@@ -41,6 +41,7 @@ type sshModel struct {
 	KnownHosts              types.String `tfsdk:"known_hosts"`
 	InsecureTrustOnFirstUse types.Bool   `tfsdk:"insecure_trust_on_first_use"`
 	Timeout                 types.String `tfsdk:"timeout"`
+	RefreshTimeout          types.String `tfsdk:"refresh_timeout"`
 	Sudo                    types.Bool   `tfsdk:"sudo"`
 	BastionHost             types.String `tfsdk:"bastion_host"`
 	BastionPort             types.Int64  `tfsdk:"bastion_port"`
@@ -73,7 +74,8 @@ var sshFields = []sshField{
 	{name: "host_key", kind: "string", description: "The host's public key of any type (`ssh-ed25519 AAAA…`, `ecdsa-sha2-nistp256 AAAA…`, `ssh-rsa AAAA…`: a line of `ssh-keyscan` without the host name), or the key of the CA that signs its host certificate. kha asks the host for a key of that type, so pinning one of a host's several keys is enough. The connection is refused when the host presents another key."},
 	{name: "known_hosts", kind: "string", description: "known_hosts content (not a path) to verify host keys with, e.g. the output of `ssh-keyscan` as it is; hashed names and `@cert-authority` lines are honoured, and the host is asked for a key of a type listed for it. Convenient on `default_ssh` for many hosts. The plan fails when it has no line for the host."},
 	{name: "insecure_trust_on_first_use", kind: "bool", description: "Without `host_key` or `known_hosts`, accept the key presented at the first connection, whenever that is (the first apply, or the first refresh after this is turned on or after an import), and record it in the resource's `trusted_host_key`; every later connection must present the same key. Vulnerable to interception on that first connection."},
-	{name: "timeout", kind: "string", description: "How long to keep trying to connect, as a Go duration (`30s`, `5m`). Default `5m`; the resource's `timeouts` bound it too. Only failures that heal while a host boots are retried (connection refused, no route, connection timeouts); a name that does not resolve, a refused login or a wrong host key fail at once, and the error says what was retried and for how long."},
+	{name: "timeout", kind: "string", description: "How long create, update and destroy keep trying to connect, as a Go duration (`30s`, `5m`). Default `5m`; the resource's `timeouts` bound it too. Reads (refresh, import, the data source) use `refresh_timeout`. Only failures that heal while a host boots are retried (connection refused, no route, connection timeouts); a name that does not resolve, a refused login or a wrong host key fail at once, and the error says what was retried and for how long."},
+	{name: "refresh_timeout", kind: "string", description: "How long refresh (and import) keeps trying to connect, as a Go duration (`20s`, `1m`). Default `20s`, or `timeout` when that is shorter. A host that does not answer within it (connection refused, no route, connection timeouts) is a warning naming the host, and the resource keeps its prior state, so that the plan goes on for every other host: the plan that takes a dead node out of the load balancers works while it is dead. A wrong host key or a refused login stays an error. Create, update and destroy use `timeout`."},
 	{name: "sudo", kind: "bool", description: "Run privileged steps through `sudo -n` (the user needs passwordless sudo)."},
 	{name: "bastion_host", kind: "string", description: "Jump host to connect through."},
 	{name: "bastion_port", kind: "int", description: "SSH port of the jump host. Default `22`."},
@@ -278,13 +280,27 @@ func resolveSSH(r sshModel, defaults *sshModel, trustedHostKey string) (resolved
 		}
 		return v.ValueBool()
 	}
-	timeout := remote.DefaultTimeout
-	if s := str("timeout", r.Timeout, d.Timeout); s != "" {
+	duration := func(name string, vs ...types.String) (time.Duration, error) {
+		s := str(name, vs...)
+		if s == "" {
+			return 0, nil
+		}
 		t, err := time.ParseDuration(s)
 		if err != nil || t <= 0 {
-			return m, fmt.Errorf("ssh.timeout %q is not a positive duration such as \"30s\" or \"5m\"", s)
+			return 0, fmt.Errorf("ssh.%s %q is not a positive duration such as \"30s\" or \"5m\"", name, s)
 		}
-		timeout = t
+		return t, nil
+	}
+	timeout, err := duration("timeout", r.Timeout, d.Timeout)
+	if err != nil {
+		return m, err
+	}
+	if timeout == 0 {
+		timeout = remote.DefaultTimeout
+	}
+	refreshTimeout, err := duration("refresh_timeout", r.RefreshTimeout, d.RefreshTimeout)
+	if err != nil {
+		return m, err
 	}
 	m.cfg = remote.Config{
 		Host:                    str("host", r.Host, d.Host),
@@ -300,6 +316,7 @@ func resolveSSH(r sshModel, defaults *sshModel, trustedHostKey string) (resolved
 		InsecureTrustOnFirstUse: flag("insecure_trust_on_first_use", r.InsecureTrustOnFirstUse, d.InsecureTrustOnFirstUse),
 		TrustedHostKey:          trustedHostKey,
 		Timeout:                 timeout,
+		RefreshTimeout:          refreshTimeout,
 		Sudo:                    flag("sudo", r.Sudo, d.Sudo),
 	}
 	if host := str("bastion_host", r.BastionHost, d.BastionHost); host != "" {
@@ -312,6 +329,7 @@ func resolveSSH(r sshModel, defaults *sshModel, trustedHostKey string) (resolved
 			HostKey:    str("bastion_host_key", r.BastionHostKey, d.BastionHostKey),
 			KnownHosts: m.cfg.KnownHosts,
 			Timeout:    timeout,
+			// RefreshTimeout: the target's budget bounds the dial through the bastion.
 		}
 	}
 	return m, nil
@@ -378,9 +396,9 @@ func (sshValidator) ValidateResource(ctx context.Context, req resource.ValidateC
 	if known(c.KnownHosts) {
 		fail("known_hosts", remote.CheckKnownHosts(c.KnownHosts.ValueString()))
 	}
-	if known(c.Timeout) {
-		if _, err := resolveSSH(c, nil, ""); err != nil {
-			resp.Diagnostics.AddAttributeError(at.AtName("timeout"), "Invalid SSH Setting", err.Error())
+	for attr, one := range problem.Sorted(map[string]sshModel{"timeout": {Timeout: c.Timeout}, "refresh_timeout": {RefreshTimeout: c.RefreshTimeout}}) {
+		if _, err := resolveSSH(one, nil, ""); err != nil {
+			resp.Diagnostics.AddAttributeError(at.AtName(attr), "Invalid SSH Setting", err.Error())
 		}
 	}
 }

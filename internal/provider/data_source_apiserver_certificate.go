@@ -225,7 +225,7 @@ func (d *apiserverCertificateDataSource) connect(ctx context.Context, obj types.
 	}
 	var client *remote.Client
 	if err == nil {
-		client, err = d.data.pool.Get(ctx, resolved.cfg)
+		client, err = d.data.pool.GetForRead(ctx, resolved.cfg)
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())

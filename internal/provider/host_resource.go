@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -94,6 +95,10 @@ const (
 	privateUnobserved = "unobserved"
 	// privateDrift holds what the last refresh found changed on the host.
 	privateDrift = "drift"
+	// privateUnreachable holds why the last refresh could not reach the
+	// host: a plan to destroy the resource fails with it, before any host
+	// is changed.
+	privateUnreachable = "unreachable"
 )
 
 // hostAttributes are the schema of hostFields; what the digests cover is
@@ -158,23 +163,66 @@ func (r *hostResource[M, P]) sshOf(ctx context.Context, h *hostFields, trusted t
 	return m, diags
 }
 
+// purpose says what a connection is for, which sets how long connecting
+// may take: ssh.timeout to change the host, ssh.refresh_timeout to read it.
+type purpose int
+
+const (
+	toChange purpose = iota
+	toRead
+)
+
 // connect opens (or reuses) the pooled connection.
-func (r *hostResource[M, P]) connect(ctx context.Context, m resolvedSSH) (*remote.Client, diag.Diagnostics) {
+func (r *hostResource[M, P]) connect(ctx context.Context, m resolvedSSH, to purpose) (*remote.Client, diag.Diagnostics) {
+	client, err := r.dial(ctx, m, to)
 	var diags diag.Diagnostics
-	if len(m.unknown) > 0 {
-		diags.AddAttributeError(path.Root("ssh"), "Connection Not Known", "ssh."+strings.Join(m.unknown, ", ssh.")+
-			" is still unknown. This is always a bug in the provider.")
-		return nil, diags
-	}
-	if r.data == nil {
-		diags.AddError("Provider Not Configured", "The provider was not configured. This is always a bug in the provider.")
-		return nil, diags
-	}
-	client, err := r.data.pool.Get(ctx, m.cfg)
 	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
+		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
 	}
 	return client, diags
+}
+
+// connectSummary is the summary of a connect error; the engine's errors
+// all say "SSH Connection Failed".
+func connectSummary(err error) string {
+	var internal internalError
+	if errors.As(err, &internal) {
+		return internal.summary
+	}
+	return "SSH Connection Failed"
+}
+
+// internalError is a failure of the provider, not of the connection.
+type internalError struct{ summary, detail string }
+
+func (e internalError) Error() string { return e.detail }
+
+// dial is connect with the engine's error as it is, which says whether
+// the host did not answer (remote.Unreachable).
+func (r *hostResource[M, P]) dial(ctx context.Context, m resolvedSSH, to purpose) (*remote.Client, error) {
+	if len(m.unknown) > 0 {
+		return nil, internalError{"Connection Not Known", "ssh." + strings.Join(m.unknown, ", ssh.") +
+			" is still unknown. This is always a bug in the provider."}
+	}
+	if r.data == nil {
+		return nil, internalError{"Provider Not Configured", "The provider was not configured. This is always a bug in the provider."}
+	}
+	if to == toRead {
+		return r.data.pool.GetForRead(ctx, m.cfg)
+	}
+	return r.data.pool.Get(ctx, m.cfg)
+}
+
+// unreachable is the warning of a read that gave up on a host that does
+// not answer: the resource keeps what it had, and the plan goes on.
+func unreachable(id string, err error) diag.Diagnostics {
+	var diags diag.Diagnostics
+	diags.AddAttributeWarning(path.Root("ssh"), "Host Unreachable: "+addressOfID(id),
+		fmt.Sprintf("%s was not read: the host did not answer (%v).\n\nThe resource keeps its prior state: no change on "+
+			"the host is assumed, and the plan goes on for every other host. A change to this resource fails until the host "+
+			"answers; how long a read tries is ssh.refresh_timeout (default 20s), how long a change tries is ssh.timeout.",
+			id, err))
+	return diags
 }
 
 // delivered says whether a model goes to a host.
@@ -241,8 +289,12 @@ func renderInputsKnown(raw tftypes.Value) bool {
 }
 
 func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || !renderInputsKnown(req.Config.Raw) {
-		return // destroy, or inputs still unknown: computed values stay unknown
+	if req.Plan.Raw.IsNull() {
+		resp.Diagnostics.Append(planDestroy(ctx, req.State, req.Private)...)
+		return
+	}
+	if !renderInputsKnown(req.Config.Raw) {
+		return // inputs still unknown: computed values stay unknown
 	}
 	var plan, config M
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -311,10 +363,33 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	}
 	if wasDelivered && !moved {
 		var d diag.Diagnostics
-		h.RemoteSHA256, d = r.planRemote(ctx, req.Private, m, out.files, desired, h.TrustedHostKey)
+		h.RemoteSHA256, d = r.planRemote(ctx, req.Private, m, prior.ID.ValueString(), out.files, desired, h.TrustedHostKey)
 		resp.Diagnostics.Append(d...)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planDestroy fails the plan to destroy a resource whose host did not
+// answer the refresh, unless keep_on_destroy spares the host: destroy
+// would fail on it after ssh.timeout, and by then the plan's other
+// destroys would have changed the other hosts.
+func planDestroy(ctx context.Context, state tfsdk.State, private privateState) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if state.Raw.IsNull() {
+		return diags
+	}
+	var keep types.Bool
+	diags.Append(state.GetAttribute(ctx, path.Root("keep_on_destroy"), &keep)...)
+	raw, d := private.GetKey(ctx, privateUnreachable)
+	diags.Append(d...)
+	var why string
+	if diags.HasError() || keep.ValueBool() || len(raw) == 0 || json.Unmarshal(raw, &why) != nil {
+		return diags
+	}
+	detail := why + "\n\nDestroying removes the resource's files from the host, which did not answer the refresh; " +
+		"nothing is destroyed on any host while it fails."
+	diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", detail+hostGoneHint(detail))
+	return diags
 }
 
 // planRemote plans `remote_sha256` for an update: back to the desired
@@ -322,13 +397,15 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 // that says what changed. When refresh could not look (write-only
 // credentials), the plan looks with the configuration's credentials and
 // leaves the value unknown if the host differs.
-func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateState, m resolvedSSH, files []remote.Item, desired string, trusted types.String) (types.String, diag.Diagnostics) {
+func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateState, m resolvedSSH, id string, files []remote.Item, desired string, trusted types.String) (types.String, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	raw, d := private.GetKey(ctx, privateDrift)
 	diags.Append(d...)
 	var drift []string
 	if len(raw) > 0 && json.Unmarshal(raw, &drift) == nil && len(drift) > 0 {
-		diags.AddWarning("Changed Outside Terraform", "The host no longer has what this resource put there; apply puts it back:\n  "+
+		// The ID (host:port:path) in the summary keeps Terraform from
+		// folding the warnings of several hosts into one.
+		diags.AddWarning("Changed Outside Terraform: "+id, "The host no longer has what this resource put there; apply puts it back:\n  "+
 			strings.Join(drift, "\n  "))
 	}
 	unobserved, d := private.GetKey(ctx, privateUnobserved)
@@ -337,9 +414,9 @@ func (r *hostResource[M, P]) planRemote(ctx context.Context, private privateStat
 		return types.StringValue(desired), diags
 	}
 	m.cfg.TrustedHostKey = trusted.ValueString()
-	observed, _, _, d := r.observe(ctx, m, files)
+	o, d := r.observe(ctx, m, id, files, false)
 	diags.Append(d...)
-	if observed.ValueString() != desired {
+	if o.unreachable == nil && o.digest.ValueString() != desired {
 		return types.StringUnknown(), diags
 	}
 	return types.StringValue(desired), diags
@@ -370,32 +447,56 @@ func trustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
 	return types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))), diags
 }
 
-// observe reads the files' digests and says how the host differs, and
-// returns the client it read them over.
-func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, files []remote.Item) (observed types.String, drift []string, client *remote.Client, diags diag.Diagnostics) {
-	client, diags = r.connect(ctx, m)
-	if diags.HasError() {
-		return types.StringNull(), nil, nil, diags
+// observation is what a read of the host found.
+type observation struct {
+	digest types.String // remote_sha256
+	drift  []string
+	client *remote.Client // the connection it read over
+	// unreachable is why the host did not answer; nothing was read.
+	unreachable error
+}
+
+// observe connects to read the files' digests and says how the host
+// differs; with show, the drift of a whole file's content lists the
+// changed lines (changedLines). A host that does not answer is a warning
+// (unreachable).
+func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item, show bool) (observation, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	o := observation{digest: types.StringNull()}
+	client, err := r.dial(ctx, m, toRead)
+	if remote.Unreachable(err) {
+		o.unreachable = err
+		return o, unreachable(id, err)
 	}
+	if err != nil {
+		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
+		return o, diags
+	}
+	o.client = client
 	seen, err := client.Observe(ctx, files)
 	if err != nil {
 		diags.AddError("Reading Remote Files Failed", err.Error())
-		return types.StringNull(), nil, client, diags
+		return o, diags
 	}
 	digests := make([]string, len(files))
 	for i, f := range files {
 		digests[i] = seen[i].SHA256
 		if d := f.Drift(seen[i]); d != "" {
-			drift = append(drift, d)
+			if file, ok := f.(remote.File); ok && show && file.SHA256 == "" && seen[i].Exists && seen[i].SHA256 != f.Digest() {
+				if changed := changedLines(ctx, client, file); changed != "" {
+					d += ":\n    " + strings.ReplaceAll(changed, "\n", "\n    ")
+				}
+			}
+			o.drift = append(o.drift, d)
 			if seen[i].Exists && seen[i].SHA256 == f.Digest() { // the content is right, its metadata is not
 				digests[i] = remote.SHA256([]byte(d))
 			}
 		}
 	}
-	if len(files) == 1 && !seen[0].Exists {
-		return types.StringNull(), drift, client, diags
+	if len(files) != 1 || seen[0].Exists { // a single missing file: null
+		o.digest = types.StringValue(filesDigest(files, digests))
 	}
-	return types.StringValue(filesDigest(files, digests)), drift, client, diags
+	return o, diags
 }
 
 func (r *hostResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -444,7 +545,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	if diags.HasError() {
 		return
 	}
-	client, d := r.connect(ctx, m)
+	client, d := r.connect(ctx, m, toChange)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -483,6 +584,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	diags.Append(state.Set(ctx, &plan)...)
 	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	diags.Append(setDrift(ctx, private, nil)...)
+	diags.Append(private.SetKey(ctx, privateUnreachable, nil)...)
 }
 
 // putAll puts out's files on the host in order. After a failure it puts
@@ -555,7 +657,7 @@ func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client
 // ran. It reports whether the host is back as it was; when it is not,
 // the error says what is left.
 func (r *hostResource[M, P]) rollBack(ctx context.Context, m resolvedSSH, undo []*remote.EditedFile, reload string, diags *diag.Diagnostics) bool {
-	client, d := r.connect(ctx, m)
+	client, d := r.connect(ctx, m, toChange)
 	if d.HasError() {
 		diags.AddError("Rolling Back Failed", "the files changed before the failure could not be put back: "+
 			summary(d)+". The next apply puts the resource right.")
@@ -650,7 +752,7 @@ func (r *hostResource[M, P]) importHost(ctx context.Context, id, example string,
 	if diags.HasError() {
 		return "", nil
 	}
-	client, d = r.connect(ctx, resolved)
+	client, d = r.connect(ctx, resolved, toRead)
 	diags.Append(d...)
 	return rest, client
 }
@@ -691,22 +793,29 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("true"))...)
 		return
 	}
-	observed, drift, client, d := r.observe(ctx, m, out.files)
+	o, d := r.observe(ctx, m, h.ID.ValueString(), out.files, showsDrift(P(&state)))
 	resp.Diagnostics.Append(d...)
+	if o.unreachable != nil {
+		// The prior state and what it found stay; a destroy plan fails.
+		why, _ := json.Marshal(o.unreachable.Error()) // private state is JSON; a string always encodes
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnreachable, why)...)
+		return
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if m.cfg.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
 		// Trust on first use turned on for an existing resource, or an
 		// import: the connection that read the files records the key.
-		if h.TrustedHostKey, d = trustedKeyOf(client); d.HasError() {
+		if h.TrustedHostKey, d = trustedKeyOf(o.client); d.HasError() {
 			resp.Diagnostics.Append(d...)
 			return
 		}
 	}
-	h.RemoteSHA256 = observed
+	h.RemoteSHA256 = o.digest
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
-	resp.Diagnostics.Append(setDrift(ctx, resp.Private, drift)...)
+	resp.Diagnostics.Append(setDrift(ctx, resp.Private, o.drift)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnreachable, nil)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -727,7 +836,7 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 				"set them on the provider's default_ssh or use the SSH agent, or set keep_on_destroy = true.")
 		return
 	}
-	client, d := r.connect(ctx, m)
+	client, d := r.connect(ctx, m, toChange)
 	if d.HasError() {
 		for _, e := range d.Errors() {
 			resp.Diagnostics.AddAttributeError(path.Root("ssh"), e.Summary(), e.Detail()+hostGoneHint(e.Detail()))

@@ -684,6 +684,7 @@ func TestFile_planTimeChecks(t *testing.T) {
 		"neither_content":               `(?s)Exactly one of these attributes must be configured: \[content,content_wo\]`,
 		"secret_twice":                  `(?s)Secret Given Twice.*ssh\.private_key and ssh\.private_key_wo`,
 		"bad_timeout":                   `(?s)ssh\.timeout "soon" is not a positive duration`,
+		"bad_refresh_timeout":           `(?s)ssh\.refresh_timeout "0s" is not a positive duration`,
 	}
 	// One variable serves the cases that need a private key that parses.
 	expectPlanErrors(t, cases, config.Variables{"private_key": config.StringVariable(testhost.NewKey(t).PEM)})

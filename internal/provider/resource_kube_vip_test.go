@@ -143,7 +143,8 @@ func TestKubeVIP_bootstrapLeftOnWarns(t *testing.T) {
 }
 
 // planRecorder serves the provider and keeps the diagnostics of the
-// plans Terraform asks it for: the testing framework shows only errors.
+// plans and refreshes Terraform asks it for: the testing framework shows
+// only errors.
 type planRecorder struct {
 	tfprotov6.ProviderServer
 	mu    sync.Mutex
@@ -162,6 +163,16 @@ func (p *planRecorder) factories() map[string]func() (tfprotov6.ProviderServer, 
 
 func (p *planRecorder) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	resp, err := p.ProviderServer.PlanResourceChange(ctx, req)
+	if resp != nil {
+		p.mu.Lock()
+		p.diags = append(p.diags, resp.Diagnostics...)
+		p.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (p *planRecorder) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	resp, err := p.ProviderServer.ReadResource(ctx, req)
 	if resp != nil {
 		p.mu.Lock()
 		p.diags = append(p.diags, resp.Diagnostics...)

@@ -54,6 +54,10 @@ type Config struct {
 	// Timeout bounds connecting, retries included; 0 means
 	// DefaultTimeout. A context deadline that comes sooner wins.
 	Timeout time.Duration
+	// RefreshTimeout bounds connecting to read the host (GetForRead):
+	// refresh and plan; 0 means DefaultRefreshTimeout, or Timeout when
+	// that is shorter.
+	RefreshTimeout time.Duration
 	// Sudo runs privileged steps through `sudo -n`.
 	Sudo bool
 
@@ -63,6 +67,11 @@ type Config struct {
 
 // DefaultTimeout is Terraform provisioners' connection timeout.
 const DefaultTimeout = 5 * time.Minute
+
+// DefaultRefreshTimeout is how long a read of the host keeps trying to
+// connect: short, because a plan waits on it and a dead host is what an
+// HA estate plans around.
+const DefaultRefreshTimeout = 20 * time.Second
 
 func (c Config) port() int {
 	if c.Port == 0 {
@@ -108,6 +117,25 @@ func (c Config) timeout() time.Duration {
 		return DefaultTimeout
 	}
 	return c.Timeout
+}
+
+// budget is how long a caller keeps trying to connect, and the setting
+// that says so.
+type budget struct {
+	d       time.Duration
+	setting string
+}
+
+func (c Config) applyBudget() budget { return budget{c.timeout(), "ssh.timeout"} }
+
+func (c Config) readBudget() budget {
+	switch {
+	case c.RefreshTimeout > 0:
+		return budget{c.RefreshTimeout, "ssh.refresh_timeout"}
+	case c.timeout() < DefaultRefreshTimeout:
+		return budget{c.timeout(), "ssh.timeout"}
+	}
+	return budget{DefaultRefreshTimeout, "ssh.refresh_timeout"}
 }
 
 // TrustsOnFirstUse says whether the first connection records the host's

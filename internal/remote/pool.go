@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,9 +67,22 @@ type hostConn struct {
 	dialOnce chan struct{}
 }
 
-// Get returns the pool's client for cfg, connecting if needed. The
-// returned client reconnects by itself when its connection drops.
+// Get returns the pool's client for cfg, connecting if needed within
+// cfg's Timeout: for changing the host. The returned client reconnects by
+// itself when its connection drops.
 func (p *Pool) Get(ctx context.Context, cfg Config) (*Client, error) {
+	return p.get(ctx, cfg, cfg.applyBudget())
+}
+
+// GetForRead is Get for reading the host (refresh, plan), connecting
+// within cfg's RefreshTimeout: a plan does not wait minutes on a host
+// that is down. The budget is this caller's own: a caller with a longer
+// one that shares the dial goes on trying after this one gives up.
+func (p *Pool) GetForRead(ctx context.Context, cfg Config) (*Client, error) {
+	return p.get(ctx, cfg, cfg.readBudget())
+}
+
+func (p *Pool) get(ctx context.Context, cfg Config, b budget) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &StepError{Host: cfg.Address(), Step: "configure", Err: err}
 	}
@@ -79,7 +93,7 @@ func (p *Pool) Get(ctx context.Context, cfg Config) (*Client, error) {
 		p.conns[cfg.key()] = c
 	}
 	p.mu.Unlock()
-	if err := c.ensure(ctx, p); err != nil {
+	if err := c.ensure(ctx, p, b); err != nil {
 		return nil, err
 	}
 	return &Client{hostConn: c, sudo: cfg.Sudo}, nil
@@ -134,52 +148,97 @@ func (c *hostConn) close() {
 	}
 }
 
-// ensure connects unless a live connection exists. Concurrent callers
-// share one dial.
-func (c *hostConn) ensure(ctx context.Context, p *Pool) error {
-	c.mu.Lock()
-	if c.conn != nil {
-		conn := c.conn
-		c.mu.Unlock()
-		if _, _, err := conn.SendRequest("keepalive@openssh.com", true, nil); err == nil {
-			return nil
-		}
-		c.log(ctx, LevelInfo, "connection lost; reconnecting", nil)
-		c.close()
+// ensure connects unless a live connection exists, trying for the
+// caller's budget b. Concurrent callers share one dial; when the dial
+// gives up within its caller's budget, a waiter with time left dials
+// again within its own.
+func (c *hostConn) ensure(ctx context.Context, p *Pool, b budget) error {
+	ctx, cancel := context.WithTimeout(ctx, b.d)
+	defer cancel()
+	start := time.Now()
+	for {
 		c.mu.Lock()
-	}
-	if c.dialOnce != nil {
-		wait := c.dialOnce
-		c.mu.Unlock()
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
 		if c.conn != nil {
-			return nil
+			conn := c.conn
+			c.mu.Unlock()
+			if _, _, err := conn.SendRequest("keepalive@openssh.com", true, nil); err == nil {
+				return nil
+			}
+			c.log(ctx, LevelInfo, "connection lost; reconnecting", nil)
+			c.close()
+			c.mu.Lock()
 		}
-		return c.dialErr
-	}
-	done := make(chan struct{})
-	c.dialOnce = done
-	c.mu.Unlock()
+		if wait := c.dialOnce; wait != nil {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return &StepError{Host: c.cfg.Address(), Step: "connect", Err: &GaveUpError{Elapsed: time.Since(start),
+						Budget: b, Reasons: []string{"waiting for another attempt to connect"}, Err: ctx.Err()}}
+				}
+				return ctx.Err()
+			}
+			c.mu.Lock()
+			conn, err := c.conn, c.dialErr
+			c.mu.Unlock()
+			var gaveUp *GaveUpError
+			if conn == nil && errors.As(err, &gaveUp) && ctx.Err() == nil {
+				continue // its budget ended, not ours
+			}
+			if conn != nil {
+				return nil
+			}
+			return err
+		}
+		done := make(chan struct{})
+		c.dialOnce = done
+		c.mu.Unlock()
 
-	conn, bastion, key, cleanup, err := c.dialWithRetry(ctx)
+		conn, bastion, key, cleanup, err := c.dialWithRetry(ctx, b)
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.conn, c.bastion, c.hostKey, c.cleanup, c.dialErr = conn, bastion, key, cleanup, err
-	c.dialOnce = nil
-	close(done)
-	if err == nil {
-		p.mu.Lock()
-		p.dials++
-		p.mu.Unlock()
+		c.mu.Lock()
+		c.conn, c.bastion, c.hostKey, c.cleanup, c.dialErr = conn, bastion, key, cleanup, err
+		c.dialOnce = nil
+		close(done)
+		c.mu.Unlock()
+		if err == nil {
+			p.mu.Lock()
+			p.dials++
+			p.mu.Unlock()
+		}
+		return err
 	}
-	return err
+}
+
+// GaveUpError is a connection given up on after retrying only failures
+// that heal (refused, no route, timeouts) for the caller's budget: the
+// host may be down or off the network; nothing says it is misconfigured.
+type GaveUpError struct {
+	Attempts int // 0: waited on another caller's attempts
+	Elapsed  time.Duration
+	Budget   budget
+	Reasons  []string // what was retried, sorted
+	Err      error    // the last failure
+}
+
+func (e *GaveUpError) Error() string {
+	attempts := "waiting"
+	if e.Attempts > 0 {
+		attempts = fmt.Sprintf("%d attempts", e.Attempts)
+	}
+	return fmt.Sprintf("gave up after %s over %s (%s %s or the operation's timeout), retrying %s: %v. %s",
+		attempts, e.Elapsed.Round(time.Millisecond), e.Budget.setting, e.Budget.d, strings.Join(e.Reasons, " and "), e.Err, GoneHint)
+}
+
+func (e *GaveUpError) Unwrap() error { return e.Err }
+
+// Unreachable says whether err is a connection given up on after failures
+// that heal: the host is down or off the network, as opposed to a wrong
+// host key or a refused login.
+func Unreachable(err error) bool {
+	var gaveUp *GaveUpError
+	return errors.As(err, &gaveUp)
 }
 
 // AuthError means the host refused every authentication method.
@@ -245,10 +304,8 @@ const GoneHint = "If the host is gone for good, take its resources out of the st
 	"or terraform state rm. See the Troubleshooting guide, \"A host that is gone for good\"."
 
 // dialWithRetry dials, retrying what can heal with exponential backoff
-// within the connection timeout or the context's deadline.
-func (c *hostConn) dialWithRetry(ctx context.Context) (*ssh.Client, *ssh.Client, ssh.PublicKey, func(), error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.timeout())
-	defer cancel()
+// until ctx ends (ensure bounds it by the caller's budget b).
+func (c *hostConn) dialWithRetry(ctx context.Context, b budget) (*ssh.Client, *ssh.Client, ssh.PublicKey, func(), error) {
 	start := time.Now()
 	backoff := 200 * time.Millisecond
 	retried := map[string]bool{}
@@ -269,16 +326,21 @@ func (c *hostConn) dialWithRetry(ctx context.Context) (*ssh.Client, *ssh.Client,
 			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: "connect", Err: err}
 		}
 		retried[reason] = true
-		c.log(ctx, LevelDebug, "connecting failed; retrying", map[string]any{"error": err.Error(), "backoff": backoff.String()})
+		left := time.Duration(0)
+		if deadline, ok := ctx.Deadline(); ok {
+			left = max(time.Until(deadline), 0).Round(time.Second)
+		}
+		c.log(ctx, LevelInfo, "connecting failed; retrying", map[string]any{"attempt": attempt, "why": reason,
+			"error": err.Error(), "backoff": backoff.String(), "left": left.String(), "budget": b.setting + " " + b.d.String()})
 		select {
 		case <-ctx.Done():
-			var reasons []string
+			reasons := make([]string, 0, len(retried))
 			for r := range retried {
 				reasons = append(reasons, r)
 			}
-			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: "connect",
-				Err: fmt.Errorf("gave up after %d attempts over %s (ssh.timeout %s or the operation's timeout), retrying %s: %w. %s",
-					attempt, time.Since(start).Round(time.Millisecond), c.cfg.timeout(), strings.Join(reasons, " and "), err, GoneHint)}
+			slices.Sort(reasons)
+			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: "connect", Err: &GaveUpError{Attempts: attempt,
+				Elapsed: time.Since(start), Budget: b, Reasons: reasons, Err: err}}
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 5*time.Second)

@@ -1,6 +1,7 @@
-# Shared by the steps (each step's directory links it): the provider and
-# kha_file.live on the host that stays. ssh.timeout is short, so that a
-# host that is gone fails in seconds.
+# Shared by the steps (each step's directory links it, and so does
+# TestAccHost_unreachableDuringRefresh): the provider and kha_file.live on
+# the host that stays. ssh.timeout is short by default, so that a host
+# that is gone fails in seconds.
 variable "private_key" {
   type      = string
   sensitive = true
@@ -14,12 +15,21 @@ variable "live_content" {
   type    = string
   default = "live\n"
 }
+variable "timeout" {
+  type    = string
+  default = "2s"
+}
+variable "refresh_timeout" {
+  type    = string
+  default = null
+}
 
 provider "kha" {
   default_ssh = {
-    private_key = var.private_key
-    known_hosts = var.known_hosts
-    timeout     = "2s"
+    private_key     = var.private_key
+    known_hosts     = var.known_hosts
+    timeout         = var.timeout
+    refresh_timeout = var.refresh_timeout
   }
 }
 

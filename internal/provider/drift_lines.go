@@ -1,0 +1,95 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+// driftShower is a model whose files hold nothing secret: a refresh that
+// finds one of them changed by hand reads it back and shows the changed
+// lines in the drift warning. kha_file is not one (its content may come
+// from a sensitive value, which a provider cannot tell), nor are
+// kubeconfigs and keepalived's configuration (its auth_pass).
+type driftShower interface{ showsDrift() bool }
+
+// The load balancers' configurations are rendered from addresses and
+// ports alone.
+func (m *lbConfigModel) showsDrift() bool { return true }
+
+// Bounds of what a drift warning shows of a file.
+const (
+	maxDriftLines     = 20   // changed lines shown
+	maxDriftFileLines = 2000 // files longer are not compared line by line
+)
+
+// showsDrift says whether a model's drift may show file content.
+func showsDrift(model any) bool {
+	s, ok := model.(driftShower)
+	return ok && s.showsDrift()
+}
+
+// changedLines reads what the host has at f's path and lists the lines
+// that differ from f's content: "-" what the configuration wants and the
+// host lacks, "+" what the host has besides, at most maxDriftLines. It is
+// "" when the file cannot be read or compared.
+func changedLines(ctx context.Context, client *remote.Client, f remote.File) string {
+	have, err := client.ReadFile(ctx, f.Path)
+	if err != nil {
+		return ""
+	}
+	want, got := lines(string(f.Content)), lines(string(have))
+	if len(want) > maxDriftFileLines || len(got) > maxDriftFileLines {
+		return ""
+	}
+	diff := lineDiff(want, got)
+	if len(diff) > maxDriftLines {
+		diff = append(diff[:maxDriftLines], fmt.Sprintf("… and %d more changed lines", len(diff)-maxDriftLines))
+	}
+	return strings.Join(diff, "\n")
+}
+
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// lineDiff lists, in file order, the lines of want that got lacks ("- ")
+// and the lines of got that want lacks ("+ "), over a longest common
+// subsequence of the two.
+func lineDiff(want, got []string) []string {
+	// common[i][j] is the length of the longest common subsequence of
+	// want[i:] and got[j:].
+	common := make([][]int, len(want)+1)
+	for i := range common {
+		common[i] = make([]int, len(got)+1)
+	}
+	for i := len(want) - 1; i >= 0; i-- {
+		for j := len(got) - 1; j >= 0; j-- {
+			if want[i] == got[j] {
+				common[i][j] = common[i+1][j+1] + 1
+			} else {
+				common[i][j] = max(common[i+1][j], common[i][j+1])
+			}
+		}
+	}
+	var out []string
+	i, j := 0, 0
+	for i < len(want) || j < len(got) {
+		switch {
+		case i < len(want) && j < len(got) && want[i] == got[j]:
+			i, j = i+1, j+1
+		case i < len(want) && (j == len(got) || common[i+1][j] >= common[i][j+1]):
+			out = append(out, "- "+want[i])
+			i++
+		default:
+			out = append(out, "+ "+got[j])
+			j++
+		}
+	}
+	return out
+}

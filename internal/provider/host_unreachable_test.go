@@ -1,0 +1,118 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/config"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+)
+
+// TestAccHost_unreachableDuringRefresh: with one of two hosts stopped, the
+// plan completes within seconds (ssh.refresh_timeout 2s, while ssh.timeout
+// is 2m), with a warning that names the dead host and its resource; the
+// live host's resource is refreshed (its drift is seen and named by host
+// and path) and updated; the dead host's resource stays in the state as
+// it was. Letting it go with keep_on_destroy then needs no -refresh=false,
+// and every retry shows in the info log.
+func TestAccHost_unreachableDuringRefresh(t *testing.T) {
+	g := newGoneForGood(t)
+	logFile := filepath.Join(t.TempDir(), "provider.log")
+	t.Setenv("TF_LOG", "INFO")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	recorder := &planRecorder{}
+	vars := func(liveContent string, keep bool) config.Variables {
+		v := g.vars(liveContent)
+		v["gone_keep"] = config.BoolVariable(keep)
+		v["timeout"], v["refresh_timeout"] = config.StringVariable("2m"), config.StringVariable("2s")
+		return v
+	}
+	const liveAddr, goneAddr = "kha_file.live", "kha_file.gone"
+	goneID := fmt.Sprintf("127.0.0.1:%d:%s", g.gone.Port, g.gonePath)
+	liveID := fmt.Sprintf("127.0.0.1:%d:%s", g.live.Port, g.livePath)
+	var planStart time.Time
+	warned := planCheckFunc(func() error {
+		took := time.Since(planStart)
+		var unreachable, drift int
+		for _, d := range recorder.take() {
+			switch {
+			case d.Severity == tfprotov6.DiagnosticSeverityWarning && d.Summary == "Host Unreachable: "+g.gone.Address():
+				if !strings.Contains(d.Detail, goneID) || !strings.Contains(d.Detail, "connection refused") ||
+					!strings.Contains(d.Detail, "ssh.refresh_timeout 2s") {
+					return fmt.Errorf("the warning does not name the resource %s, why and the budget: %s", goneID, d.Detail)
+				}
+				unreachable++
+			case d.Severity == tfprotov6.DiagnosticSeverityWarning && d.Summary == "Changed Outside Terraform: "+liveID:
+				drift++
+			default:
+				return fmt.Errorf("unexpected diagnostic: %v %s: %s", d.Severity, d.Summary, d.Detail)
+			}
+		}
+		if unreachable == 0 || drift == 0 {
+			return fmt.Errorf("warnings: %d naming the unreachable host %s, %d the drift on the live host %s", unreachable,
+				g.gone.Address(), drift, liveID)
+		}
+		if took > 20*time.Second {
+			return fmt.Errorf("the plan took %s: the refresh waited on the dead host longer than ssh.refresh_timeout", took)
+		}
+		return nil
+	})
+	dir := config.StaticDirectory(filepath.Join("testdata", "TestAccHost_unreachableDuringRefresh"))
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: recorder.factories(),
+		CheckDestroy:             g.untouched(""),
+		Steps: []resource.TestStep{
+			{ConfigDirectory: dir, ConfigVariables: vars("live\n", false), Check: g.untouched("live\n")},
+			{
+				// The gone host stops; the live host's file is changed by hand.
+				PreConfig: func() {
+					g.gone.Stop()
+					if err := os.WriteFile(g.livePath, []byte("by hand\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					recorder.reset()
+					planStart = time.Now()
+				},
+				ConfigDirectory: dir, ConfigVariables: vars("live, changed\n", false),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{warned,
+					plancheck.ExpectResourceAction(liveAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(goneAddr, plancheck.ResourceActionNoop),
+				}},
+				Check: resource.ComposeTestCheckFunc(g.untouched("live, changed\n"),
+					// no drift claimed on the host that was not read
+					resource.TestCheckResourceAttrPair(goneAddr, "remote_sha256", goneAddr, "sha256")),
+			},
+			{
+				// Let go of it: a change of keep_on_destroy alone contacts no
+				// host, and destroy's refresh only warns.
+				PreConfig:       func() { recorder.reset(); planStart = time.Now() },
+				ConfigDirectory: dir, ConfigVariables: vars("live, changed\n", true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(goneAddr, plancheck.ResourceActionUpdate),
+				}},
+			},
+		},
+	}))
+	raw, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One line per retry, with the host, the attempt, why and how long is left.
+	line := regexp.MustCompile(`\[INFO\][^\n]*connecting failed; retrying[^\n]*` + regexp.QuoteMeta("host="+g.gone.Address()) + `[^\n]*`)
+	retries := line.FindAllString(string(raw), -1)
+	if len(retries) < 2 {
+		t.Fatalf("the info log shows %d retries of %s", len(retries), g.gone.Address())
+	}
+	for _, field := range []string{`why="connection refused"`, `left=`, `attempt=`, `budget="ssh.refresh_timeout 2s"`} {
+		if !strings.Contains(retries[0], field) {
+			t.Errorf("the info log's retries have no %s: %s", field, retries[0])
+		}
+	}
+}

@@ -1,0 +1,1 @@
+../TestAccFile_hostGoneForGood/live.tf

@@ -1,0 +1,139 @@
+package remote
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+// levelLog keeps the messages logged at each level.
+type levelLog struct {
+	mu   sync.Mutex
+	msgs map[Level][]string
+}
+
+func (l *levelLog) Log(_ context.Context, level Level, msg string, fields map[string]any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.msgs == nil {
+		l.msgs = map[Level][]string{}
+	}
+	l.msgs[level] = append(l.msgs[level], msg+" why="+strings.TrimSpace(toString(fields["why"]))+" left="+toString(fields["left"]))
+}
+
+func toString(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// forwardAfter listens on address after delay and forwards every
+// connection to target: a host whose sshd comes up late.
+func forwardAfter(t *testing.T, address, target string, delay time.Duration) {
+	t.Helper()
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		select {
+		case <-time.After(delay):
+		case <-stop:
+			return
+		}
+		l, err := net.Listen("tcp", address)
+		if err != nil {
+			t.Errorf("listening on %s: %v", address, err)
+			return
+		}
+		go func() { <-stop; l.Close() }()
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go func() { _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+}
+
+// TestReadBudgetGivesUpOnItsOwn: a read (refresh) gives up on a host that
+// refuses connections after its own short budget, logging each retry at
+// info, and an apply that shares the dial keeps the default 5m budget: it
+// connects when the host comes up after the read gave up.
+func TestReadBudgetGivesUpOnItsOwn(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	cfg := configFor(s)
+	cfg.Port = testhost.FreePort(t, "127.0.0.1")
+	cfg.Timeout, cfg.RefreshTimeout = 0, time.Second
+	forwardAfter(t, cfg.Address(), s.Address(), 3*time.Second)
+	log := &levelLog{}
+	pool := NewPool(log)
+	t.Cleanup(pool.Close)
+	ctx := context.Background()
+
+	readErr := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := pool.GetForRead(ctx, cfg) // starts the shared dial
+		readErr <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	applied := make(chan error, 1)
+	go func() {
+		_, err := pool.Get(ctx, cfg) // joins it
+		applied <- err
+	}()
+
+	err := <-readErr
+	took := time.Since(start)
+	if !Unreachable(err) || !strings.Contains(err.Error(), "ssh.refresh_timeout 1s") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("want the read given up on a refused port, naming ssh.refresh_timeout, got %v", err)
+	}
+	if took > 2500*time.Millisecond {
+		t.Fatalf("the read gave up after %s, not its own 1s budget", took)
+	}
+	select {
+	case err := <-applied:
+		t.Fatalf("the apply ended with the read's budget: %v", err)
+	default:
+	}
+	if err := <-applied; err != nil {
+		t.Fatalf("the apply, with the default budget of %s, did not connect when the host came up: %v", DefaultTimeout, err)
+	}
+	if (Config{}).applyBudget().d != 5*time.Minute || (Config{}).readBudget().d != DefaultRefreshTimeout {
+		t.Fatalf("default budgets: apply %s, read %s", Config{}.applyBudget().d, Config{}.readBudget().d)
+	}
+
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	retries := strings.Join(log.msgs[LevelInfo], "\n")
+	if !strings.Contains(retries, "connecting failed; retrying why=connection refused left=") {
+		t.Fatalf("retries are not logged at info with why and how long is left: info log:\n%s", retries)
+	}
+}
+
+// TestReadBudgetIsTheTimeoutWhenShorter: an ssh.timeout shorter than the
+// default refresh budget bounds reads too; a wrong login is never
+// unreachable.
+func TestReadBudgetIsTheTimeoutWhenShorter(t *testing.T) {
+	if b := (Config{Timeout: 2 * time.Second}).readBudget(); b.d != 2*time.Second || b.setting != "ssh.timeout" {
+		t.Fatalf("read budget with ssh.timeout 2s: %+v", b)
+	}
+	s := testhost.Start(t, testhost.Options{})
+	cfg := configFor(s)
+	cfg.PrivateKey = testhost.NewKey(t).PEM
+	_, err := NewPool(nil).GetForRead(context.Background(), cfg)
+	if err == nil || Unreachable(err) {
+		t.Fatalf("a refused login is an error of its own, not an unreachable host: %v", err)
+	}
+}
