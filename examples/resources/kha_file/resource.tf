@@ -1,3 +1,15 @@
+# The key lives on the provider: provider configuration is never stored in
+# plan or state, and refresh and destroy, which run without a resource's
+# configuration, still have it. (A resource's write-only private_key_wo is
+# there only while planning and applying, so destroy could not use it.)
+provider "kha" {
+  default_ssh = {
+    user        = "admin"
+    sudo        = true
+    private_key = file(pathexpand("~/.ssh/id_ed25519"))
+  }
+}
+
 # An HAProxy configuration kept in place on a worker node: validated with the
 # real binary before it replaces the old one, reloaded afterwards.
 resource "kha_file" "haproxy" {
@@ -9,11 +21,7 @@ resource "kha_file" "haproxy" {
 
   ssh = {
     host     = "10.0.0.21"
-    user     = "admin"
-    sudo     = true
     host_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKsvY0IuGzR1tYzOm0nmO0AcmTnHrCpL0Tu+ek8SVDmX"
-    # Never stored in plan or state (Terraform 1.11+).
-    private_key_wo = file(pathexpand("~/.ssh/id_ed25519"))
   }
 }
 
