@@ -556,7 +556,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 			return
 		}
 	}
-	if out, d = r.readHost(ctx, client, &plan, &config); d.HasError() {
+	if out, d = r.readHost(ctx, client, &plan, &config, out); d.HasError() {
 		diags.Append(d...)
 		return
 	}
@@ -638,15 +638,17 @@ func changesStateOnly(plan, prior tftypes.Value) bool {
 }
 
 // readHost lets a hostReader model read its host, and renders it again
-// from what it read; other models render as they did.
-func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client, model, config *M) (rendered, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	if reader, ok := any(P(model)).(hostReader); ok {
-		tflog.Debug(ctx, "reading what the host has before changing it")
-		if err := reader.readHost(ctx, client); err != nil {
-			diags.AddError("Reading the Host Failed", err.Error())
-			return rendered{}, diags
-		}
+// from what it read; for other models out, what they rendered, stands.
+func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client, model, config *M, out rendered) (rendered, diag.Diagnostics) {
+	reader, ok := any(P(model)).(hostReader)
+	if !ok {
+		return out, nil
+	}
+	tflog.Debug(ctx, "reading what the host has before changing it")
+	if err := reader.readHost(ctx, client); err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Reading the Host Failed", err.Error())
+		return rendered{}, diags
 	}
 	return P(model).render(config)
 }
@@ -843,7 +845,7 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 		}
 		return
 	}
-	if out, d = r.readHost(ctx, client, &state, nil); d.HasError() {
+	if out, d = r.readHost(ctx, client, &state, nil, out); d.HasError() {
 		resp.Diagnostics.Append(d...)
 		return
 	}

@@ -164,9 +164,7 @@ func (p *planRecorder) factories() map[string]func() (tfprotov6.ProviderServer, 
 func (p *planRecorder) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	resp, err := p.ProviderServer.PlanResourceChange(ctx, req)
 	if resp != nil {
-		p.mu.Lock()
-		p.diags = append(p.diags, resp.Diagnostics...)
-		p.mu.Unlock()
+		p.record(resp.Diagnostics)
 	}
 	return resp, err
 }
@@ -174,11 +172,16 @@ func (p *planRecorder) PlanResourceChange(ctx context.Context, req *tfprotov6.Pl
 func (p *planRecorder) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	resp, err := p.ProviderServer.ReadResource(ctx, req)
 	if resp != nil {
-		p.mu.Lock()
-		p.diags = append(p.diags, resp.Diagnostics...)
-		p.mu.Unlock()
+		p.record(resp.Diagnostics)
 	}
 	return resp, err
+}
+
+// record keeps a response's diagnostics.
+func (p *planRecorder) record(diags []*tfprotov6.Diagnostic) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.diags = append(p.diags, diags...)
 }
 
 func (p *planRecorder) reset() { p.take() }

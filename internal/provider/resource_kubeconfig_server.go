@@ -186,7 +186,6 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 	recorded := recordedServers(m.PreviousServers, &diags)
 	if config != nil {
 		m.PreviousServers = m.previousServersToRecord(recorded, &diags)
-		recorded = recordedServers(m.PreviousServers, &diags)
 	}
 	out := rendered{alwaysDelivered: true}
 	var edits []*remote.EditedFile // out.files, to set their reload commands
@@ -263,7 +262,8 @@ func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client) 
 // previousServersToRecord is `previous_servers` for the paths in `paths`:
 // the servers recorded before for the paths that have them (a path added
 // later is recorded when it is first changed), the host's for the others
-// once read, and unknown until then.
+// once read, and unknown until then. What it takes from the host joins
+// recorded.
 func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[string]string, diags *diag.Diagnostics) types.Map {
 	if m.PreviousServers.IsUnknown() && m.onHost == nil {
 		return m.PreviousServers // a new resource's plan
@@ -272,7 +272,9 @@ func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[
 	for _, p := range m.Paths {
 		servers, ok := recorded[p.ValueString()]
 		if !ok {
-			servers, ok = m.onHost[p.ValueString()]
+			if servers, ok = m.onHost[p.ValueString()]; ok {
+				recorded[p.ValueString()] = servers
+			}
 		}
 		if !ok && m.onHost == nil {
 			elems[p.ValueString()] = types.MapUnknown(types.StringType)
