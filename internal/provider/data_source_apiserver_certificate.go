@@ -209,11 +209,7 @@ func (d *apiserverCertificateDataSource) connect(ctx context.Context, obj types.
 	if diags.HasError() {
 		return nil, diags
 	}
-	var defaults *sshModel
-	if d.data != nil {
-		defaults = d.data.defaults
-	}
-	resolved, err := resolveSSH(c, defaults, "")
+	resolved, err := resolveSSH(c, d.data.sshDefaults(), "")
 	if err == nil && resolved.cfg.TrustsOnFirstUse() {
 		err = errNoFirstUseForDataSources(resolved.cfg)
 	}

@@ -143,20 +143,13 @@ func (r *hostResource[M, P]) ConfigValidators(context.Context) []resource.Config
 	return []resource.ConfigValidator{sshValidator{}}
 }
 
-func (r *hostResource[M, P]) defaults() *sshModel {
-	if r.data == nil {
-		return nil
-	}
-	return r.data.defaults
-}
-
 // sshOf is a resource's `ssh` with the provider's default_ssh applied.
 func (r *hostResource[M, P]) sshOf(ctx context.Context, h *hostFields, trusted types.String) (resolvedSSH, diag.Diagnostics) {
 	c, diags := sshFrom(ctx, h.SSH)
 	if diags.HasError() {
 		return resolvedSSH{}, diags
 	}
-	m, err := resolveSSH(c, r.defaults(), trusted.ValueString())
+	m, err := resolveSSH(c, r.data.sshDefaults(), trusted.ValueString())
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
 	}

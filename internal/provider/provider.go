@@ -37,6 +37,14 @@ type providerData struct {
 	defaults *sshModel
 }
 
+// sshDefaults is default_ssh; nil before Configure ran.
+func (d *providerData) sshDefaults() *sshModel {
+	if d == nil {
+		return nil
+	}
+	return d.defaults
+}
+
 type providerModel struct {
 	DefaultSSH types.Object `tfsdk:"default_ssh"`
 }
