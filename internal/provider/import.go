@@ -50,7 +50,7 @@ func (r *hostResource[M, P]) importRendered(ctx context.Context, req resource.Im
 	example string, withMarker bool, defaultMarker string, set func(m *M, path, marker string)) {
 	var m M
 	h := P(&m).fields()
-	rest, client := r.importHost(ctx, req.ID, example, h, &resp.Diagnostics)
+	rest, client := r.importHost(ctx, req.ID, example, h, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -30,7 +31,9 @@ var (
 )
 
 // NewFileResource is the constructor of kha_file.
-func NewFileResource() resource.Resource { return &fileResource{} }
+func NewFileResource() resource.Resource {
+	return &fileResource{hostResource[fileModel, *fileModel]{name: "file"}}
+}
 
 type fileResource struct {
 	hostResource[fileModel, *fileModel]
@@ -75,10 +78,6 @@ func (m *fileModel) render(config *fileModel) (rendered, diag.Diagnostics) {
 		f.SHA256 = m.SHA256.ValueString()
 	}
 	return rendered{files: []remote.Item{f}, removeCommand: m.DestroyCommand.ValueString(), alwaysDelivered: true}, nil
-}
-
-func (r *fileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_file"
 }
 
 func (r *fileResource) ConfigValidators(ctx context.Context) []resource.ConfigValidator {
@@ -165,12 +164,14 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 
 // ImportState takes `host:port:path` (IPv6 hosts in brackets:
 // `[fd00::1]:22:/etc/haproxy/haproxy.cfg`). Credentials and the host key
-// come from the provider's default_ssh. Only the file's digest and mode
-// are read, never its content (it may be a secret): the configuration
-// says what it should be, and the first apply writes it.
+// come from the provider's default_ssh. The file's digest and mode are
+// read, and its content only when every user of the host may read it
+// (o+r): other files may hold secrets, so the configuration says what
+// they should be and the next apply records it, writing nothing when the
+// host has it already.
 func (r *fileResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	m := fileModel{CreateParentDirs: types.BoolValue(true)}
-	p, client := r.importHost(ctx, req.ID, "10.0.0.11:22:/etc/haproxy/haproxy.cfg or [fd00::11]:22:/etc/kha/nginx.conf", &m.hostFields, &resp.Diagnostics)
+	p, client := r.importHost(ctx, req.ID, "10.0.0.11:22:/etc/haproxy/haproxy.cfg or [fd00::11]:22:/etc/kha/nginx.conf", &m.hostFields, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -189,5 +190,10 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 		return
 	}
 	m.Mode, m.SHA256 = types.StringValue(fmt.Sprintf("%04o", seen[0].Mode)), types.StringValue(seen[0].SHA256)
+	if seen[0].Mode&0o004 != 0 {
+		if content, err := client.ReadFile(ctx, p); err == nil && remote.SHA256(content) == seen[0].SHA256 && utf8.Valid(content) {
+			m.Content = types.StringValue(string(content))
+		}
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -27,7 +27,9 @@ var (
 )
 
 // NewHostsEntriesResource is the constructor of kha_hosts_entries.
-func NewHostsEntriesResource() resource.Resource { return &hostsEntriesResource{} }
+func NewHostsEntriesResource() resource.Resource {
+	return &hostsEntriesResource{hostResource[hostsEntriesModel, *hostsEntriesModel]{name: "hosts_entries"}}
+}
 
 type hostsEntriesResource struct {
 	hostResource[hostsEntriesModel, *hostsEntriesModel]
@@ -40,10 +42,6 @@ type hostsEntriesModel struct {
 	Path           types.String   `tfsdk:"path"`
 	Marker         types.String   `tfsdk:"marker"`
 	Block          types.String   `tfsdk:"block"`
-}
-
-func (r *hostsEntriesResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_hosts_entries"
 }
 
 func (m *hostsEntriesModel) fields() *hostFields { return &m.hostFields }
