@@ -113,16 +113,11 @@ func destroyActions(items []remote.Item, h *hostFields, saved func(path string) 
 	for _, it := range items {
 		action := onDestroyKeep
 		if !h.keeps() {
-			switch it.(type) {
-			case remote.Block:
-				action = actionRemoveBlock
-			case remote.EditedFile:
-				action = actionUndoEdit
-			default:
+			switch f := it.(type) {
+			case remote.File:
 				action = onDestroyDelete
 				if h.OnDestroy.ValueString() == onDestroyRestore {
-					path, _ := it.Place()
-					wasSaved, known := saved(path)
+					wasSaved, known := saved(f.Path)
 					if !known && !complete {
 						return types.MapUnknown(types.StringType)
 					}
@@ -130,6 +125,10 @@ func destroyActions(items []remote.Item, h *hostFields, saved func(path string) 
 						action = onDestroyRestore
 					}
 				}
+			case remote.Block:
+				action = actionRemoveBlock
+			default: // an edit of a file kha does not own
+				action = actionUndoEdit
 			}
 		}
 		actions[itemKey(it)] = action

@@ -732,6 +732,36 @@ func hostGoneHint(detail string) string {
 // until destroy.
 var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "timeouts"}
 
+// dropRecords leaves the files on the host and removes kha's records of
+// them, so that a later resource may write them without adopt. It never
+// fails a destroy: a host that did not answer the refresh is not
+// contacted, and any failure is a warning that the records stay.
+func (r *hostResource[M, P]) dropRecords(ctx context.Context, private privateState, m resolvedSSH, files []remote.Item, diags *diag.Diagnostics) {
+	var records []remote.File
+	for _, it := range files {
+		if f, ok := it.(remote.File); ok && f.Claim != nil {
+			f.Claim.Keep = true
+			records = append(records, f)
+		}
+	}
+	unreachable, _ := private.GetKey(ctx, privateUnreachable)
+	if len(records) == 0 || len(unreachable) > 0 || m.cfg.Validate() != nil {
+		return
+	}
+	tflog.Info(ctx, "on_destroy = keep: leaving the files, removing kha's records of them")
+	client, err := r.dial(ctx, m, toRead)
+	for _, f := range records {
+		if err == nil {
+			err = client.Remove(ctx, f, "")
+		}
+		if err != nil {
+			diags.AddWarning("Record Left on the Host", fmt.Sprintf("%s stays as on_destroy = \"keep\" asks, and so does kha's "+
+				"record of it (%v): a resource that writes the file later needs adopt = true.", f.Path, err))
+			return
+		}
+	}
+}
+
 // leftToItsOwner says whether a removal is done: it succeeded, or the file
 // was another resource's (adopt), which a warning says.
 func leftToItsOwner(err error, diags *diag.Diagnostics) bool {
@@ -959,18 +989,22 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 	var state M
 	out, m, ok := r.onHost(ctx, req.State, &state, &resp.Diagnostics)
 	h := P(&state).fields()
-	if !ok || h.keeps() {
+	if !ok {
 		return
 	}
 	claim, d := readClaim(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
+	timeout, d := h.Timeouts.Delete(ctx, defaultApplyTimeout)
+	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := h.Timeouts.Delete(ctx, defaultApplyTimeout)
-	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if h.keeps() {
+		r.dropRecords(ctx, req.Private, m, r.claimed(out.files, claim, h, false), &resp.Diagnostics)
+		return
+	}
 	if err := m.cfg.Validate(); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("ssh"), "No Credentials to Remove Files",
 			err.Error()+". Destroy runs without the resource's configuration, so write-only secrets are not available: "+

@@ -91,11 +91,15 @@ func TestClaimOfAFileKhaCreatedDeletesItAndTheDirectoriesItMade(t *testing.T) {
 	if err != nil || out.Saved {
 		t.Fatalf("put: %+v, %v", out, err)
 	}
-	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "one", Restore: true}}, ""); err != nil {
+	ran := filepath.Join(t.TempDir(), "ran")
+	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "one", Restore: true}}, "echo stopped >> "+ShellQuote(ran)); err != nil {
 		t.Fatal(err)
 	}
 	if got := entries(t, found); len(got) != 1 || got[0] != "kept" {
 		t.Fatalf("left in the directory kha found: %v", got)
+	}
+	if got := string(mustRead(t, ran)); got != "stopped\n" {
+		t.Fatalf("the destroy command: %q", got)
 	}
 
 	// A directory kha made that holds something else now stays.

@@ -98,6 +98,9 @@ type Claim struct {
 	// the path; Saved says the owner knows a file was saved, so a saved
 	// copy that is gone fails Remove before anything is removed.
 	Restore, Saved bool
+	// Keep makes Remove leave the file as it is and remove only the
+	// record.
+	Keep bool
 }
 
 // Outcome is what Put found on the host.
@@ -458,7 +461,7 @@ func (f File) remove(ctx context.Context, c *Client, command string) error {
 	}
 	args := removeArgs{Target: f.Path, Command: command, Limit: commandLimit(ctx), Rand: randomSuffix()}
 	if f.Claim != nil {
-		args.Claim, args.Restore, args.Saved = f.Claim.ID, f.Claim.Restore, f.Claim.Saved
+		args.Claim, args.Restore, args.Saved, args.Keep = f.Claim.ID, f.Claim.Restore, f.Claim.Saved, f.Claim.Keep
 	}
 	c.log(ctx, LevelDebug, "removing", map[string]any{"path": f.Path, "command": command != "", "restore": args.Restore})
 	_, errOut, exit, err := c.script(ctx, removeScript.with(args), nil)

@@ -90,7 +90,7 @@ var exitCodes = map[exitCode]exitMeaning{
 		"command failed with it, and again without it. Check that the reload command works on the host (does the " +
 		"service or unit it names exist?), then apply again"},
 	exitVerify: {"EXIT_VERIFY", "verify", "the service did not work with the new file; " + restored},
-	exitClaimed: {"EXIT_CLAIMED", "claim", "another kha resource manages the file (its record is quoted above); " + untouched +
+	exitClaimed: {"EXIT_CLAIMED", "claim", "another kha resource manages the file (its record follows); " + untouched +
 		". Two resources that write one file overwrite each other on every apply: give one of them another path, or, " +
 		"if that resource is gone (destroyed with on_destroy = \"keep\", or its state lost), set adopt = true to take the " +
 		"file over"},

@@ -293,7 +293,8 @@ type statArgs struct {
 }
 
 // removeScript takes the target off the host and then runs the command, if
-// that changed the file. With a record (claim set) it puts back the file
+// that changed the file; with keep it removes only the record of the
+// claim. With a record (claim set) it puts back the file
 // that was there before kha when restore is set, removes the record and
 // the directories kha made that are empty now; a record of another
 // owner's claim leaves everything as it is. A saved file that is gone
@@ -308,6 +309,10 @@ if [ -n "$held" ] && [ "$held" != "$claim" ]; then
   echo "$target is left as it is: another kha resource took it over ($held_note)" >&2
   exit $EXIT_CLAIMED
 fi
+if [ "$keep" = 1 ]; then
+  [ -z "$held" ] || rm -rf -- "$rec" || exit $EXIT_RECORD
+  exit $EXIT_OK
+fi
 if [ "$restore" = 1 ] && { [ "$existed" = 1 ] || [ "$saved" = 1 ]; }; then
   if [ ! -e "$rec/original" ] && [ ! -L "$rec/original" ]; then
     echo "the copy of the file that was at $target before kha, $rec/original, is gone (removed by hand?): nothing was removed. To let the file go, set on_destroy = \"delete\" (or \"keep\") and apply, then destroy" >&2
@@ -319,16 +324,19 @@ elif [ -e "$target" ] || [ -L "$target" ]; then
   rm -f -- "$target" || exit $EXIT_REMOVE
   changed=1
 fi
-if [ -n "$claim" ] && [ -d "$rec" ]; then
-  rm -rf -- "$rec" || exit $EXIT_RECORD
-  set -f; old_ifs=$IFS; IFS='
-'
-  for line in $made; do rmdir -- "${line#made=}" 2>/dev/null || break; done
-  IFS=$old_ifs; set +f
+if [ -n "$claim" ] && [ -d "$rec" ]; then rm -rf -- "$rec" || exit $EXIT_RECORD; fi
+rc=$EXIT_OK
+if [ "$changed" = 1 ] && [ -n "$command" ]; then
+  enter
+  run "$command" || rc=$EXIT_RELOAD
+  cd / && rm -rf -- "$work" && trap - EXIT
 fi
-[ "$changed" = 1 ] && [ -n "$command" ] || exit $EXIT_OK
-enter
-run "$command" || exit $EXIT_RELOAD
+# Last, once the private directory is gone too: the directories kha made
+# for the target, deepest first, while they are empty.
+set -f; IFS='
+'
+for line in $made; do rmdir -- "${line#made=}" 2>/dev/null || break; done
+exit $rc
 `)
 
 // removeArgs are removeScript's parameters.
@@ -344,6 +352,8 @@ type removeArgs struct {
 	// Saved says the owner knows one was saved.
 	Restore bool `sh:"restore"`
 	Saved   bool `sh:"saved"`
+	// Keep leaves the target as it is and removes only the record.
+	Keep bool `sh:"keep"`
 }
 
 // blockScript rewrites the marked block in the target: the block on stdin
