@@ -332,6 +332,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 			return
 		}
 		h.ID = types.StringValue(hostID(m.cfg, out.files))
+		resp.Diagnostics.Append(r.data.claim(m, P(&plan), desired, out.files, req.Plan.Raw)...)
 	}
 	if len(m.unknown) == 0 {
 		if err := m.cfg.Validate(); err != nil {
