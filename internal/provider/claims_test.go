@@ -2,6 +2,10 @@ package provider
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -250,4 +254,71 @@ func TestHostClaims_distinctPlacesPlan(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps:                    []resource.TestStep{{ConfigDirectory: config.TestNameDirectory(), PlanOnly: true, ExpectNonEmptyPlan: true}},
 	})
+}
+
+// testHostKey is a host key for plans that never connect.
+const testHostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGtoYS1wcm9iZS1rZXktb2Ytbm8taG9zdC1hdC1hbGwh"
+
+// TestHostClaims_coLocatedExamplesPlan: the documented node-local and
+// external load balancers on one node plan as written, and without the
+// external one's own file and commands the plan fails, saying to set them.
+func TestHostClaims_coLocatedExamplesPlan(t *testing.T) {
+	provider := `provider "kha" {
+  default_ssh = { host_key = "` + testHostKey + `", agent = true }
+}
+`
+	for _, kind := range []string{"haproxy", "nginx"} {
+		t.Run(kind, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "..", "examples", "resources", "kha_"+kind+"_config", "co-located", "main.tf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			example := string(b)
+			start := strings.Index(example, `resource "kha_`+kind+`_config" "external" {`)
+			end := start + strings.Index(example[start:], "\n}\n")
+			own := regexp.MustCompile(`(?m)^\s*(config_path|pid_file|reload_command|destroy_command)\s*=.*\n`)
+			if start < 0 || len(own.FindAllString(example[start:end], -1)) < 3 {
+				t.Fatalf("the example's external %s sets no config file and commands of its own", kind)
+			}
+			atDefaults := example[:start] + own.ReplaceAllString(example[start:end], "") + example[end:]
+			resource.UnitTest(t, stepProviders(resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{
+					{Config: provider + example, PlanOnly: true, ExpectNonEmptyPlan: true},
+					{Config: provider + atDefaults, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)File\s+Managed\s+by\s+Two\s+Resources.*` +
+						`both\s+manage\s+10\.0\.0\.21:22:/etc/` + kind + `/.*config_path\s+=\s+"/etc/kha/external-proxy\.`)},
+				},
+			}))
+		})
+	}
+}
+
+// TestHostClaims_coLocatedUnitRecipes: the documented template units pass
+// their own validate command (systemd-analyze verify), and HAProxy's is
+// the one kha_etcd_access's example delivers for its local proxy.
+func TestHostClaims_coLocatedUnitRecipes(t *testing.T) {
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("no systemd-analyze")
+	}
+	haproxy := exampleStrings(t, "../../examples/resources/kha_haproxy_config/co-located/main.tf", `resource "kha_file" "haproxy_instance_unit"`)
+	etcd := exampleStrings(t, "../../examples/resources/kha_etcd_access/resource.tf", `resource "kha_file" "haproxy_instance_unit"`)
+	if haproxy["content"] != etcd["content"] {
+		t.Errorf("the two examples' haproxy@.service differ:\n%s\n---\n%s", haproxy["content"], etcd["content"])
+	}
+	nginx := exampleStrings(t, "../../examples/resources/kha_nginx_config/co-located/main.tf", `resource "kha_file" "nginx_instance_unit"`)
+	for _, recipe := range []map[string]string{haproxy, nginx} {
+		unit := filepath.Join(t.TempDir(), "unit")
+		if err := os.WriteFile(unit, []byte(recipe["content"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, content := range []string{recipe["content"], strings.Replace(recipe["content"], "ExecStart=", "ExecStrat=", 1)} {
+			if err := os.WriteFile(unit, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command("sh", "-c", strings.ReplaceAll(recipe["validate_command"], "%s", unit)).CombinedOutput()
+			if broken := content != recipe["content"]; (err != nil) != broken {
+				t.Errorf("%s (broken: %v): validate_command gave %v: %s", recipe["path"], broken, err, out)
+			}
+		}
+	}
 }
