@@ -211,10 +211,17 @@ func placeAttribute(plan tftypes.Value, file string) *path.Path {
 // conflictMessage is the summary and detail of a claim that collides
 // with others on the file at where (host:port:path).
 func conflictMessage(where string, c claim, others []claim) (string, string) {
+	// Two resources of one type may not differ in what names them.
+	name := func(o claim) string {
+		if o.owner == c.owner {
+			return "another " + o.owner
+		}
+		return o.owner
+	}
 	names := make([]string, len(others))
 	blocks, wholes := 0, 0
 	for i, o := range others {
-		names[i] = o.owner
+		names[i] = name(o)
 		if o.marker == "" {
 			wholes++
 		} else {
@@ -237,7 +244,7 @@ func conflictMessage(where string, c claim, others []claim) (string, string) {
 			if i > 0 {
 				b.WriteString(" and ")
 			}
-			fmt.Fprintf(&b, "%s (%s)", o.owner, holdOf(o))
+			fmt.Fprintf(&b, "%s (%s)", name(o), holdOf(o))
 		}
 		fmt.Fprintf(&b, " both manage %s. Writing the whole file drops the block, and putting the block back changes "+
 			"the file: every apply undoes the other, and every later plan changes it back.", where)
@@ -249,7 +256,7 @@ func conflictMessage(where string, c claim, others []claim) (string, string) {
 	fmt.Fprintf(&b, "\n\nGive the %s to one of them: on this resource, %s", place, moveOf(c, others))
 	sees := []string{c.see}
 	for _, o := range others {
-		fmt.Fprintf(&b, "; or on %s, %s", o.owner, moveOf(o, []claim{c}))
+		fmt.Fprintf(&b, "; or on %s, %s", name(o), moveOf(o, []claim{c}))
 		sees = append(sees, o.see)
 	}
 	b.WriteString(".")

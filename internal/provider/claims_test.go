@@ -95,7 +95,7 @@ func TestClaims_conflicts(t *testing.T) {
 		{"one resource planned twice", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
 			claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22}, ""},
 		{"one type, another content", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
-			claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "changed")}, "h", 22}, "This a and a both manage"},
+			claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "changed")}, "h", 22}, "This a and another a both manage"},
 		{"one host in two spellings", claimer{"a", []remote.Item{file("/etc/x", "a")}, "Node1.Example.com", 22},
 			claimer{"b", []remote.Item{file("/etc/x", "b")}, "node1.example.com", 0}, "both manage node1.example.com:22:/etc/x"},
 		{"one IPv6 address in two spellings", claimer{"a", []remote.Item{file("/etc/x", "a")}, "2001:db8:0::1", 22},
@@ -155,16 +155,16 @@ func TestClaims_detail(t *testing.T) {
 	if len(diags) != 1 {
 		t.Fatalf("got %d diagnostics, want 1: %v", len(diags), diags)
 	}
-	e := diags[0].(diag.DiagnosticWithPath)
-	if got := e.Path().String(); got != "paths[1]" {
-		t.Errorf("path %s, want paths[1]", got)
+	e, ok := diags[0].(diag.DiagnosticWithPath)
+	if !ok || e.Path().String() != "paths[1]" {
+		t.Errorf("diagnostic %v is not at paths[1]", diags[0])
 	}
 	want := `This a_edit (the whole file) and kha_file with path = "/etc/hosts" (the whole file) and z_hosts (its block "entries") ` +
 		"both manage 10.0.0.21:22:/etc/hosts. Writing the whole file drops the block, and putting the block back changes the file: " +
 		"every apply undoes the other, and every later plan changes it back.\n\n" +
 		"Give the file to one of them: on this resource, set `paths[1]` to another file; or on kha_file with path = \"/etc/hosts\", " +
 		"set `path` to another file; or on z_hosts, set `path` to another file."
-	if got := e.Detail(); got != want {
+	if got := diags[0].Detail(); got != want {
 		t.Errorf("detail:\n%s\nwant:\n%s", got, want)
 	}
 }
