@@ -95,6 +95,7 @@ func (cs *claims) take(f claimedFile, c claim) []claim {
 // claimant is a model as another resource's plan error names it: its
 // type and the values that tell it apart from others of its type, e.g.
 // `kha_haproxy_config with role = "external" listening on 10.0.0.100:8443`.
+// Every host model is one (hostModel).
 type claimant interface {
 	claimName() string
 }
@@ -109,15 +110,12 @@ type claimMover interface {
 // claim takes, for a planned resource, each place it keeps on its host,
 // which must be known (m.addressKnown). A place that another resource of
 // this walk keeps is an error at the attribute that sets its path.
-func (d *providerData) claim(m resolvedSSH, model any, digest string, files []remote.Item, plan tftypes.Value) diag.Diagnostics {
+func (d *providerData) claim(m resolvedSSH, model claimant, digest string, files []remote.Item, plan tftypes.Value) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if d == nil || d.claims == nil || slices.Contains(m.unknown, "bastion_host") || slices.Contains(m.unknown, "bastion_port") {
 		return diags // which network the host is in is not known yet
 	}
-	owner := "a kha resource"
-	if c, ok := model.(claimant); ok {
-		owner = c.claimName()
-	}
+	owner := model.claimName()
 	host := claimHost(m.cfg)
 	for _, f := range files {
 		p, marker := f.Place()

@@ -48,6 +48,9 @@ type hostModel[M any] interface {
 	// when unknown: the plan leaves them unknown exactly when the
 	// configuration does not set them.
 	render(config *M) (rendered, diag.Diagnostics)
+	// claimant names it in the plan error of another resource that
+	// would manage one of its files (claims.go).
+	claimant
 }
 
 // rendered is what a resource keeps on its host.
