@@ -58,6 +58,9 @@ type hostModel[M any] interface {
 	// when unknown: the plan leaves them unknown exactly when the
 	// configuration does not set them.
 	render(config *M) (rendered, diag.Diagnostics)
+	// claimant names it in the plan error of another resource that
+	// would manage one of its files (claims.go).
+	claimant
 }
 
 // rendered is what a resource keeps on its host.
@@ -388,6 +391,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 			return
 		}
 		h.ID = types.StringValue(hostID(m.cfg, out.files))
+		resp.Diagnostics.Append(r.data.claim(m, P(&plan), desired, out.files, req.Plan.Raw)...)
 	}
 	if len(m.unknown) == 0 {
 		if err := m.cfg.Validate(); err != nil {
