@@ -115,8 +115,8 @@ const (
 
 // Private state keys.
 const (
-	// privateClaim holds the resource's claim (claimState).
-	privateClaim = "claim"
+	// privateOwnership holds the resource's claim (ownership).
+	privateOwnership = "ownership"
 
 	// privateUnobserved marks a state whose refresh could not reach the
 	// host because its only credentials are write-only; the plan looks.
@@ -406,14 +406,14 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	}
 	// What the host saved is known of the files this resource put on
 	// the same host before; a replacement starts afresh.
-	var claim claimState
+	var own ownership
 	onHost := wasDelivered && !moved
 	if onHost {
 		var d diag.Diagnostics
-		claim, d = readClaim(ctx, req.Private)
+		own, d = readOwnership(ctx, req.Private)
 		resp.Diagnostics.Append(d...)
 	}
-	h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return claim.savedKnown(p, onHost) }, false)
+	h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return own.savedKnown(p, onHost) }, false)
 
 	h.TrustedHostKey = types.StringNull()
 	verificationUnknown := slices.Contains(m.unknown, "host_key") || slices.Contains(m.unknown, "known_hosts") ||
@@ -580,7 +580,7 @@ func (r *hostResource[M, P]) Update(ctx context.Context, req resource.UpdateRequ
 
 // apply puts the planned files on the host, then removes from it every
 // file or block the prior state had and the plan no longer has. Each whole
-// file carries the resource's claim (claimed): a create, or the first
+// file carries the resource's ownership claim (owned): a create, or the first
 // apply after an import, saves on the host what it replaces.
 func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, priorState *tfsdk.State, state *tfsdk.State, private privateStore, diags *diag.Diagnostics) {
 	var plan, config, prior M
@@ -594,7 +594,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	}
 	h := P(&plan).fields()
 	h.OnDestroy = onDestroyOf(P(&config).fields().OnDestroy, P(&prior).fields().OnDestroy)
-	claim, d := readClaim(ctx, private)
+	own, d := readOwnership(ctx, private)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -605,7 +605,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		// of this way.
 		tflog.Info(ctx, "only what destroy does or timeouts changed; the host is not contacted")
 		if out, d := P(&plan).render(&config); !d.HasError() && h.DestroyActions.IsUnknown() {
-			h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return claim.savedKnown(p, true) }, true)
+			h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return own.savedKnown(p, true) }, true)
 		}
 		diags.Append(state.Set(ctx, &plan)...)
 		return
@@ -656,17 +656,17 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	}
 	// What a create finds at a path was there before kha; an update of a
 	// resource that kept no claim finds its own files.
-	capture := claim.Imported || (claim.ID == "" && !priorDelivered)
-	if claim.ID == "" {
-		claim = newClaim(false)
+	capture := own.Imported || (own.ID == "" && !priorDelivered)
+	if own.ID == "" {
+		own = newOwnership(false)
 	}
 	h.ID = types.StringValue(hostID(m.cfg, out.files))
-	out.files = r.claimed(out.files, claim, h, capture)
+	out.files = r.owned(out.files, own, h, capture)
 	failed, put, outcomes := r.putAll(ctx, client, m, out, diags)
-	claim.record(out.files, outcomes)
+	own.record(out.files, outcomes)
 	settled := func(complete bool) {
 		if h.DestroyActions.IsUnknown() {
-			h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return claim.savedKnown(p, true) }, complete)
+			h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return own.savedKnown(p, true) }, complete)
 		}
 	}
 	if failed {
@@ -680,20 +680,20 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		case priorState != nil:
 			diags.Append(state.Set(ctx, &prior)...) // the state it had, with the claim its files may carry now
 		}
-		diags.Append(claim.write(ctx, private)...)
+		diags.Append(own.write(ctx, private)...)
 		return
 	}
 	if priorDelivered {
-		r.removeLeftovers(ctx, client, r.claimed(old.files, claim, h, false), out.files, diags)
+		r.removeLeftovers(ctx, client, r.owned(old.files, own, h, false), out.files, diags)
 		if diags.HasError() {
 			return
 		}
 	}
-	claim.Imported = false
+	own.Imported = false
 	settled(true)
 	h.RemoteSHA256 = types.StringValue(h.SHA256.ValueString())
 	diags.Append(state.Set(ctx, &plan)...)
-	diags.Append(claim.write(ctx, private)...)
+	diags.Append(own.write(ctx, private)...)
 	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	diags.Append(setDrift(ctx, private, nil)...)
 	diags.Append(private.SetKey(ctx, privateUnreachable, nil)...)
@@ -915,7 +915,7 @@ func (r *hostResource[M, P]) importHost(ctx context.Context, id, example string,
 	h.ID, h.KeepOnDestroy, h.SSH = types.StringValue(id), types.BoolValue(false), ssh
 	h.OnDestroy, h.Adopt = types.StringValue(onDestroyKeep), types.BoolValue(false)
 	h.DestroyActions = types.MapValueMust(types.StringType, map[string]attr.Value{rest: types.StringValue(onDestroyKeep)})
-	diags.Append(newClaim(true).write(ctx, private)...)
+	diags.Append(newOwnership(true).write(ctx, private)...)
 	h.Timeouts.Object = types.ObjectNull(attributeTypes(hostAttributes(ctx, "", "")["timeouts"]))
 	resolved, d := r.sshOf(ctx, h, types.StringNull())
 	diags.Append(d...)
@@ -996,7 +996,7 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 	if !ok {
 		return
 	}
-	claim, d := readClaim(ctx, req.Private)
+	own, d := readOwnership(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
 	timeout, d := h.Timeouts.Delete(ctx, defaultApplyTimeout)
 	resp.Diagnostics.Append(d...)
@@ -1006,7 +1006,7 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if h.keeps() {
-		r.dropRecords(ctx, req.Private, m, r.claimed(out.files, claim, h, false), &resp.Diagnostics)
+		r.dropRecords(ctx, req.Private, m, r.owned(out.files, own, h, false), &resp.Diagnostics)
 		return
 	}
 	if err := m.cfg.Validate(); err != nil {
@@ -1026,7 +1026,7 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 		resp.Diagnostics.Append(d...)
 		return
 	}
-	files := r.claimed(out.files, claim, h, false)
+	files := r.owned(out.files, own, h, false)
 	for i := len(files) - 1; i >= 0; i-- {
 		command := ""
 		if i == 0 {

@@ -15,11 +15,11 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// claimState is what a resource remembers of its claims on its host's
+// ownership is what a resource remembers of its claims on its host's
 // paths (remote.Claim), in private state: the claim, and for each path
 // whether the host saved a file found there before kha. It holds no
 // content: the saved files stay on the host.
-type claimState struct {
+type ownership struct {
 	ID    string          `json:"id"`
 	Saved map[string]bool `json:"saved,omitempty"`
 	// Imported: the next apply adopts the path and saves what it finds
@@ -27,11 +27,11 @@ type claimState struct {
 	Imported bool `json:"imported,omitempty"`
 }
 
-// readClaim reads the claim; a resource from before claims has none (ID
+// readOwnership reads the claim; a resource from before claims has none (ID
 // "").
-func readClaim(ctx context.Context, private privateState) (claimState, diag.Diagnostics) {
-	var c claimState
-	raw, diags := private.GetKey(ctx, privateClaim)
+func readOwnership(ctx context.Context, private privateState) (ownership, diag.Diagnostics) {
+	var c ownership
+	raw, diags := private.GetKey(ctx, privateOwnership)
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &c); err != nil {
 			diags.AddError("Internal Error", "decoding the resource's claim from private state: "+err.Error())
@@ -40,28 +40,28 @@ func readClaim(ctx context.Context, private privateState) (claimState, diag.Diag
 	return c, diags
 }
 
-// write records the claim.
-func (c claimState) write(ctx context.Context, private privateSetter) diag.Diagnostics {
+// write records the ownership.
+func (c ownership) write(ctx context.Context, private privateSetter) diag.Diagnostics {
 	raw, err := json.Marshal(c)
 	if err != nil {
 		var diags diag.Diagnostics
 		diags.AddError("Internal Error", "encoding the resource's claim: "+err.Error())
 		return diags
 	}
-	return private.SetKey(ctx, privateClaim, raw)
+	return private.SetKey(ctx, privateOwnership, raw)
 }
 
-// newClaim is a claim of a new resource (or of one from before claims).
-func newClaim(imported bool) claimState {
+// newOwnership is a claim of a new resource (or of one from before claims).
+func newOwnership(imported bool) ownership {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	return claimState{ID: hex.EncodeToString(b), Imported: imported}
+	return ownership{ID: hex.EncodeToString(b), Imported: imported}
 }
 
 // savedKnown says whether the host saved a file found at path, and
 // whether that is known: a resource from before claims kept no record, so
 // what it finds is its own.
-func (c claimState) savedKnown(path string, hasPrior bool) (saved, known bool) {
+func (c ownership) savedKnown(path string, hasPrior bool) (saved, known bool) {
 	if c.ID == "" {
 		return false, hasPrior
 	}
@@ -137,12 +137,12 @@ func destroyActions(items []remote.Item, h *hostFields, saved func(path string) 
 	return m
 }
 
-// claimed is items with the claim on each whole file: what put needs to
+// owned is items with the ownership claim on each whole file: what put needs to
 // claim the path (capture: save a file found where no record is), and
 // what remove needs to put back what was there (h's on_destroy and
 // destroy_actions). Without a claim (a resource from before claims, on
 // destroy) the files go as they are.
-func (r *hostResource[M, P]) claimed(items []remote.Item, c claimState, h *hostFields, capture bool) []remote.Item {
+func (r *hostResource[M, P]) owned(items []remote.Item, c ownership, h *hostFields, capture bool) []remote.Item {
 	if c.ID == "" {
 		return items
 	}
@@ -167,7 +167,7 @@ func (r *hostResource[M, P]) claimed(items []remote.Item, c claimState, h *hostF
 // record notes which files the host saved, from the outcomes of the puts
 // of files (those that succeeded, in order). Once saved, a file stays
 // saved: a record lost on the host must not turn a restore into a delete.
-func (c *claimState) record(files []remote.Item, outcomes []remote.Outcome) {
+func (c *ownership) record(files []remote.Item, outcomes []remote.Outcome) {
 	for i, o := range outcomes {
 		if f, ok := files[i].(remote.File); ok {
 			if c.Saved == nil {
