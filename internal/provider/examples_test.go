@@ -132,6 +132,15 @@ func TestAccExamples_survivePlanApplyNoopDestroy(t *testing.T) {
 	for _, file := range files {
 		names[filepath.Base(filepath.Dir(file))] = true
 	}
+	dirs, err := filepath.Glob(filepath.Join(examplesDir, "resources", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		if !names[filepath.Base(dir)] {
+			t.Errorf("%s has no resource.tf, so no test runs it", dir)
+		}
+	}
 	for name := range exampleNeeds {
 		if !names[name] {
 			t.Errorf("exampleNeeds names %s, which is not an example", name)
@@ -247,8 +256,9 @@ func (r *exampleRun) terraform(t *testing.T, dir string, args ...string) []byte 
 	t.Helper()
 	rc := filepath.Join(dir, "..", "cli.tfrc")
 	if _, err := os.Stat(rc); err != nil {
-		// The examples name no source: Terraform takes them as hashicorp/kha.
-		text := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"hashicorp/kha\" = %q\n  }\n  direct {}\n}\n", r.bin)
+		// The examples name no source: the CLI takes them as hashicorp/kha
+		// (examples/provider names kha/kha).
+		text := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"hashicorp/kha\" = %[1]q\n    \"kha/kha\" = %[1]q\n  }\n  direct {}\n}\n", r.bin)
 		if err := os.WriteFile(rc, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +378,9 @@ func (r *exampleRun) writeConfig(t *testing.T, name string, files map[string]str
 // discoveryFiles: the provider's default_ssh with the test key and trust
 // on first use (no host is known yet, and planning connects to none).
 func (r *exampleRun) discoveryFiles(t *testing.T) map[string]string {
-	return r.providerFiles(t, map[string]string{"insecure_trust_on_first_use": "true"})
+	files := r.providerFiles(t, map[string]string{"insecure_trust_on_first_use": "true"})
+	files["zz_test_override.tf"] += r.resourceOverrides(t, true)
+	return files
 }
 
 // hostFiles: the provider's default_ssh for the test hosts, the test host
@@ -382,15 +394,18 @@ func (r *exampleRun) hostFiles(t *testing.T) map[string]string {
 	}
 	files := r.providerFiles(t, map[string]string{"known_hosts": hclString(knownHosts.String())})
 	files["zz_test.tf"] += "\n# The test host that stands for each address of the example.\nlocals {\n  kha_test_hosts = {\n" + hosts.String() + "  }\n}\n"
-	files["zz_test_override.tf"] += r.resourceOverrides(t)
+	files["zz_test_override.tf"] += r.resourceOverrides(t, false)
 	return files
 }
 
 // providerFiles writes the provider block: the example's default_ssh with
-// the test user and key, and the fields of set.
+// the test user and key where it has a user and a key, and the fields of
+// set. An example that gives its resources keys of their own gets no key
+// from examples/provider: destroy must work with the credentials the
+// example gives it.
 func (r *exampleRun) providerFiles(t *testing.T, set map[string]string) map[string]string {
 	t.Helper()
-	items := map[string]string{"private_key": hclString(r.key.PEM)}
+	items := map[string]string{}
 	if attr := r.provider.Body.Attributes["default_ssh"]; attr != nil {
 		obj, ok := attr.Expr.(*hclsyntax.ObjectConsExpr)
 		if !ok {
@@ -400,7 +415,11 @@ func (r *exampleRun) providerFiles(t *testing.T, set map[string]string) map[stri
 			switch name := objectKey(t, item); name {
 			case "user":
 				items[name] = hclString(testhost.UnprivilegedUser)
-			case "private_key", "known_hosts":
+			case "private_key":
+				if r.ownProvider || !r.resourceKeys(t) {
+					items[name] = hclString(r.key.PEM)
+				}
+			case "known_hosts":
 			default:
 				items[name] = exprText(r.providerSrc, item.ValueExpr)
 			}
@@ -416,9 +435,10 @@ func (r *exampleRun) providerFiles(t *testing.T, set map[string]string) map[stri
 	return map[string]string{"zz_test_override.tf": "", "zz_test.tf": "# examples/provider's provider configuration.\n" + block}
 }
 
-// resourceOverrides: for every resource of the example that delivers to
-// a host, its ssh on the test host, recording commands and no proofs.
-func (r *exampleRun) resourceOverrides(t *testing.T) string {
+// resourceOverrides: for every resource of the example with an ssh, its
+// ssh on the test host, recording commands and no proofs. Before the
+// hosts exist (discovery), only the keys in its ssh are the test's.
+func (r *exampleRun) resourceOverrides(t *testing.T, discovery bool) string {
 	var b strings.Builder
 	for _, block := range r.body.Blocks {
 		if block.Type != "resource" || len(block.Labels) != 2 {
@@ -427,10 +447,10 @@ func (r *exampleRun) resourceOverrides(t *testing.T) string {
 		typ, name := block.Labels[0], block.Labels[1]
 		instances := r.instancesOf(typ, name)
 		attr := block.Body.Attributes["ssh"]
-		if attr == nil || len(instances) == 0 {
+		if attr == nil || len(instances) == 0 && !discovery {
 			continue
 		}
-		fmt.Fprintf(&b, "\nresource %q %q {\n  ssh = {\n%s  }\n", typ, name, objectItems(r.testSSH(t, typ+"."+name, attr.Expr), "    "))
+		fmt.Fprintf(&b, "\nresource %q %q {\n  ssh = {\n%s  }\n", typ, name, objectItems(r.testSSH(t, typ+"."+name, attr.Expr, discovery), "    "))
 		label := typ + "." + name
 		switch {
 		case block.Body.Attributes["for_each"] != nil:
@@ -455,39 +475,56 @@ func (r *exampleRun) resourceOverrides(t *testing.T) string {
 
 // testSSH is a resource's ssh with its host's test host in place of the
 // example's address, host key, user and key; the other fields as written.
-func (r *exampleRun) testSSH(t *testing.T, resource string, expr hclsyntax.Expression) map[string]string {
+// For discovery, only the keys are the test's.
+func (r *exampleRun) testSSH(t *testing.T, resource string, expr hclsyntax.Expression, discovery bool) map[string]string {
 	obj, ok := expr.(*hclsyntax.ObjectConsExpr)
 	if !ok {
 		t.Fatalf("%s: ssh is not an object: %s", resource, exprText(r.src, expr))
 	}
-	var host string
-	items := map[string]string{}
+	written, items := map[string]string{}, map[string]string{}
 	for _, item := range obj.Items {
 		key, value := objectKey(t, item), exprText(r.src, item.ValueExpr)
+		written[key], items[key] = value, value
 		switch key {
-		case "host":
-			host = value
-		case "port":
-		case "user":
-			items[key] = hclString(testhost.UnprivilegedUser)
 		case "private_key", "private_key_wo":
-			items[key] = hclString(r.key.PEM)
+			written[key], items[key] = hclString(r.key.PEM), hclString(r.key.PEM)
 		case "password", "password_wo", "known_hosts", "certificate", "agent", "agent_identity",
 			"bastion_host", "bastion_port", "bastion_user", "bastion_private_key", "bastion_private_key_wo", "bastion_host_key":
 			t.Fatalf("%s: the test does not stand in for ssh.%s yet", resource, key)
-		default:
-			items[key] = value
 		}
 	}
+	host := written["host"]
 	if host == "" {
 		t.Fatalf("%s: ssh has no host", resource)
+	}
+	if discovery {
+		return written
 	}
 	test := "local.kha_test_hosts[" + host + "]"
 	items["host"], items["port"] = test+".host", test+".port"
 	if _, pinned := items["host_key"]; pinned {
 		items["host_key"] = test + ".host_key"
 	}
+	if _, set := items["user"]; set {
+		items["user"] = hclString(testhost.UnprivilegedUser)
+	}
 	return items
+}
+
+// resourceKeys: whether a resource of the example has a key of its own.
+func (r *exampleRun) resourceKeys(t *testing.T) bool {
+	for _, block := range r.body.Blocks {
+		if attr := block.Body.Attributes["ssh"]; block.Type == "resource" && attr != nil {
+			if obj, ok := attr.Expr.(*hclsyntax.ObjectConsExpr); ok {
+				for _, item := range obj.Items {
+					if key := objectKey(t, item); key == "private_key" || key == "private_key_wo" {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // instancesOf are the planned instances of a resource.
