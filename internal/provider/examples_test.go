@@ -27,8 +27,14 @@ import (
 // The examples under examples/resources are the documentation's, and each
 // must survive plan, apply, a no-op plan and destroy as written. This test
 // runs every examples/resources/*/resource.tf through the real CLI against
-// throwaway sshd hosts. A new example is covered without a change here;
-// one that cannot run says why in exampleNeeds, or the test fails.
+// throwaway sshd hosts: a plan without hosts tells which addresses the
+// example delivers to (one test host each), then plan, apply, a plan that
+// must be empty, each `terraform import` of its import.sh (into a copy of
+// the state without that instance; the configuration must take it over in
+// place), and destroy. Examples without a host (kha_cluster_endpoints) go
+// through the same steps in the state only. A new example is covered
+// without a change here; one that cannot run says why in exampleNeeds, or
+// the test fails.
 //
 // What the test changes, always through Terraform's own override files
 // (zz_test_override.tf, and zz_test.tf for what the example does not
@@ -43,7 +49,9 @@ import (
 //   - The provider's default_ssh (the example's own, or examples/provider's
 //     for examples without a provider block, as the documentation pairs
 //     them) gets the test key, the test hosts' known_hosts and the test
-//     user; the rest stays as written.
+//     user; the rest stays as written. An example whose resources bring
+//     keys of their own gets no key from examples/provider, so that a key
+//     destroy cannot use (a write-only private_key_wo) fails the test.
 //   - reload_command, restart_command and destroy_command (written or by
 //     default) act on this machine's services and kernel, which the test
 //     hosts share: each becomes a command that records, on its host, that
@@ -54,8 +62,12 @@ import (
 // Paths stay as written: each test host sees /etc through an overlay of
 // its own (testhost.Options.Overlays), so /etc/haproxy/haproxy.cfg lands in
 // that host's layer, and after destroy the layer must hold no file the
-// example created. Validate commands run as written, with the host's real
-// haproxy, nginx, keepalived, systemd-analyze and sysctl.
+// example created or changed (directories may stay), and the files the
+// test put there first (exampleNeed.seeds) must be as they were. A file
+// the machine has that the example replaced (haproxy's packaged
+// haproxy.cfg) is removed by destroy, which does not give back what it
+// found yet: logged, not failed. Validate commands run as written, with
+// the host's real haproxy, nginx, keepalived, systemd-analyze and sysctl.
 //
 // The CLI runs the built provider through dev_overrides (as
 // TestPluginBinary does), not through terraform-plugin-testing: its state

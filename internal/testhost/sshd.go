@@ -447,7 +447,7 @@ Subsystem sftp internal-sftp
 	}
 	for i, dir := range opts.Overlays {
 		if !filepath.IsAbs(dir) || strings.ContainsAny(dir, ",:'\\ ") {
-			return fmt.Errorf("overlay %q: an absolute path without commas, colons, quotes or spaces", dir)
+			return fmt.Errorf("overlay %q: an absolute path without commas, colons, quotes, backslashes or spaces", dir)
 		}
 		layer := s.overlayLayer(i)
 		if err := os.MkdirAll(filepath.Join(layer, "upper"), 0o755); err != nil {
