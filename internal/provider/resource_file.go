@@ -96,8 +96,16 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"the previous file stays (or is restored) byte for byte and nothing half-written is left behind; the error " +
 			"names the host and the step.\n\n" +
 			"Refresh reads the file's SHA-256, mode, owner and group on the host: an edit made outside Terraform, a " +
-			"changed mode or a deleted file shows in the next plan and is put right by apply. An unreachable host is an " +
-			"error, never a silent removal from state.\n\n" +
+			"changed mode or a deleted file shows in the next plan and is put right by apply. A host that does not answer is a " +
+			"warning, never a silent removal from state.\n\n" +
+			"Destroy gives the host back what it had (`on_destroy`): a file that was at the path before kha comes back " +
+			"byte for byte with its mode and owner, and a file kha created goes. An apply whose file the host has " +
+			"already (content, mode and owner) writes nothing and runs no `reload_command`.\n\n" +
+			"-> **Import** takes `host:port:path`. It reads the file's digest and mode, and its content only when every " +
+			"user of the host may read it (mode `o+r`, e.g. a CA certificate), so that the plan after importing a file " +
+			"the configuration has already is empty. Other files may hold secrets and are never read: the plan after " +
+			"their import records `content`, and the apply writes nothing when the host has it. An imported file stays " +
+			"on destroy unless `on_destroy` says otherwise.\n\n" +
 			"-> **Secrets.** `content` is stored in state and shown in plans, like any attribute. For secret content use " +
 			"`content_wo` (Terraform 1.11+): it is never stored or shown, only its digest is. Keep SSH secrets on the " +
 			"provider's `default_ssh` (provider configuration is never stored) or in the `*_wo` attributes. Refresh, import " +
