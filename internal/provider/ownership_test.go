@@ -18,13 +18,13 @@ func TestDestroyActions(t *testing.T) {
 	saved := ownership{ID: "x", Saved: map[string]bool{"/etc/haproxy/haproxy.cfg": true, "/etc/kha/check.sh": false}}
 	fromBefore := ownership{} // a resource applied before records: its files are its own
 	for _, tc := range []struct {
-		name       string
-		onDestroy  string
-		keep       bool
-		own        ownership
-		hasPrior   bool
-		complete   bool
-		want       map[string]string // nil: unknown
+		name        string
+		onDestroy   string
+		keep        bool
+		own         ownership
+		hasPrior    bool
+		complete    bool
+		want        map[string]string // nil: unknown
 		wantUnknown bool
 	}{
 		{name: "restore", onDestroy: "restore", own: saved, hasPrior: true, want: map[string]string{
