@@ -22,6 +22,8 @@ func Compute(in Input) (Result, problem.Problems) {
 	}
 	problems = append(problems, c.checkCoverage(r)...)
 	problems = append(problems, c.checkKubeProxy()...)
+	problems = append(problems, c.checkPodEndpoint(r.PodEndpoint)...)
+	problems = append(problems, c.checkShutdownTiming()...)
 	return r, problems
 }
 
@@ -96,6 +98,8 @@ func (c *cluster) result() Result {
 	r.KubeadmDiscoveryAddress = c.discoveryAddress()
 	r.KubeProxyServer = c.kubeProxyServer(r)
 	r.CertSANs = c.certSANs(r)
+	r.PodEndpoint = c.podEndpoint()
+	r.HealthCheck = c.healthCheck
 	r.HostsEntries = c.hostsEntries()
 	return r
 }

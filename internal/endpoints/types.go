@@ -160,6 +160,14 @@ type Input struct {
 	// AnonymousAuthOff says the apiservers run with --anonymous-auth=false
 	// (kubespray's kube_api_anonymous_auth: false).
 	AnonymousAuthOff bool
+	// APIServer are the apiservers' shutdown and request timing flags;
+	// set ones go into the kubeadm configuration and are checked.
+	APIServer APIServerFlags
+	// LBHealthCheck is the timing of HealthCheckSpec.
+	LBHealthCheck HealthCheckTiming
+	// PodEndpointOverride, when set, is the https URL pods outside the
+	// host network use instead of kha's choice.
+	PodEndpointOverride string
 }
 
 // KubeadmInput is the external etcd of a kubeadm ClusterConfiguration.
@@ -242,4 +250,10 @@ type Result struct {
 	// MetalLBManifests are the Service and EndpointSlice of a MetalLB
 	// VIP, as YAML documents; empty without one.
 	MetalLBManifests string
+	// PodEndpoint is the apiserver endpoint of pods outside the host
+	// network (and of CNIs that configure them).
+	PodEndpoint PodEndpoint
+	// HealthCheck is the health check of a load balancer in front of the
+	// apiservers (a cloud load balancer).
+	HealthCheck HealthCheckSpec
 }
