@@ -8,6 +8,16 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
+// mustCompute computes in, which must have no errors.
+func mustCompute(t *testing.T, in Input) (Result, problem.Problems) {
+	t.Helper()
+	r, ps := Compute(in)
+	if ps.HasErrors() {
+		t.Fatal(ps)
+	}
+	return r, ps
+}
+
 // TestPodEndpoint pins the endpoint of pods outside the host network in
 // every mode: the external load balancer or VIP when there is one that
 // does not need the CNI, else the first control-plane node, never
@@ -53,10 +63,7 @@ func TestPodEndpoint(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, ps := Compute(tc.in)
-			if ps.HasErrors() {
-				t.Fatal(ps)
-			}
+			r, ps := mustCompute(t, tc.in)
 			if r.PodEndpoint != tc.want {
 				t.Errorf("pod endpoint = %+v, want %+v", r.PodEndpoint, tc.want)
 			}
@@ -157,10 +164,7 @@ func TestHealthCheckSpec(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, ps := Compute(tc.in)
-			if ps.HasErrors() {
-				t.Fatal(ps)
-			}
+			r, ps := mustCompute(t, tc.in)
 			if r.HealthCheck != tc.want {
 				t.Errorf("health check = %+v, want %+v", r.HealthCheck, tc.want)
 			}
@@ -206,10 +210,7 @@ func TestTimingProblems(t *testing.T) {
 
 func TestKubeadmAPIServerArgs(t *testing.T) {
 	delay, mrt := 70*time.Second, 3600*time.Second
-	r, ps := Compute(Input{ControlPlaneNodes: threeCPs, AnonymousAuthOff: true, APIServer: APIServerFlags{ShutdownDelay: &delay, MinRequestTimeout: &mrt}})
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	r, _ := mustCompute(t, Input{ControlPlaneNodes: threeCPs, AnonymousAuthOff: true, APIServer: APIServerFlags{ShutdownDelay: &delay, MinRequestTimeout: &mrt}})
 	want := "  extraArgs:\n    - name: anonymous-auth\n      value: \"false\"\n    - name: min-request-timeout\n      value: \"3600\"\n" +
 		"    - name: shutdown-delay-duration\n      value: 1m10s\n"
 	if !strings.Contains(r.KubeadmClusterConfiguration, want) {
