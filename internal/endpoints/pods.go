@@ -98,7 +98,14 @@ func (c *cluster) podEndpoint() PodEndpoint {
 		return *o
 	}
 	if c.external != nil && c.external.MetalLB == nil {
-		return PodEndpoint{URL: URL(c.lbHost(), c.external.Port), Host: c.lbHost(), Port: c.external.Port}
+		host := c.lbHost()
+		if IsLoopbackHost(host) {
+			// A domain_name on the loopback (every node resolving the
+			// name to its own load balancer) is no name for pods; the
+			// address is never a loopback one.
+			host = c.external.Address
+		}
+		return PodEndpoint{URL: URL(host, c.external.Port), Host: host, Port: c.external.Port}
 	}
 	host := c.controlPlanes[0].accessIP.String()
 	return PodEndpoint{URL: URL(host, c.port), Host: host, Port: c.port, SinglePoint: true}

@@ -42,6 +42,9 @@ func TestPodEndpoint(t *testing.T) {
 		{"external_lb: the load balancer's name",
 			Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", Port: 8443, DomainName: "api.example.com"}},
 			PodEndpoint{URL: "https://api.example.com:8443", Host: "api.example.com", Port: 8443}, false},
+		{"external_lb named localhost: its address",
+			Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", Port: 8443, DomainName: "localhost"}},
+			PodEndpoint{URL: "https://10.0.0.100:8443", Host: "10.0.0.100", Port: 8443}, false},
 		{"local_lb_every_node with an external load balancer",
 			Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{EveryNode: true, Port: 3446}, ExternalLB: vip},
 			PodEndpoint{URL: "https://10.0.0.100:8443", Host: "10.0.0.100", Port: 8443}, false},
@@ -242,4 +245,22 @@ func FuzzParsePodEndpoint(f *testing.F) {
 			t.Fatalf("%q: %+v reparses as %+v, %v", s, pe, again, err)
 		}
 	})
+}
+
+// TestPodEndpointOverrideVerifies: the override's host is an apiserver
+// SAN, and an existing certificate without it fails the plan.
+func TestPodEndpointOverrideVerifies(t *testing.T) {
+	in := Input{ControlPlaneNodes: threeCPs, PodEndpointOverride: "https://api-pods.example.com:6443"}
+	r, _ := mustCompute(t, in)
+	if !r.CertSANs.Covers("api-pods.example.com") {
+		t.Errorf("SANs %+v lack the override's host", r.CertSANs)
+	}
+	in.ExistingCertSANs = &SANs{DNSNames: []string{"localhost"}, IPAddresses: []string{"127.0.0.1", "10.0.0.11", "192.0.2.12", "10.0.0.13"}}
+	_, ps := Compute(in)
+	for _, p := range ps {
+		if p.Path.String() == "existing_cert_sans" && strings.Contains(p.Detail, "pod_network_endpoint https://api-pods.example.com:6443: host api-pods.example.com") {
+			return
+		}
+	}
+	t.Errorf("want existing_cert_sans to refuse the override's host, got %v", ps)
 }

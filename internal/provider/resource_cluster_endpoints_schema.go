@@ -144,8 +144,8 @@ func podAttributes() map[string]schema.Attribute {
 			Optional: true,
 			MarkdownDescription: "The apiserver URL for pods outside the host network, `https://host:port` (port default " +
 				"`443`), instead of kha's choice (see `pod_network_endpoint`): a DNS name with several A records, a VIP kha " +
-				"does not manage. A loopback host (`localhost`, `127.0.0.0/8`, `::1`) is a plan warning: a pod's loopback " +
-				"is its own.",
+				"does not manage. Its host joins `apiserver_cert_sans`, so `existing_cert_sans` must cover it. A loopback host " +
+				"(`localhost`, `127.0.0.0/8`, `::1`) is a plan warning: a pod's loopback is its own.",
 		},
 		"pod_network_endpoint": schema.StringAttribute{
 			Computed: true,
@@ -154,7 +154,7 @@ func podAttributes() map[string]schema.Attribute {
 				"on each node's loopback, which a pod's network namespace does not share, so `endpoints.global` " +
 				"(`https://localhost:<port>` with node-local load balancers) reaches nothing from there. It is " +
 				"`pod_network_endpoint_override` when set; else the external load balancer or VIP (`external_lb`, by its " +
-				"domain name) when there is one; else the first control-plane node's access address and the apiserver " +
+				"domain name unless that is a loopback one) when there is one; else the first control-plane node's access address and the apiserver " +
 				"port, a single point of failure, which the plan warns about when there are several control-plane nodes. " +
 				"kha does not fall back to the `kubernetes` Service (`apiserver_service_ip`, `kubernetes.default.svc`): " +
 				"it works only once kube-proxy or the CNI serves it, so a CNI configured with it cannot start. A MetalLB " +
