@@ -475,8 +475,8 @@ func (s Spec) CheckTiming(k Kind) problem.Problems {
 		if d < *mrt {
 			ps.Warnf(problem.Root(attr), "Load balancer cuts long requests",
 				what+", shorter than the apiservers' --min-request-timeout %[3]s (backends[*].min_request_timeout): a watch "+
-					"without a timeout of its own (kubectl get -w), kubectl logs -f or kubectl exec that is quiet that long is cut "+
-					"before the apiserver would end it. Set %[1]s to at least %[3]s.",
+					"without a timeout of its own (kubectl get -w), kubectl logs -f or kubectl exec that is quiet that long is cut, "+
+					"while the apiserver lets such requests run for at least %[3]s. Set %[1]s to at least %[3]s.",
 				attr, duration(d), duration(*mrt))
 		}
 	}

@@ -150,7 +150,7 @@ func podAttributes() map[string]schema.Attribute {
 		"pod_network_endpoint": schema.StringAttribute{
 			Computed: true,
 			MarkdownDescription: "The apiserver URL for in-cluster consumers outside the host network (controllers, webhooks, " +
-				"and CNIs that hand the endpoint on to such pods), never `localhost`: a node-local load balancer listens " +
+				"and CNIs that hand the endpoint on to such pods), never `localhost` unless overridden: a node-local load balancer listens " +
 				"on each node's loopback, which a pod's network namespace does not share, so `endpoints.global` " +
 				"(`https://localhost:<port>` with node-local load balancers) reaches nothing from there. It is " +
 				"`pod_network_endpoint_override` when set; else the external load balancer or VIP (`external_lb`, by its " +
@@ -205,7 +205,7 @@ func healthCheckAttributes() map[string]schema.Attribute {
 				"expecting `200`, without verifying the certificate (cloud load balancers cannot use the cluster CA), with " +
 				"`lb_health_check`'s timing. With `apiserver_anonymous_auth = false`, `/readyz` answers 401 to every check " +
 				"and no cloud load balancer presents a client certificate, so the check is `TCP` and `path` null: it " +
-				"notices only a closed port, not a stopping apiserver. Unlike kubespray, which checks `/healthz`, kha checks " +
+				"notices only a closed port, not a stopping apiserver. Unlike kubespray's HAProxy, which checks `/healthz`, kha checks " +
 				"`/readyz`, which fails as soon as an apiserver starts shutting down.",
 			Attributes: map[string]schema.Attribute{
 				"protocol":            schema.StringAttribute{Computed: true, MarkdownDescription: "`HTTPS`, or `TCP` (see above)."},
