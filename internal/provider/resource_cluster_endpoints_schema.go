@@ -166,7 +166,10 @@ func podAttributes() map[string]schema.Attribute {
 			Computed: true, ElementType: types.StringType,
 			MarkdownDescription: "Cilium Helm values for `pod_network_endpoint`: `k8sServiceHost` (an IPv6 address without " +
 				"brackets) and `k8sServicePort`, e.g. `values = [yamlencode(kha_cluster_endpoints.cluster.cilium_values)]` " +
-				"or one `set` per key of a `helm_release`. Known at plan time.",
+				"or one `set` per key of a `helm_release`. Known at plan time. Cilium's agent and operator run in the host " +
+				"network, where a node-local endpoint works too: without an external load balancer, where " +
+				"`pod_network_endpoint` is one node, `kube_proxy_server`'s host and port (the node-local load balancer on " +
+				"every node, as Talos recommends with KubePrism) survive that node's loss, for those components only.",
 		},
 		"calico_kubernetes_services_endpoint": schema.MapAttribute{
 			Computed: true, ElementType: types.StringType,
