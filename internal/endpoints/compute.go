@@ -24,6 +24,7 @@ func Compute(in Input) (Result, problem.Problems) {
 	problems = append(problems, c.checkKubeProxy()...)
 	problems = append(problems, c.checkPodEndpoint(r.PodEndpoint)...)
 	problems = append(problems, c.checkShutdownTiming()...)
+	problems = append(problems, c.checkIdleTimeout()...)
 	return r, problems
 }
 

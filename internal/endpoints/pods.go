@@ -195,6 +195,10 @@ func (c *cluster) parseTiming(ps *problem.Problems, in Input) {
 	if d := in.APIServer.MinRequestTimeout; d != nil && (*d < time.Second || *d%time.Second != 0 || *d > 24*time.Hour) {
 		ps.Errorf(problem.Root("apiserver_min_request_timeout"), "Invalid timeout", "%d must be whole seconds between 1 and 86400.", *d/time.Second)
 	}
+	c.idleTimeout = in.LBIdleTimeout
+	if d := in.LBIdleTimeout; d != 0 && (d < time.Second || d%time.Second != 0 || d > 24*time.Hour) {
+		ps.Errorf(problem.Root("lb_idle_timeout"), "Invalid timeout", "lb_idle_timeout %s must be whole seconds between 1s and 24h.", d)
+	}
 	t, at := in.LBHealthCheck, problem.Root("lb_health_check")
 	c.healthCheck = HealthCheckSpec{Protocol: HealthCheckHTTPS, Path: readyzPath, Port: c.port,
 		Interval: orDefault(t.Interval, DefaultHealthCheckInterval), Timeout: orDefault(t.Timeout, DefaultHealthCheckTimeout),
@@ -258,6 +262,22 @@ func (c *cluster) checkShutdownTiming() problem.Problems {
 				"apiserver_shutdown_delay_duration to at least %s, or shorten lb_health_check.interval or "+
 				"lb_health_check.unhealthy_threshold.",
 			*d, h.Interval, h.UnhealthyThreshold, h.Detection(), h.Detection()+h.Interval)
+	}
+	return ps
+}
+
+// checkIdleTimeout warns when the load balancer in front of the
+// apiservers closes idle connections sooner than the apiservers end long
+// requests.
+func (c *cluster) checkIdleTimeout() problem.Problems {
+	var ps problem.Problems
+	if mrt := c.flags.MinRequestTimeout; mrt != nil && c.idleTimeout != 0 && c.idleTimeout < *mrt {
+		ps.Warnf(problem.Root("lb_idle_timeout"), "Load balancer cuts long requests",
+			"the load balancer closes a connection idle for %s (lb_idle_timeout), shorter than the apiservers' "+
+				"--min-request-timeout %s (apiserver_min_request_timeout): a watch without a timeout of its own (kubectl get -w), "+
+				"kubectl logs -f or kubectl exec that is quiet that long is cut, while the apiserver lets such requests run for "+
+				"at least %s. Raise the load balancer's idle timeout to at least %s and set lb_idle_timeout to match.",
+			c.idleTimeout, *mrt, *mrt, *mrt)
 	}
 	return ps
 }

@@ -264,3 +264,38 @@ func TestPodEndpointOverrideVerifies(t *testing.T) {
 	}
 	t.Errorf("want existing_cert_sans to refuse the override's host, got %v", ps)
 }
+
+// TestIdleTimeout: a load balancer idle timeout shorter than the
+// apiservers' --min-request-timeout warns; either unknown, nothing does.
+func TestIdleTimeout(t *testing.T) {
+	mrt := 1800 * time.Second
+	cases := []struct {
+		name string
+		in   Input
+		warn string
+	}{
+		{"AWS NLB's 350s against the default 1800s", Input{LBIdleTimeout: 350 * time.Second, APIServer: APIServerFlags{MinRequestTimeout: &mrt}},
+			"connection idle for 5m50s (lb_idle_timeout), shorter than the apiservers' --min-request-timeout 30m0s"},
+		{"long enough", Input{LBIdleTimeout: time.Hour, APIServer: APIServerFlags{MinRequestTimeout: &mrt}}, ""},
+		{"min request timeout not declared", Input{LBIdleTimeout: 350 * time.Second}, ""},
+		{"idle timeout not declared", Input{APIServer: APIServerFlags{MinRequestTimeout: &mrt}}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.ControlPlaneNodes = threeCPs[:1]
+			_, ps := mustCompute(t, tc.in)
+			var got string
+			for _, p := range ps {
+				if p.Path.String() == "lb_idle_timeout" && p.Severity == problem.Warning {
+					got = p.Detail
+				}
+			}
+			if (tc.warn == "") != (got == "") || !strings.Contains(got, tc.warn) {
+				t.Errorf("warning %q, want one mentioning %q", got, tc.warn)
+			}
+		})
+	}
+	if _, ps := Compute(Input{ControlPlaneNodes: threeCPs, LBIdleTimeout: 1500 * time.Millisecond}); !ps.HasErrors() {
+		t.Errorf("a fractional idle timeout passes: %v", ps)
+	}
+}

@@ -1,5 +1,7 @@
 package endpoints
 
+import "time"
+
 // Mode is the way cluster members and external clients reach kube-apiserver.
 type Mode string
 
@@ -165,6 +167,10 @@ type Input struct {
 	APIServer APIServerFlags
 	// LBHealthCheck is the timing of HealthCheckSpec.
 	LBHealthCheck HealthCheckTiming
+	// LBIdleTimeout, when not 0, is how long the load balancer in front
+	// of the apiservers keeps an idle connection (a cloud load balancer's
+	// idle timeout).
+	LBIdleTimeout time.Duration
 	// PodEndpointOverride, when set, is the https URL pods outside the
 	// host network use instead of kha's choice.
 	PodEndpointOverride string

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kha/terraform-provider-kha/internal/problem"
 )
@@ -47,6 +48,7 @@ type cluster struct {
 	anonymousAuthOff bool
 	flags            APIServerFlags
 	healthCheck      HealthCheckSpec
+	idleTimeout      time.Duration
 	podOverride      *PodEndpoint
 }
 

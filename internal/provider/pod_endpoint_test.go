@@ -127,7 +127,9 @@ func TestClusterEndpoints_podNetworkEndpoint(t *testing.T) {
 // TestLBConfig_timingAgainstAPIServer: the apiservers' shutdown delay and
 // minimum request timeout reach the load balancers through
 // apiserver_backends and the kubeadm configuration; the load balancers'
-// plans warn where their timing works against them, and stop once fixed.
+// plans (and kha_cluster_endpoints' for a cloud load balancer's idle
+// timeout) warn where their timing works against them, and stop once
+// fixed.
 func TestLBConfig_timingAgainstAPIServer(t *testing.T) {
 	recorder := &planRecorder{}
 	resource.UnitTest(t, resource.TestCase{
@@ -145,6 +147,7 @@ func TestLBConfig_timingAgainstAPIServer(t *testing.T) {
 						"health_check.interval": {"Load balancer outlasts the apiserver's shutdown delay", "needs up to 15s",
 							"apiserver_shutdown_delay_duration to at least 20s"},
 						"client_timeout": {"Load balancer cuts long requests", "client_timeout = 10m", "--min-request-timeout 1h", "Set client_timeout to at least 1h"},
+						"lb_idle_timeout": {"Load balancer cuts long requests", "idle for 5m50s (lb_idle_timeout)", "at least 1h0m0s"},
 					}),
 				}}},
 			{ConfigDirectory: config.TestStepDirectory(), PreConfig: recorder.reset,

@@ -55,6 +55,7 @@ type clusterEndpointsModel struct {
 	ShutdownDelay          types.String            `tfsdk:"apiserver_shutdown_delay_duration"`
 	MinRequestTimeout      types.Int64             `tfsdk:"apiserver_min_request_timeout"`
 	LBHealthCheck          *lbHealthCheckModel     `tfsdk:"lb_health_check"`
+	LBIdleTimeout          types.String            `tfsdk:"lb_idle_timeout"`
 	PodEndpointOverride    types.String            `tfsdk:"pod_network_endpoint_override"`
 
 	Mode                        types.String `tfsdk:"mode"`
@@ -302,6 +303,7 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 		PodEndpointOverride:    m.PodEndpointOverride.ValueString(),
 		APIServer:              m.apiserverFlags(),
 	}
+	in.LBIdleTimeout, _ = time.ParseDuration(m.LBIdleTimeout.ValueString())
 	if hc := m.LBHealthCheck; hc != nil {
 		// The schema's validators admit only durations Go parses.
 		in.LBHealthCheck.Interval, _ = time.ParseDuration(hc.Interval.ValueString())

@@ -131,7 +131,8 @@ func apiserverAttributes() map[string]schema.Attribute {
 				"watch without its own timeout run (it picks between this and twice this). Unset, kube-apiserver's default " +
 				"`1800` applies and nothing is checked. Set, it goes into `kubeadm_cluster_configuration` and every " +
 				"`apiserver_backends` element, and `kha_haproxy_config` and `kha_nginx_config` warn when their `client_timeout` " +
-				"or `server_timeout` would cut an idle watch (`kubectl get -w`), `kubectl logs -f` or `exec` sooner.",
+				"or `server_timeout` would cut an idle watch (`kubectl get -w`), `kubectl logs -f` or `exec` sooner, as the " +
+				"plan here does for `lb_idle_timeout`.",
 		},
 	}
 }
@@ -199,6 +200,13 @@ func healthCheckAttributes() map[string]schema.Attribute {
 				"unhealthy_threshold": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 10)},
 					MarkdownDescription: "Failed checks before an apiserver leaves rotation. Default `2`."},
 			},
+		},
+		"lb_idle_timeout": schema.StringAttribute{
+			Optional: true, Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "Idle timeout of a load balancer in front of the apiservers that kha does not render, e.g. " +
+				"`350s`, an AWS Network Load Balancer's default. With `apiserver_min_request_timeout` set, the plan warns when " +
+				"it is shorter: the load balancer would cut a quiet watch, `kubectl logs -f` or `exec` sooner than the " +
+				"apiserver. Unset: not checked.",
 		},
 		"health_check_spec": schema.SingleNestedAttribute{
 			Computed: true,

@@ -9,6 +9,8 @@ resource "kha_cluster_endpoints" "c" {
   local_lb                          = { enabled = true }
   apiserver_shutdown_delay_duration = "12s"
   apiserver_min_request_timeout     = 3600
+  # An AWS Network Load Balancer's default idle timeout: a third warning.
+  lb_idle_timeout = "350s"
 }
 
 resource "kha_haproxy_config" "w1" {

@@ -1,5 +1,6 @@
 # The fixes the warnings name: a longer shutdown delay, a longer client
-# timeout. The plan is silent.
+# timeout, a longer idle timeout of the cloud load balancer. The plan is
+# silent.
 resource "kha_cluster_endpoints" "c" {
   control_plane_nodes               = [{ name = "cp1", ip = "10.0.0.11" }, { name = "cp2", ip = "10.0.0.12" }]
   worker_nodes                      = [{ name = "w1", ip = "10.0.0.21" }]
@@ -7,6 +8,7 @@ resource "kha_cluster_endpoints" "c" {
   local_lb                          = { enabled = true }
   apiserver_shutdown_delay_duration = "20s"
   apiserver_min_request_timeout     = 3600
+  lb_idle_timeout                   = "1h"
 }
 
 resource "kha_haproxy_config" "w1" {
