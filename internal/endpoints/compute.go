@@ -22,6 +22,9 @@ func Compute(in Input) (Result, problem.Problems) {
 	}
 	problems = append(problems, c.checkCoverage(r)...)
 	problems = append(problems, c.checkKubeProxy()...)
+	problems = append(problems, c.checkPodEndpoint(r.PodEndpoint)...)
+	problems = append(problems, c.checkShutdownTiming()...)
+	problems = append(problems, c.checkIdleTimeout()...)
 	return r, problems
 }
 
@@ -96,6 +99,8 @@ func (c *cluster) result() Result {
 	r.KubeadmDiscoveryAddress = c.discoveryAddress()
 	r.KubeProxyServer = c.kubeProxyServer(r)
 	r.CertSANs = c.certSANs(r)
+	r.PodEndpoint = c.podEndpoint()
+	r.HealthCheck = c.healthCheck
 	r.HostsEntries = c.hostsEntries()
 	return r
 }
@@ -184,7 +189,8 @@ func (c *cluster) controlPlaneEndpoint(n *node) string {
 // IPv6 addresses of dual-stack nodes are included (kubespray only adds the
 // default-route IPv6 address that Ansible gathered), every control-plane
 // node name is included on every node (kubespray adds only the node's own),
-// and specific bind addresses are included.
+// and specific bind addresses are included, as is the host of
+// pod_network_endpoint_override.
 func (c *cluster) certSANs(r Result) SANs {
 	b := newSANBuilder()
 	b.add("kubernetes", "kubernetes.default", kubernetesServiceDomain, kubernetesServiceDomain+"."+c.dnsDomain)
@@ -195,6 +201,9 @@ func (c *cluster) certSANs(r Result) SANs {
 		b.add(c.external.DomainName, c.external.Address)
 	}
 	b.add(c.supplementary...)
+	if c.podOverride != nil {
+		b.add(c.podOverride.Host)
+	}
 	for _, n := range c.controlPlanes {
 		b.addAddr(n.accessIP)
 	}
@@ -270,7 +279,8 @@ func (c *cluster) endpointUses(r Result) []endpointUse {
 	}
 	uses = append(uses,
 		endpointUse{"kubeadm_discovery_address " + r.KubeadmDiscoveryAddress, hostOfURL("https://" + r.KubeadmDiscoveryAddress)},
-		endpointUse{"kube_proxy_server " + r.KubeProxyServer, hostOfURL(r.KubeProxyServer)})
+		endpointUse{"kube_proxy_server " + r.KubeProxyServer, hostOfURL(r.KubeProxyServer)},
+		endpointUse{"pod_network_endpoint " + r.PodEndpoint.URL, r.PodEndpoint.Host})
 	for _, s := range c.supplementary {
 		uses = append(uses, endpointUse{"supplementary address " + s, s})
 	}

@@ -70,7 +70,14 @@ func FuzzCompute(f *testing.F) {
 		if len(r.NodeEndpoints) != len(in.ControlPlaneNodes)+len(in.WorkerNodes) {
 			t.Fatalf("%d node endpoints for %d nodes", len(r.NodeEndpoints), len(in.ControlPlaneNodes)+len(in.WorkerNodes))
 		}
-		urls := append(nodeURLs(r), r.Endpoints.ControlPlane, r.Endpoints.Worker, r.Endpoints.Global, r.Endpoints.External, r.KubeconfigServer, "https://"+r.KubeadmControlPlaneEndpoint)
+		urls := append(nodeURLs(r), r.Endpoints.ControlPlane, r.Endpoints.Worker, r.Endpoints.Global, r.Endpoints.External, r.KubeconfigServer,
+			"https://"+r.KubeadmControlPlaneEndpoint, r.PodEndpoint.URL)
+		if pe, err := ParsePodEndpoint(r.PodEndpoint.URL); err != nil || pe != (PodEndpoint{URL: r.PodEndpoint.URL, Host: r.PodEndpoint.Host, Port: r.PodEndpoint.Port}) {
+			t.Fatalf("pod endpoint %+v reparses as %+v (%v)", r.PodEndpoint, pe, err)
+		}
+		if IsLoopbackHost(r.PodEndpoint.Host) {
+			t.Fatalf("pod endpoint %+v is loopback", r.PodEndpoint)
+		}
 		for _, u := range urls {
 			parsed, err := url.Parse(u)
 			if err != nil || parsed.Scheme != "https" || parsed.Port() == "" || parsed.Hostname() == "" {

@@ -57,9 +57,7 @@ func (c *cluster) kubeadmConfiguration(r Result, in KubeadmInput) string {
 		Networking:           kubeadmNetworking{DNSDomain: c.dnsDomain, ServiceSubnet: strings.Join(c.serviceCIDRs, ",")},
 		APIServer:            kubeadmAPIServer{CertSANs: append(append([]string{}, r.CertSANs.DNSNames...), r.CertSANs.IPAddresses...)},
 	}
-	if c.anonymousAuthOff {
-		cfg.APIServer.ExtraArgs = []extraArg{{Name: "anonymous-auth", Value: "false"}}
-	}
+	cfg.APIServer.ExtraArgs = c.apiserverArgs()
 	if len(in.EtcdEndpoints) > 0 {
 		cfg.Etcd = &kubeadmEtcd{External: kubeadmExternalEtcd{Endpoints: in.EtcdEndpoints,
 			CAFile: in.EtcdCAFile, CertFile: in.EtcdCertFile, KeyFile: in.EtcdKeyFile}}

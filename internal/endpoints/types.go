@@ -1,5 +1,7 @@
 package endpoints
 
+import "time"
+
 // Mode is the way cluster members and external clients reach kube-apiserver.
 type Mode string
 
@@ -160,6 +162,18 @@ type Input struct {
 	// AnonymousAuthOff says the apiservers run with --anonymous-auth=false
 	// (kubespray's kube_api_anonymous_auth: false).
 	AnonymousAuthOff bool
+	// APIServer are the apiservers' shutdown and request timing flags;
+	// set ones go into the kubeadm configuration and are checked.
+	APIServer APIServerFlags
+	// LBHealthCheck is the timing of HealthCheckSpec.
+	LBHealthCheck HealthCheckTiming
+	// LBIdleTimeout, when not 0, is how long the load balancer in front
+	// of the apiservers keeps an idle connection (a cloud load balancer's
+	// idle timeout).
+	LBIdleTimeout time.Duration
+	// PodEndpointOverride, when set, is the https URL pods outside the
+	// host network use instead of kha's choice.
+	PodEndpointOverride string
 }
 
 // KubeadmInput is the external etcd of a kubeadm ClusterConfiguration.
@@ -242,4 +256,10 @@ type Result struct {
 	// MetalLBManifests are the Service and EndpointSlice of a MetalLB
 	// VIP, as YAML documents; empty without one.
 	MetalLBManifests string
+	// PodEndpoint is the apiserver endpoint of pods outside the host
+	// network (and of CNIs that configure them).
+	PodEndpoint PodEndpoint
+	// HealthCheck is the health check of a load balancer in front of the
+	// apiservers (a cloud load balancer).
+	HealthCheck HealthCheckSpec
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kha/terraform-provider-kha/internal/problem"
 )
@@ -45,6 +46,10 @@ type cluster struct {
 	existingSANs *SANs
 	// anonymousAuthOff is --anonymous-auth=false on every apiserver.
 	anonymousAuthOff bool
+	flags            APIServerFlags
+	healthCheck      HealthCheckSpec
+	idleTimeout      time.Duration
+	podOverride      *PodEndpoint
 }
 
 func (c *cluster) localLBInUse() bool {
@@ -143,6 +148,8 @@ func normalize(in Input) (*cluster, problem.Problems) {
 		}
 		c.supplementary = append(c.supplementary, canonicalHost(s))
 	}
+	c.parseTiming(&ps, in)
+	c.parsePodOverride(&ps, in.PodEndpointOverride)
 	if in.ExistingCertSANs != nil {
 		checkSANList(&ps, problem.Root("existing_cert_sans"), *in.ExistingCertSANs)
 	}

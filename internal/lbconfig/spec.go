@@ -171,6 +171,9 @@ type Spec struct {
 	Observability   Observability
 	MaxConn         int // default 4000
 	Runtime         Runtime
+	// APIServer are the backends' kube-apiserver flags, where known:
+	// CheckTiming checks the load balancer against them.
+	APIServer endpoints.APIServerFlags
 }
 
 // Balance algorithms.
@@ -431,4 +434,51 @@ func duration(d time.Duration) string {
 		return fmt.Sprintf("%ds", d/time.Second)
 	}
 	return fmt.Sprintf("%dms", d/time.Millisecond)
+}
+
+// CheckTiming warns where the load balancer's timing works against the
+// apiservers' flags (s.APIServer, the set ones): a health check that
+// keeps a stopping apiserver in rotation after its shutdown delay, and
+// idle timeouts that cut long requests before the apiserver would.
+func (s Spec) CheckTiming(k Kind) problem.Problems {
+	s = s.WithDefaults()
+	var ps problem.Problems
+	hc := s.HealthCheck
+	if d := s.APIServer.ShutdownDelay; d != nil && k == HAProxy && hc.Type != CheckTCP {
+		detection := time.Duration(hc.Fall) * hc.Interval
+		if *d <= detection {
+			ps.Warnf(problem.Root("health_check").At("interval"), "Load balancer outlasts the apiserver's shutdown delay",
+				"HAProxy needs up to %s (health_check.interval %s × health_check.fall %d) to take a stopping apiserver out "+
+					"of rotation, but the apiservers fail %s for only %s before they close their port (--shutdown-delay-duration, "+
+					"backends[*].shutdown_delay_duration): for the rest of that time HAProxy sends new connections to a closed "+
+					"port and retries them elsewhere. Set kha_cluster_endpoints' apiserver_shutdown_delay_duration to at least %s, "+
+					"or shorten health_check.interval or health_check.fall.",
+				duration(detection), duration(hc.Interval), hc.Fall, hc.Path, *d, duration(detection+hc.Interval))
+		}
+	}
+	mrt := s.APIServer.MinRequestTimeout
+	if mrt == nil {
+		return ps
+	}
+	timeouts := map[string]time.Duration{"client_timeout": s.Timeouts.Client, "server_timeout": s.Timeouts.Server}
+	what := "HAProxy closes a proxied connection idle for %[1]s = %[2]s"
+	if k == Nginx {
+		// nginx has one idle timeout, the longer of the two.
+		longer := "client_timeout"
+		if s.Timeouts.Server > s.Timeouts.Client {
+			longer = "server_timeout"
+		}
+		timeouts = map[string]time.Duration{longer: max(s.Timeouts.Client, s.Timeouts.Server)}
+		what = "nginx closes a proxied connection idle for %[2]s (proxy_timeout, the longer of client_timeout and server_timeout)"
+	}
+	for attr, d := range problem.Sorted(timeouts) {
+		if d < *mrt {
+			ps.Warnf(problem.Root(attr), "Load balancer cuts long requests",
+				what+", shorter than the apiservers' --min-request-timeout %[3]s (backends[*].min_request_timeout): a watch "+
+					"without a timeout of its own (kubectl get -w), kubectl logs -f or kubectl exec that is quiet that long is cut, "+
+					"while the apiserver lets such requests run for at least %[3]s. Set %[1]s to at least %[3]s.",
+				attr, duration(d), duration(*mrt))
+		}
+	}
+	return ps
 }

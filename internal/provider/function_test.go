@@ -38,3 +38,38 @@ func TestFunctions(t *testing.T) {
 		},
 	})
 }
+
+// TestFunctions_podEndpoint: pod_endpoint splits a URL for pods into its
+// bare host and port, passes kha_cluster_endpoints' pod_network_endpoint,
+// and fails the plan on a loopback one such as endpoints.global behind
+// node-local load balancers.
+func TestFunctions_podEndpoint(t *testing.T) {
+	endpoint := func(url, host string, port int64) knownvalue.Check {
+		return knownvalue.ObjectExact(map[string]knownvalue.Check{
+			"url": knownvalue.StringExact(url), "host": knownvalue.StringExact(host), "port": knownvalue.Int64Exact(port)})
+	}
+	resource.UnitTest(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
+		ProtoV6ProviderFactories: testAccProviders,
+		// The failing plans first: they leave no state for the last step's
+		// configuration to destroy.
+		Steps: []resource.TestStep{
+			{
+				ConfigDirectory: config.TestStepDirectory(),
+				ExpectError:     regexp.MustCompile(`(?s)Invalid URL:.*https://host:port`),
+			},
+			{
+				ConfigDirectory: config.TestStepDirectory(),
+				ExpectError:     regexp.MustCompile(`(?s)Loopback endpoint for pods:\s+https://localhost:6443.*pod_network_endpoint`),
+			},
+			{
+				ConfigDirectory: config.TestStepDirectory(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownOutputValue("v6", endpoint("https://[fd00::100]:8443", "fd00::100", 8443)),
+					plancheck.ExpectKnownOutputValue("default", endpoint("https://api.example.com:443", "api.example.com", 443)),
+					plancheck.ExpectKnownOutputValue("from_kha", knownvalue.StringExact("fd00::11")),
+				}},
+			},
+		},
+	})
+}

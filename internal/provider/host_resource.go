@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -61,6 +62,12 @@ type hostModel[M any] interface {
 	// claimant names it in the plan error of another resource that
 	// would manage one of its files (claims.go).
 	claimant
+}
+
+// planWarner is a host model whose plans warn of what its configuration
+// does not make invalid: shown in every plan, not again at apply.
+type planWarner interface {
+	planWarnings() problem.Problems
 }
 
 // rendered is what a resource keeps on its host.
@@ -356,6 +363,9 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if w, ok := any(P(&plan)).(planWarner); ok {
+		appendProblems(&resp.Diagnostics, w.planWarnings(), false)
 	}
 	h := P(&plan).fields()
 	desired := desiredDigest(out.files)

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/endpoints"
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
@@ -92,6 +93,9 @@ type lbBackendModel struct {
 	Address       types.String `tfsdk:"address"`
 	Port          types.Int64  `tfsdk:"port"`
 	AnonymousAuth types.Bool   `tfsdk:"anonymous_auth"`
+	// ShutdownDelay and MinRequestTimeout are the apiserver's flags.
+	ShutdownDelay     types.String `tfsdk:"shutdown_delay_duration"`
+	MinRequestTimeout types.Int64  `tfsdk:"min_request_timeout"`
 }
 
 type lbFallbackModel struct {
@@ -134,6 +138,15 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"anonymous_auth": schema.BoolAttribute{Optional: true,
 					MarkdownDescription: "Whether the apiserver answers anonymous requests (`kha_cluster_endpoints`' " +
 						"`apiserver_anonymous_auth`); `false` makes an anonymous `https` health check a plan error. Default `true`."},
+				"shutdown_delay_duration": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+					MarkdownDescription: "The apiserver's `--shutdown-delay-duration` (`kha_cluster_endpoints`' " +
+						"`apiserver_shutdown_delay_duration`). Set, the plan warns when HAProxy's health check (`health_check.interval` " +
+						"× `health_check.fall`) needs longer to take a stopping apiserver out of rotation; nginx checks nothing " +
+						"actively, so it notices only the closed port and retries the connection on the next apiserver. Unset: not checked."},
+				"min_request_timeout": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 86400)},
+					MarkdownDescription: "The apiserver's `--min-request-timeout`, in seconds (`kha_cluster_endpoints`' " +
+						"`apiserver_min_request_timeout`). Set, the plan warns when `client_timeout` or `server_timeout` would " +
+						"cut a quiet watch, `kubectl logs -f` or `exec` sooner. Unset: not checked."},
 			}},
 		},
 		"fallback": schema.SingleNestedAttribute{
@@ -325,6 +338,7 @@ func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 	s.Timeouts.Server, _ = time.ParseDuration(m.ServerTimeout.ValueString())
 	for _, b := range m.Backends {
 		s.AnonymousAuthOff = s.AnonymousAuthOff || (known(b.AnonymousAuth) && !b.AnonymousAuth.ValueBool())
+		s.APIServer = demanding(s.APIServer, b)
 	}
 	if fb := m.Fallback; fb != nil {
 		s.Fallback = &lbconfig.Backend{Name: "fallback", Address: fb.Address.ValueString(), Port: int(fb.Port.ValueInt64())}
@@ -339,6 +353,21 @@ func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 		s.Runtime.NginxStreamModule = k.streamModule
 	}
 	return s
+}
+
+// demanding adds a backend's apiserver flags to f, keeping the ones the
+// load balancer must meet: the shortest shutdown delay, the longest
+// minimum request timeout.
+func demanding(f endpoints.APIServerFlags, b lbBackendModel) endpoints.APIServerFlags {
+	if d, err := time.ParseDuration(b.ShutdownDelay.ValueString()); err == nil && (f.ShutdownDelay == nil || d < *f.ShutdownDelay) {
+		f.ShutdownDelay = &d
+	}
+	if known(b.MinRequestTimeout) {
+		if d := time.Duration(b.MinRequestTimeout.ValueInt64()) * time.Second; f.MinRequestTimeout == nil || d > *f.MinRequestTimeout {
+			f.MinRequestTimeout = &d
+		}
+	}
+	return f
 }
 
 // lbRenames address the renderer's findings to this schema: the

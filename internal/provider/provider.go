@@ -124,5 +124,6 @@ func (p *khaProvider) Functions(_ context.Context) []func() function.Function {
 	return []func() function.Function{
 		NewCertSANsFunction,
 		NewEndpointURLFunction,
+		NewPodEndpointFunction,
 	}
 }

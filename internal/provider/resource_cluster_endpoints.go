@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -50,6 +52,11 @@ type clusterEndpointsModel struct {
 	IPFamily               types.String            `tfsdk:"ip_family"`
 	ExistingCertSANs       *existingSANModel       `tfsdk:"existing_cert_sans"`
 	Kubeadm                *kubeadmModel           `tfsdk:"kubeadm"`
+	ShutdownDelay          types.String            `tfsdk:"apiserver_shutdown_delay_duration"`
+	MinRequestTimeout      types.Int64             `tfsdk:"apiserver_min_request_timeout"`
+	LBHealthCheck          *lbHealthCheckModel     `tfsdk:"lb_health_check"`
+	LBIdleTimeout          types.String            `tfsdk:"lb_idle_timeout"`
+	PodEndpointOverride    types.String            `tfsdk:"pod_network_endpoint_override"`
 
 	Mode                        types.String `tfsdk:"mode"`
 	LBDomainName                types.String `tfsdk:"lb_domain_name"`
@@ -71,6 +78,18 @@ type clusterEndpointsModel struct {
 	LocalLBNodes                types.List   `tfsdk:"local_lb_nodes"`
 	LocalLBNodeIPs              types.Map    `tfsdk:"local_lb_node_ips"`
 	LocalLBFallback             types.Object `tfsdk:"local_lb_fallback"`
+	PodNetworkEndpoint          types.String `tfsdk:"pod_network_endpoint"`
+	CiliumValues                types.Map    `tfsdk:"cilium_values"`
+	CalicoServicesEndpoint      types.Map    `tfsdk:"calico_kubernetes_services_endpoint"`
+	HealthCheckSpec             types.Object `tfsdk:"health_check_spec"`
+}
+
+// lbHealthCheckModel is the timing of health_check_spec.
+type lbHealthCheckModel struct {
+	Interval           types.String `tfsdk:"interval"`
+	Timeout            types.String `tfsdk:"timeout"`
+	HealthyThreshold   types.Int64  `tfsdk:"healthy_threshold"`
+	UnhealthyThreshold types.Int64  `tfsdk:"unhealthy_threshold"`
 }
 
 type nodeModel struct {
@@ -229,12 +248,14 @@ func (m *clusterEndpointsModel) computedValues() map[string]attr.Value {
 		"apiserver_cert_sans": m.APIServerCertSANs, "hosts_entries": m.HostsEntries, "local_lb_type": m.LocalLBType,
 		"local_lb_listen": m.LocalLBListen, "apiserver_backends": m.APIServerBackends, "local_lb_backends": m.LocalLBBackends, "local_lb_nodes": m.LocalLBNodes,
 		"local_lb_node_ips": m.LocalLBNodeIPs, "local_lb_fallback": m.LocalLBFallback,
+		"pod_network_endpoint": m.PodNetworkEndpoint, "cilium_values": m.CiliumValues,
+		"calico_kubernetes_services_endpoint": m.CalicoServicesEndpoint, "health_check_spec": m.HealthCheckSpec,
 	}
 }
 
 func (r *clusterEndpointsResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
 	upgrade := resource.StateUpgrader{StateUpgrader: upgradeClusterEndpointsState}
-	return map[int64]resource.StateUpgrader{0: upgrade, 1: upgrade, 2: upgrade}
+	return map[int64]resource.StateUpgrader{0: upgrade, 1: upgrade, 2: upgrade, 3: upgrade}
 }
 
 // upgradeClusterEndpointsState carries a state over attribute by
@@ -279,6 +300,16 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 		ServiceCIDRIPv6:        m.ServiceCIDRIPv6.ValueString(),
 		IPFamily:               endpoints.IPFamily(m.IPFamily.ValueString()),
 		AnonymousAuthOff:       m.APIServerAnonymousAuth.Equal(types.BoolValue(false)),
+		PodEndpointOverride:    m.PodEndpointOverride.ValueString(),
+		APIServer:              m.apiserverFlags(),
+	}
+	in.LBIdleTimeout, _ = time.ParseDuration(m.LBIdleTimeout.ValueString())
+	if hc := m.LBHealthCheck; hc != nil {
+		// The schema's validators admit only durations Go parses.
+		in.LBHealthCheck.Interval, _ = time.ParseDuration(hc.Interval.ValueString())
+		in.LBHealthCheck.Timeout, _ = time.ParseDuration(hc.Timeout.ValueString())
+		in.LBHealthCheck.HealthyThreshold = int(hc.HealthyThreshold.ValueInt64())
+		in.LBHealthCheck.UnhealthyThreshold = int(hc.UnhealthyThreshold.ValueInt64())
 	}
 	for _, n := range m.ControlPlaneNodes {
 		in.ControlPlaneNodes = append(in.ControlPlaneNodes, n.node())
@@ -309,6 +340,19 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 		in.ExistingCertSANs = &endpoints.SANs{DNSNames: stringValues(s.DNSNames), IPAddresses: stringValues(s.IPAddresses)}
 	}
 	return in
+}
+
+// apiserverFlags are the apiserver flags set in m.
+func (m *clusterEndpointsModel) apiserverFlags() endpoints.APIServerFlags {
+	var f endpoints.APIServerFlags
+	if d, err := time.ParseDuration(m.ShutdownDelay.ValueString()); err == nil {
+		f.ShutdownDelay = &d
+	}
+	if known(m.MinRequestTimeout) {
+		d := time.Duration(m.MinRequestTimeout.ValueInt64()) * time.Second
+		f.MinRequestTimeout = &d
+	}
+	return f
 }
 
 func (lb *localLBModel) input() endpoints.LocalLB {
@@ -388,6 +432,7 @@ func (m *clusterEndpointsModel) compute(warningsShown bool) diag.Diagnostics {
 	m.HostsEntries = stringList(res.HostsEntries)
 	m.LocalLBNodes = stringList(res.LocalLBNodes)
 	m.LocalLBNodeIPs = stringMap(res.LocalLBNodeIPs)
+	diags.Append(m.setPodEndpoint(res)...)
 
 	diags.Append(m.setLoadBalancerInputs(res)...)
 	return diags
@@ -408,7 +453,9 @@ func (m *clusterEndpointsModel) setLoadBalancerInputs(res endpoints.Result) diag
 	for _, b := range res.LocalLBBackends {
 		v, d := types.ObjectValue(backendType, map[string]attr.Value{
 			"name": types.StringValue(b.Name), "address": types.StringValue(b.Address), "port": types.Int64Value(int64(b.Port)),
-			"anonymous_auth": types.BoolValue(!m.APIServerAnonymousAuth.Equal(types.BoolValue(false))),
+			"anonymous_auth":          types.BoolValue(!m.APIServerAnonymousAuth.Equal(types.BoolValue(false))),
+			"shutdown_delay_duration": m.ShutdownDelay,
+			"min_request_timeout":     m.MinRequestTimeout,
 		})
 		diags.Append(d...)
 		backends = append(backends, v)
@@ -423,4 +470,21 @@ func (m *clusterEndpointsModel) setLoadBalancerInputs(res endpoints.Result) diag
 		diags.Append(d...)
 	}
 	return diags
+}
+
+// setPodEndpoint fills what pods outside the host network and the load
+// balancers' health checks take.
+func (m *clusterEndpointsModel) setPodEndpoint(res endpoints.Result) diag.Diagnostics {
+	pe, port := res.PodEndpoint, strconv.Itoa(res.PodEndpoint.Port)
+	m.PodNetworkEndpoint = types.StringValue(pe.URL)
+	m.CiliumValues = stringMap(map[string]string{"k8sServiceHost": pe.Host, "k8sServicePort": port})
+	m.CalicoServicesEndpoint = stringMap(map[string]string{"KUBERNETES_SERVICE_HOST": pe.Host, "KUBERNETES_SERVICE_PORT": port})
+	h := res.HealthCheck
+	var d diag.Diagnostics
+	m.HealthCheckSpec, d = types.ObjectValue(healthCheckSpecType, map[string]attr.Value{
+		"protocol": types.StringValue(h.Protocol), "path": optionalString(h.Path), "port": types.Int64Value(int64(h.Port)),
+		"interval_seconds": types.Int64Value(int64(h.Interval / time.Second)), "timeout_seconds": types.Int64Value(int64(h.Timeout / time.Second)),
+		"healthy_threshold": types.Int64Value(int64(h.HealthyThreshold)), "unhealthy_threshold": types.Int64Value(int64(h.UnhealthyThreshold)),
+	})
+	return d
 }

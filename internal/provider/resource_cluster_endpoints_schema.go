@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -17,10 +18,11 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
 )
 
-// clusterEndpointsSchemaVersion is 3 since local_lb_node_ips (2 since
+// clusterEndpointsSchemaVersion is 4 since pod_network_endpoint and
+// health_check_spec (3 since local_lb_node_ips, 2 since
 // apiserver_backends took over from local_lb_backends);
 // upgradeClusterEndpointsState fills them in earlier states.
-const clusterEndpointsSchemaVersion = 3
+const clusterEndpointsSchemaVersion = 4
 
 // clusterEndpointsSchema is kha_cluster_endpoints' schema, assembled from
 // its parts: the inputs, then what is computed at plan time.
@@ -36,7 +38,8 @@ func clusterEndpointsSchema() schema.Schema {
 			"external one alike.", ""),
 	}
 	for _, part := range []map[string]schema.Attribute{clusterNodesAttributes(), apiserverAttributes(), clusterNetworkAttributes(),
-		accessAttributes(), nameOutputAttributes(), kubeadmOutputAttributes(), localLBOutputAttributes()} {
+		accessAttributes(), nameOutputAttributes(), kubeadmOutputAttributes(), localLBOutputAttributes(), podAttributes(),
+		healthCheckAttributes()} {
 		maps.Copy(attrs, part)
 	}
 	return schema.Schema{
@@ -111,6 +114,119 @@ func apiserverAttributes() map[string]schema.Attribute {
 				"`kubeadm_cluster_configuration` and into every `apiserver_backends` element, so a `kha_haproxy_config` " +
 				"health check that would ask anonymously, get 401 from every apiserver and refuse every connection is a " +
 				"plan error instead.",
+		},
+		"apiserver_shutdown_delay_duration": schema.StringAttribute{
+			Optional: true, Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "kube-apiserver `--shutdown-delay-duration`: how long a stopping apiserver keeps serving " +
+				"while its `/readyz` already fails, so load balancers take it out of rotation before it closes its port. " +
+				"Unset, kube-apiserver's default `0s` applies (kubeadm and kubespray set nothing) and nothing is checked. Set, " +
+				"it goes into `kubeadm_cluster_configuration` and every `apiserver_backends` element, and the plan warns when " +
+				"a load balancer needs longer than this to drop a stopping apiserver: `health_check_spec` here, HAProxy's " +
+				"`health_check` (interval × fall) in `kha_haproxy_config`. Choose at least the longest detection time plus " +
+				"one interval, e.g. `15s` for the defaults here.",
+		},
+		"apiserver_min_request_timeout": schema.Int64Attribute{
+			Optional: true, Validators: []validator.Int64{int64validator.Between(1, 86400)},
+			MarkdownDescription: "kube-apiserver `--min-request-timeout`, in seconds: the shortest time the apiserver lets a " +
+				"watch without its own timeout run (it picks between this and twice this). Unset, kube-apiserver's default " +
+				"`1800` applies and nothing is checked. Set, it goes into `kubeadm_cluster_configuration` and every " +
+				"`apiserver_backends` element, and `kha_haproxy_config` and `kha_nginx_config` warn when their `client_timeout` " +
+				"or `server_timeout` would cut an idle watch (`kubectl get -w`), `kubectl logs -f` or `exec` sooner, as the " +
+				"plan here does for `lb_idle_timeout`.",
+		},
+	}
+}
+
+// podAttributes are the endpoint of pods outside the host network: the
+// override and what is computed from it.
+func podAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"pod_network_endpoint_override": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "The apiserver URL for pods outside the host network, `https://host:port` (port default " +
+				"`443`), instead of kha's choice (see `pod_network_endpoint`): a DNS name with several A records, a VIP kha " +
+				"does not manage. Its host joins `apiserver_cert_sans`, so `existing_cert_sans` must cover it. A loopback host " +
+				"(`localhost`, `127.0.0.0/8`, `::1`) is a plan warning: a pod's loopback is its own.",
+		},
+		"pod_network_endpoint": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "The apiserver URL for in-cluster consumers outside the host network (controllers, webhooks, " +
+				"and CNIs that hand the endpoint on to such pods), never `localhost` unless overridden: a node-local load balancer listens " +
+				"on each node's loopback, which a pod's network namespace does not share, so `endpoints.global` " +
+				"(`https://localhost:<port>` with node-local load balancers) reaches nothing from there. It is " +
+				"`pod_network_endpoint_override` when set; else the external load balancer or VIP (`external_lb`, by its " +
+				"domain name unless that is a loopback one) when there is one; else the first control-plane node's access address and the apiserver " +
+				"port, a single point of failure, which the plan warns about when there are several control-plane nodes. " +
+				"kha does not fall back to the `kubernetes` Service (`apiserver_service_ip`, `kubernetes.default.svc`): " +
+				"it works only once kube-proxy or the CNI serves it, so a CNI configured with it cannot start. A MetalLB " +
+				"VIP is such a Service too, so it is not used here. Unlike kubespray, which hands " +
+				"`kube_apiserver_global_endpoint` (`localhost` in its default mode) to Calico and Cilium, kha hands " +
+				"them an address pods reach.",
+		},
+		"cilium_values": schema.MapAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "Cilium Helm values for `pod_network_endpoint`: `k8sServiceHost` (an IPv6 address without " +
+				"brackets) and `k8sServicePort`, e.g. `values = [yamlencode(kha_cluster_endpoints.cluster.cilium_values)]` " +
+				"or one `set` per key of a `helm_release`. Known at plan time. Cilium's agent and operator run in the host " +
+				"network, where a node-local endpoint works too: without an external load balancer, where " +
+				"`pod_network_endpoint` is one node, `kube_proxy_server`'s host and port (the node-local load balancer on " +
+				"every node, as Talos recommends with KubePrism) survive that node's loss, for those components only.",
+		},
+		"calico_kubernetes_services_endpoint": schema.MapAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "`data` of the `kubernetes-services-endpoint` ConfigMap in the `tigera-operator` namespace, " +
+				"which the Tigera operator reads and hands to every Calico component: `KUBERNETES_SERVICE_HOST` (an IPv6 " +
+				"address without brackets) and `KUBERNETES_SERVICE_PORT` of `pod_network_endpoint`. Known at plan time.",
+		},
+	}
+}
+
+// healthCheckAttributes are the health check a load balancer in front of
+// the apiservers runs: its timing (an input) and the whole spec.
+func healthCheckAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"lb_health_check": schema.SingleNestedAttribute{
+			Optional: true,
+			MarkdownDescription: "Timing of the health check of a load balancer in front of the apiservers that kha does " +
+				"not render (a cloud load balancer, a hardware one): the values you give it, so the plan can check them " +
+				"against `apiserver_shutdown_delay_duration`. The whole check is `health_check_spec`.",
+			Attributes: map[string]schema.Attribute{
+				"interval": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+					MarkdownDescription: "Time between checks, whole seconds. Default `5s`, the shortest AWS and Azure allow."},
+				"timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+					MarkdownDescription: "How long one check may take, whole seconds, at most `interval`. Default `2s`."},
+				"healthy_threshold": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 10)},
+					MarkdownDescription: "Passed checks before an apiserver is back in rotation. Default `2`."},
+				"unhealthy_threshold": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 10)},
+					MarkdownDescription: "Failed checks before an apiserver leaves rotation. Default `2`."},
+			},
+		},
+		"lb_idle_timeout": schema.StringAttribute{
+			Optional: true, Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "Idle timeout of a load balancer in front of the apiservers that kha does not render, e.g. " +
+				"`350s`, an AWS Network Load Balancer's default. With `apiserver_min_request_timeout` set, the plan warns when " +
+				"it is shorter: the load balancer would cut a quiet watch, `kubectl logs -f` or `exec` sooner than the " +
+				"apiserver. Unset: not checked.",
+		},
+		"health_check_spec": schema.SingleNestedAttribute{
+			Computed: true,
+			MarkdownDescription: "The health check a cloud load balancer in front of the apiservers should run, in the terms " +
+				"cloud load balancers take (e.g. an AWS target group's `health_check`, a GCP health check's " +
+				"`https_health_check`, an Azure probe), known at plan time. `HTTPS` `GET /readyz` on the apiserver port, " +
+				"expecting `200`, without verifying the certificate (cloud load balancers cannot use the cluster CA), with " +
+				"`lb_health_check`'s timing. With `apiserver_anonymous_auth = false`, `/readyz` answers 401 to every check " +
+				"and no cloud load balancer presents a client certificate, so the check is `TCP` and `path` null: it " +
+				"notices only a closed port, not a stopping apiserver. Unlike kubespray's HAProxy, which checks `/healthz`, kha checks " +
+				"`/readyz`, which fails as soon as an apiserver starts shutting down.",
+			Attributes: map[string]schema.Attribute{
+				"protocol":            schema.StringAttribute{Computed: true, MarkdownDescription: "`HTTPS`, or `TCP` (see above)."},
+				"path":                schema.StringAttribute{Computed: true, MarkdownDescription: "`/readyz`; null with `TCP`."},
+				"port":                schema.Int64Attribute{Computed: true, MarkdownDescription: "`apiserver_port`."},
+				"interval_seconds":    schema.Int64Attribute{Computed: true, MarkdownDescription: "`lb_health_check.interval`, in seconds."},
+				"timeout_seconds":     schema.Int64Attribute{Computed: true, MarkdownDescription: "`lb_health_check.timeout`, in seconds."},
+				"healthy_threshold":   schema.Int64Attribute{Computed: true, MarkdownDescription: "`lb_health_check.healthy_threshold`."},
+				"unhealthy_threshold": schema.Int64Attribute{Computed: true, MarkdownDescription: "`lb_health_check.unhealthy_threshold`."},
+			},
 		},
 	}
 }
@@ -483,6 +599,10 @@ func apiserverBackendsAttribute(description, deprecation string) schema.ListNest
 			"port":    schema.Int64Attribute{Computed: true, MarkdownDescription: "apiserver port."},
 			"anonymous_auth": schema.BoolAttribute{Computed: true,
 				MarkdownDescription: "`apiserver_anonymous_auth`, so the load balancer's health checks can be checked against it."},
+			"shutdown_delay_duration": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "`apiserver_shutdown_delay_duration`, so the load balancer's health checks can be checked against it."},
+			"min_request_timeout": schema.Int64Attribute{Computed: true,
+				MarkdownDescription: "`apiserver_min_request_timeout`, so the load balancer's timeouts can be checked against it."},
 		}},
 	}
 }

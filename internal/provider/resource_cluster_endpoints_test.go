@@ -71,7 +71,7 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 					})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_backends").AtSliceIndex(1), knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"name": knownvalue.StringExact("cp2"), "address": knownvalue.StringExact("192.0.2.12"), "port": knownvalue.Int64Exact(6443),
-						"anonymous_auth": knownvalue.Bool(true),
+						"anonymous_auth": knownvalue.Bool(true), "shutdown_delay_duration": knownvalue.Null(), "min_request_timeout": knownvalue.Null(),
 					})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_fallback"), knownvalue.Null()),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_nodes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("w1")})),

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
 var (
@@ -89,6 +90,11 @@ func (m *haproxyConfigModel) spec() lbconfig.Spec {
 
 func (m *haproxyConfigModel) render(*haproxyConfigModel) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.render(haproxyKind, m.spec(), lbconfig.RenderHAProxy)
+}
+
+// planWarnings are the timing warnings its plans show.
+func (m *haproxyConfigModel) planWarnings() problem.Problems {
+	return m.spec().CheckTiming(lbconfig.HAProxy)
 }
 
 // ImportState takes host:port:<config_path>.

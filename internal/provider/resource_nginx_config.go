@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
 var (
@@ -71,6 +72,11 @@ func (m *nginxConfigModel) spec() lbconfig.Spec {
 
 func (m *nginxConfigModel) render(*nginxConfigModel) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.render(nginxKind, m.spec(), lbconfig.RenderNginx)
+}
+
+// planWarnings are the timing warnings its plans show.
+func (m *nginxConfigModel) planWarnings() problem.Problems {
+	return m.spec().CheckTiming(lbconfig.Nginx)
 }
 
 // ImportState takes host:port:<config_path>.

@@ -47,9 +47,10 @@ func TestUpgradeUnversionedState(t *testing.T) {
 }
 
 // A kha_cluster_endpoints state of version 1 (or 0) has local_lb_backends
-// only, one of version 2 no local_lb_node_ips: the upgrade fills
-// apiserver_backends with the same value and local_lb_node_ips, so the
-// first plan after it shows no change.
+// only, one of version 2 no local_lb_node_ips, one of version 3 no
+// pod_network_endpoint: the upgrade fills apiserver_backends with the same
+// value, local_lb_node_ips and pod_network_endpoint, so the first plan
+// after it shows no change.
 func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 	ctx := context.Background()
 	server := providerserver.NewProtocol6(New("test", "test")())()
@@ -57,12 +58,12 @@ func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := schemas.ResourceSchemas["kha_cluster_endpoints"].Version; v != 3 {
-		t.Fatalf("kha_cluster_endpoints schema version %d, want 3", v)
+	if v := schemas.ResourceSchemas["kha_cluster_endpoints"].Version; v != 4 {
+		t.Fatalf("kha_cluster_endpoints schema version %d, want 4", v)
 	}
 	prior := `{"id":"abc","control_plane_nodes":[{"name":"cp1","ip":"10.0.0.11"}],"worker_nodes":[{"name":"w1","ip":"10.0.0.21"}],"apiserver_port":6443,
 "local_lb_backends":[{"name":"cp1","address":"10.0.0.11","port":6443,"anonymous_auth":true}]}`
-	for _, version := range []int64{0, 1, 2} {
+	for _, version := range []int64{0, 1, 2, 3} {
 		resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
 			TypeName: "kha_cluster_endpoints", Version: version, RawState: &tfprotov6.RawState{JSON: []byte(prior)}})
 		if err != nil || len(resp.Diagnostics) > 0 {
@@ -82,6 +83,9 @@ func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 		want := tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{"w1": tftypes.NewValue(tftypes.String, "10.0.0.21")})
 		if !attrs["local_lb_node_ips"].Equal(want) {
 			t.Errorf("from version %d: local_lb_node_ips %v", version, attrs["local_lb_node_ips"])
+		}
+		if want := tftypes.NewValue(tftypes.String, "https://10.0.0.11:6443"); !attrs["pod_network_endpoint"].Equal(want) {
+			t.Errorf("from version %d: pod_network_endpoint %v", version, attrs["pod_network_endpoint"])
 		}
 	}
 }

@@ -14,7 +14,10 @@ var (
 	sansType    = map[string]attr.Type{"dns_names": types.ListType{ElemType: types.StringType}, "ip_addresses": types.ListType{ElemType: types.StringType}}
 	listenType  = map[string]attr.Type{"address": types.StringType, "ipv6_address": types.StringType, "port": types.Int64Type}
 	backendType = map[string]attr.Type{"name": types.StringType, "address": types.StringType, "port": types.Int64Type,
-		"anonymous_auth": types.BoolType}
+		"anonymous_auth": types.BoolType, "shutdown_delay_duration": types.StringType, "min_request_timeout": types.Int64Type}
+	healthCheckSpecType = map[string]attr.Type{"protocol": types.StringType, "path": types.StringType, "port": types.Int64Type,
+		"interval_seconds": types.Int64Type, "timeout_seconds": types.Int64Type, "healthy_threshold": types.Int64Type,
+		"unhealthy_threshold": types.Int64Type}
 	fallbackType = map[string]attr.Type{"address": types.StringType, "port": types.Int64Type}
 )
 

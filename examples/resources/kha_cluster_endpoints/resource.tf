@@ -30,6 +30,11 @@ resource "kha_cluster_endpoints" "vip" {
     domain_name           = "api.k8s.example.com"
     runs_on_control_plane = true
   }
+
+  # kube-apiserver --shutdown-delay-duration (into kubeadm_cluster_configuration):
+  # longer than the cloud or HAProxy health check needs to drop a stopping
+  # apiserver, or the plan warns.
+  apiserver_shutdown_delay_duration = "15s"
 }
 
 output "kubeadm_control_plane_endpoint" {
@@ -38,4 +43,10 @@ output "kubeadm_control_plane_endpoint" {
 
 output "apiserver_cert_sans" {
   value = kha_cluster_endpoints.vip.apiserver_cert_sans
+}
+
+# Pods outside the host network (calico-kube-controllers, controllers) cannot
+# reach a node-local load balancer on localhost: they get the VIP.
+output "cilium_values" {
+  value = kha_cluster_endpoints.vip.cilium_values # { k8sServiceHost = "api.k8s.example.com", k8sServicePort = "8443" }
 }

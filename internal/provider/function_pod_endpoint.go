@@ -1,0 +1,66 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/endpoints"
+)
+
+var _ function.Function = (*podEndpointFunction)(nil)
+
+// NewPodEndpointFunction is the constructor of provider::kha::pod_endpoint.
+func NewPodEndpointFunction() function.Function { return &podEndpointFunction{} }
+
+type podEndpointFunction struct{}
+
+var podEndpointType = map[string]attr.Type{"url": types.StringType, "host": types.StringType, "port": types.Int64Type}
+
+func (f *podEndpointFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "pod_endpoint"
+}
+
+func (f *podEndpointFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	resp.Definition = function.Definition{
+		Summary: "Checks an apiserver URL meant for pods outside the host network and splits it into host and port.",
+		MarkdownDescription: "Returns `{ url, host, port }` of an `https://host[:port]` apiserver URL (port default `443`), " +
+			"with the host canonical and, if IPv6, without brackets, as Cilium's `k8sServiceHost` and Calico's " +
+			"`KUBERNETES_SERVICE_HOST` take it. Wrap any apiserver URL you hand to a pod outside the host network with it " +
+			"(a Helm value, a ConfigMap): a loopback host (`localhost`, `127.0.0.0/8`, `::1`), such as " +
+			"`kha_cluster_endpoints`' `endpoints.global` with node-local load balancers, fails the plan, because a pod's " +
+			"loopback is its own and nothing listens there. A function cannot warn, so it fails where a resource " +
+			"attribute would warn. `kha_cluster_endpoints`' `pod_network_endpoint` always passes.",
+		Parameters: []function.Parameter{
+			function.StringParameter{Name: "url", MarkdownDescription: "The apiserver URL, `https://host[:port]`."},
+		},
+		Return: function.ObjectReturn{AttributeTypes: podEndpointType},
+	}
+}
+
+func (f *podEndpointFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
+	var u string
+	resp.Error = function.ConcatFuncErrors(req.Arguments.Get(ctx, &u))
+	if resp.Error != nil {
+		return
+	}
+	pe, err := endpoints.ParsePodEndpoint(u)
+	if err != nil {
+		resp.Error = function.NewArgumentFuncError(0, "Invalid URL: "+err.Error()+"; give https://host:port")
+		return
+	}
+	if endpoints.IsLoopbackHost(pe.Host) {
+		resp.Error = function.NewArgumentFuncError(0, "Loopback endpoint for pods: "+pe.URL+" is the pod's own loopback, "+
+			"where no apiserver listens for a pod outside the host network. Use kha_cluster_endpoints' pod_network_endpoint "+
+			"(the VIP or external load balancer, else a control-plane node) instead of endpoints.global")
+		return
+	}
+	v, d := types.ObjectValue(podEndpointType, map[string]attr.Value{
+		"url": types.StringValue(pe.URL), "host": types.StringValue(pe.Host), "port": types.Int64Value(int64(pe.Port))})
+	resp.Error = function.ConcatFuncErrors(resp.Error, function.FuncErrorFromDiags(ctx, d))
+	if resp.Error == nil {
+		resp.Error = resp.Result.Set(ctx, v)
+	}
+}
