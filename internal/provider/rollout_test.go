@@ -3,10 +3,14 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
 // admitNow is admit that must not wait.
@@ -252,4 +256,37 @@ func TestRollout_concurrencyNeverExceedsBatch(t *testing.T) {
 	if most > batch || canaries != 2 {
 		t.Fatalf("at most %d at once (batch %d), %d canaries", most, batch, canaries)
 	}
+}
+
+// Bad values of rollout and rollout_group fail the plan at their path.
+func TestRollout_planTimeValidation(t *testing.T) {
+	// Without ssh, kha_haproxy_config renders only: no host to reach.
+	file := `
+resource "kha_haproxy_config" "lb" {
+  listen   = { address = "127.0.0.1", port = 7443 }
+  backends = [{ name = "cp0", address = "10.0.0.1", port = 6443 }]
+  %s
+}`
+	for name, c := range map[string]struct{ provider, resource, want string }{
+		"batch zero":      {provider: `rollout = { batch = 0 }`, want: `Attribute rollout\.batch value must be at least 1, got: 0`},
+		"canary negative": {provider: `rollout = { canary = -1 }`, want: `Attribute rollout\.canary value must be at least 0, got: -1`},
+		"group batch":     {provider: `rollout = { groups = { lb = { batch = 0 } } }`, want: `Attribute rollout\.groups\["lb"\]\.batch value must be at\s+least 1`},
+		"group name":      {provider: `rollout = { groups = { "" = { canary = 2 } } }`, want: `Attribute rollout\.groups\[""\] string length must be at least 1`},
+		"rollout_group":   {resource: `rollout_group = ""`, want: `Attribute rollout_group string length must be at least 1`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resource.UnitTest(t, stepProviders(resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{{Config: "provider \"kha\" {\n  " + c.provider + "\n}\n" + fmt.Sprintf(file, c.resource),
+					PlanOnly: true, ExpectError: regexp.MustCompile(c.want)}},
+			}))
+		})
+	}
+	resource.UnitTest(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{Config: `
+provider "kha" {
+  rollout = { canary = 2, batch = 5, stop_on_failure = false, groups = { lb = { canary = 0 } } }
+}` + fmt.Sprintf(file, `rollout_group = "lb"`), PlanOnly: true, ExpectNonEmptyPlan: true}},
+	}))
 }
