@@ -178,18 +178,18 @@ func (t *rolloutTicket) done(changed bool, failure string) {
 	g.changed = make(chan struct{})
 }
 
-// rolloutModel is the provider's `rollout`, and each of its groups.
-type rolloutModel struct {
-	Canary        types.Int64 `tfsdk:"canary"`
-	Batch         types.Int64 `tfsdk:"batch"`
-	StopOnFailure types.Bool  `tfsdk:"stop_on_failure"`
-	Groups        types.Map   `tfsdk:"groups"`
-}
-
+// rolloutGroupModel is an entry of the provider's `rollout.groups`.
 type rolloutGroupModel struct {
 	Canary        types.Int64 `tfsdk:"canary"`
 	Batch         types.Int64 `tfsdk:"batch"`
 	StopOnFailure types.Bool  `tfsdk:"stop_on_failure"`
+}
+
+// rolloutModel is the provider's `rollout`: a group's values, the
+// default of every group, and the groups.
+type rolloutModel struct {
+	rolloutGroupModel
+	Groups types.Map `tfsdk:"groups"`
 }
 
 // Defaults of the policy's values.
@@ -198,17 +198,17 @@ const (
 	defaultStopOnFailure = true
 )
 
-// policyOf is a group's policy: its values where set, else base's.
-func policyOf(canary, batch types.Int64, stop types.Bool, base rolloutPolicy) rolloutPolicy {
+// policy is a group's policy: its values where set, else base's.
+func (m rolloutGroupModel) policy(base rolloutPolicy) rolloutPolicy {
 	p := base
-	if known(canary) {
-		p.canary = int(canary.ValueInt64())
+	if known(m.Canary) {
+		p.canary = int(m.Canary.ValueInt64())
 	}
-	if known(batch) {
-		p.batch = int(batch.ValueInt64())
+	if known(m.Batch) {
+		p.batch = int(m.Batch.ValueInt64())
 	}
-	if known(stop) {
-		p.stopOnFailure = stop.ValueBool()
+	if known(m.StopOnFailure) {
+		p.stopOnFailure = m.StopOnFailure.ValueBool()
 	}
 	return p
 }
@@ -225,14 +225,14 @@ func rolloutFrom(ctx context.Context, obj types.Object) (*rollout, diag.Diagnost
 	if diags.HasError() {
 		return nil, diags
 	}
-	defaults := policyOf(m.Canary, m.Batch, m.StopOnFailure, rolloutPolicy{canary: defaultCanary, stopOnFailure: defaultStopOnFailure})
+	defaults := m.policy(rolloutPolicy{canary: defaultCanary, stopOnFailure: defaultStopOnFailure})
 	groups := map[string]rolloutGroupModel{}
 	if known(m.Groups) {
 		diags.Append(m.Groups.ElementsAs(ctx, &groups, false)...)
 	}
 	policies := make(map[string]rolloutPolicy, len(groups))
 	for name, g := range groups {
-		policies[name] = policyOf(g.Canary, g.Batch, g.StopOnFailure, defaults)
+		policies[name] = g.policy(defaults)
 	}
 	return newRollout(defaults, policies), diags
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
@@ -289,4 +292,39 @@ provider "kha" {
   rollout = { canary = 2, batch = 5, stop_on_failure = false, groups = { lb = { canary = 0 } } }
 }` + fmt.Sprintf(file, `rollout_group = "lb"`), PlanOnly: true, ExpectNonEmptyPlan: true}},
 	}))
+}
+
+// A group's values override rollout's one by one; the rest are rollout's,
+// whose own defaults are canary = 1, no batch, stop_on_failure = true.
+func TestRollout_policiesFromConfiguration(t *testing.T) {
+	ctx := context.Background()
+	typ := rolloutAttribute().GetType().(basetypes.ObjectType)
+	groupType := typ.AttrTypes["groups"].(basetypes.MapType).ElemType.(basetypes.ObjectType)
+	group := func(canary, batch attr.Value, stop attr.Value) attr.Value {
+		return types.ObjectValueMust(groupType.AttrTypes, map[string]attr.Value{"canary": canary, "batch": batch, "stop_on_failure": stop})
+	}
+	null, nullBool := types.Int64Null(), types.BoolNull()
+	obj := types.ObjectValueMust(typ.AttrTypes, map[string]attr.Value{
+		"canary": null, "batch": types.Int64Value(10), "stop_on_failure": nullBool,
+		"groups": types.MapValueMust(groupType, map[string]attr.Value{
+			"lb":   group(types.Int64Value(3), null, nullBool),
+			"file": group(null, types.Int64Value(2), types.BoolValue(false)),
+		}),
+	})
+	r, diags := rolloutFrom(ctx, obj)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	for group, want := range map[string]rolloutPolicy{
+		"kha_file": {canary: 1, batch: 10, stopOnFailure: true},
+		"lb":       {canary: 3, batch: 10, stopOnFailure: true},
+		"file":     {canary: 1, batch: 2, stopOnFailure: false},
+	} {
+		if got := r.policy(group); got != want {
+			t.Errorf("%s: got %+v, want %+v", group, got, want)
+		}
+	}
+	if r, _ := rolloutFrom(ctx, types.ObjectNull(typ.AttrTypes)); r != nil {
+		t.Error("a null rollout made a coordinator")
+	}
 }
