@@ -228,3 +228,41 @@ func mostAtOnce(spans []span) int {
 	}
 	return most
 }
+
+// A create that fails validation on every host: one host runs the
+// validator, the others are not attempted, and no resource is in state.
+func TestAccRollout_createNotAttempted(t *testing.T) {
+	testhost.RequireUnprivilegedUser(t)
+	tf := terraformPath(t)
+	bin := buildProvider(t)
+	const n = 6
+	f := startFleet(t, n, rolloutCheckFleet)
+	f.tfvars(t, map[string]any{"generation": 1, "validate": "false"})
+	cmd := devTerraform(t, tf, f.work, bin)("apply", "-auto-approve", "-parallelism=50")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("apply of a config that fails validation succeeded:\n%s", out)
+	}
+	if got := strings.Count(string(out), "not attempted: canary 127.0.0.1:"); got != n-1 {
+		t.Errorf("%d resources not attempted, want %d:\n%s", got, n-1, out)
+	}
+	validated := 0
+	for _, dir := range f.dirs {
+		if _, err := os.Stat(filepath.Join(dir, "validated")); err == nil {
+			validated++
+		}
+		if _, err := os.Stat(filepath.Join(dir, "lb.cfg")); !os.IsNotExist(err) {
+			t.Errorf("%s/lb.cfg: %v, want it not there", dir, err)
+		}
+	}
+	if validated != 1 {
+		t.Errorf("%d hosts ran the validator, want 1", validated)
+	}
+	text, err := os.ReadFile(filepath.Join(f.work, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(text), `"kha_file"`) {
+		t.Errorf("the state has resources:\n%s", text)
+	}
+}
