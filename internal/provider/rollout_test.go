@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -14,6 +15,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
 // admitNow is admit that must not wait.
@@ -327,4 +334,43 @@ func TestRollout_policiesFromConfiguration(t *testing.T) {
 	if r, _ := rolloutFrom(ctx, types.ObjectNull(typ.AttrTypes)); r != nil {
 		t.Error("a null rollout made a coordinator")
 	}
+}
+
+// A change of rollout_group alone is the state's: the apply neither
+// contacts the host (stopped here) nor waits for a rollout.
+func TestAccRollout_groupChangeLeavesTheHostAlone(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	target := filepath.Join(t.TempDir(), "lb.cfg")
+	cfg := func(group, onDestroy string) string {
+		return fmt.Sprintf(`
+provider "kha" {
+  default_ssh = { private_key = %q, known_hosts = %q, refresh_timeout = "1s" }
+  rollout     = { canary = 1, batch = 1 }
+}
+resource "kha_file" "test" {
+  path          = %q
+  content       = "frontend kube\n"
+  ssh           = { host = %q, port = %d }
+  rollout_group = %s
+  on_destroy    = %q
+}`, s.ClientKey.PEM, s.KnownHosts(), target, s.Host, s.Port, group, onDestroy)
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{Config: cfg("null", "restore"), Check: fileIs(target, "frontend kube\n")},
+			{
+				PreConfig: s.Stop,
+				Config:    cfg(`"lb"`, "restore"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("kha_file.test", plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("kha_file.test", tfjsonpath.New("rollout_group"), knownvalue.StringExact("lb")),
+				},
+			},
+			// The host is gone: let it go without contacting it.
+			{Config: cfg(`"lb"`, "keep")},
+		},
+	}))
 }
