@@ -57,7 +57,6 @@ func newRollout(defaults rolloutPolicy, policies map[string]rolloutPolicy) *roll
 // one Terraform starts later alike, so no resource needs to know how many
 // others the group has.
 type rolloutGroup struct {
-	name   string
 	policy rolloutPolicy
 	// canaries is how many canary places are taken, by resources running
 	// or done; a canary that found its host as the plan wants (nothing
@@ -72,6 +71,8 @@ type rolloutGroup struct {
 	changed chan struct{}
 }
 
+// rolloutFailure is a group's first failure: the resource's ID, why, and
+// whether it was a canary.
 type rolloutFailure struct {
 	id, reason string
 	canary     bool
@@ -119,7 +120,7 @@ func (r *rollout) admit(ctx context.Context, group, id string) (*rolloutTicket, 
 	r.mu.Lock()
 	g := r.groups[group]
 	if g == nil {
-		g = &rolloutGroup{name: group, policy: r.policy(group), changed: make(chan struct{})}
+		g = &rolloutGroup{policy: r.policy(group), changed: make(chan struct{})}
 		r.groups[group] = g
 	}
 	for {
