@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -268,36 +268,20 @@ func TestRollout_concurrencyNeverExceedsBatch(t *testing.T) {
 	}
 }
 
-// Bad values of rollout and rollout_group fail the plan at their path.
+// Bad values of rollout and rollout_group fail the plan at their path
+// (testdata/TestRollout_planTimeValidation/<case>); good ones plan.
 func TestRollout_planTimeValidation(t *testing.T) {
-	// Without ssh, kha_haproxy_config renders only: no host to reach.
-	file := `
-resource "kha_haproxy_config" "lb" {
-  listen   = { address = "127.0.0.1", port = 7443 }
-  backends = [{ name = "cp0", address = "10.0.0.1", port = 6443 }]
-  %s
-}`
-	for name, c := range map[string]struct{ provider, resource, want string }{
-		"batch zero":      {provider: `rollout = { batch = 0 }`, want: `Attribute rollout\.batch value must be at least 1, got: 0`},
-		"canary negative": {provider: `rollout = { canary = -1 }`, want: `Attribute rollout\.canary value must be at least 0, got: -1`},
-		"group batch":     {provider: `rollout = { groups = { lb = { batch = 0 } } }`, want: `Attribute rollout\.groups\["lb"\]\.batch value must be at\s+least 1`},
-		"group name":      {provider: `rollout = { groups = { "" = { canary = 2 } } }`, want: `Attribute rollout\.groups\[""\] string length must be at least 1`},
-		"rollout_group":   {resource: `rollout_group = ""`, want: `Attribute rollout_group string length must be at least 1`},
-	} {
-		t.Run(name, func(t *testing.T) {
-			resource.UnitTest(t, stepProviders(resource.TestCase{
-				ProtoV6ProviderFactories: testAccProviders,
-				Steps: []resource.TestStep{{Config: "provider \"kha\" {\n  " + c.provider + "\n}\n" + fmt.Sprintf(file, c.resource),
-					PlanOnly: true, ExpectError: regexp.MustCompile(c.want)}},
-			}))
-		})
-	}
+	expectPlanErrors(t, map[string]string{
+		"batch_zero":      `Attribute rollout\.batch value must be at least 1, got: 0`,
+		"canary_negative": `Attribute rollout\.canary value must be at least 0, got: -1`,
+		"group_batch":     `Attribute rollout\.groups\["lb"\]\.batch value must be at\s+least 1`,
+		"group_name":      `Attribute rollout\.groups\[""\] string length must be at least 1`,
+		"rollout_group":   `Attribute rollout_group string length must be at least 1`,
+	}, nil)
 	resource.UnitTest(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
-		Steps: []resource.TestStep{{Config: `
-provider "kha" {
-  rollout = { canary = 2, batch = 5, stop_on_failure = false, groups = { lb = { canary = 0 } } }
-}` + fmt.Sprintf(file, `rollout_group = "lb"`), PlanOnly: true, ExpectNonEmptyPlan: true}},
+		Steps: []resource.TestStep{{ConfigDirectory: config.StaticDirectory("testdata/TestRollout_planTimeValidation/valid"),
+			PlanOnly: true, ExpectNonEmptyPlan: true}},
 	}))
 }
 
