@@ -57,13 +57,13 @@ func TestAccRollout_fleet(t *testing.T) {
 	f := startFleet(t, n, rolloutCheckFleet)
 	t.Logf("%d hosts started in %s", n, time.Since(start).Round(time.Millisecond))
 	terraform := devTerraform(t, tf, f.work, bin)
-	apply := func() (string, error, time.Duration) {
+	apply := func() (string, time.Duration, error) {
 		cmd := terraform("apply", "-auto-approve", "-parallelism=50", "-json")
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		start := time.Now()
 		err := cmd.Run()
-		return out.String(), err, time.Since(start)
+		return out.String(), time.Since(start), err
 	}
 	content := func(i, generation int) string {
 		return fmt.Sprintf("frontend kube_api # h%03d\n  server cp0 10.0.%d.1:6443\n", i, generation)
@@ -71,7 +71,7 @@ func TestAccRollout_fleet(t *testing.T) {
 
 	// A good change: every host, canary first, then batches.
 	f.tfvars(t, map[string]any{"generation": 1, "validate": "true"})
-	out, err, wall := apply()
+	out, wall, err := apply()
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
@@ -110,7 +110,7 @@ func TestAccRollout_fleet(t *testing.T) {
 
 	// A change that fails validation on every host.
 	f.tfvars(t, map[string]any{"generation": 2, "validate": "false"})
-	out, err, wall = apply()
+	out, wall, err = apply()
 	if err == nil {
 		t.Fatalf("apply of a config that fails validation succeeded:\n%s", out)
 	}
