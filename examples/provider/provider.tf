@@ -17,4 +17,16 @@ provider "kha" {
     private_key = file(pathexpand("~/.ssh/id_ed25519"))
     known_hosts = file("${path.module}/known_hosts")
   }
+
+  # Roll every change out gradually: one host first, alone; then 10 hosts
+  # at a time; after a failure no further host of that kind of resource is
+  # touched. The node-local load balancers go 25 at a time.
+  rollout = {
+    canary          = 1
+    batch           = 10
+    stop_on_failure = true
+    groups = {
+      kha_haproxy_config = { batch = 25 }
+    }
+  }
 }

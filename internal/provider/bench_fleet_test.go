@@ -36,6 +36,9 @@ import (
 // floor's own process); sshd CPU per host (sshd and everything its
 // sessions ran); connections, sessions and processes per host.
 //
+// kha_file+rollout is kha_file under the provider's rollout policy
+// (canary = 1, batch = 10), beside kha_file without it.
+//
 // KHA_BENCH_HOSTS sets the fleet sizes (default 10,50,100,200);
 // KHA_BENCH_PROVIDER_DIR measures a prebuilt provider instead of this tree.
 func BenchmarkFleet(b *testing.B) {
@@ -53,13 +56,16 @@ func BenchmarkFleet(b *testing.B) {
 			sizes = append(sizes, n)
 		}
 	}
-	for _, kind := range []fleetKind{fileFleet, haproxyFleet, provisionersFleet} {
+	for _, kind := range []fleetKind{fileFleet, fileRolloutFleet, haproxyFleet, provisionersFleet} {
 		for _, n := range sizes {
-			b.Run(fmt.Sprintf("%s/hosts=%d", kind.resource, n), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/hosts=%d", kind.name(), n), func(b *testing.B) {
 				f := startFleet(b, n, kind)
 				for b.Loop() {
 					for _, p := range f.terraform(b, tf, bin) {
 						p.report(b, "")
+					}
+					if kind.rawWrite == "" {
+						continue // the floor of another kind
 					}
 					for _, p := range f.raw(b) {
 						p.report(b, "raw-")
@@ -73,11 +79,23 @@ func BenchmarkFleet(b *testing.B) {
 // fleetKind is a resource under measurement and the floor's equivalent.
 type fleetKind struct {
 	resource string
+	// variant tells kinds of one resource apart (the benchmark's name).
+	variant string
+	// provider is more of the provider block than default_ssh.
+	provider string
 	hcl      string // the resource block, for_each over var.hosts
-	// rawWrite is the floor's command that writes stdin to $1 and checks it.
+	// rawWrite is the floor's command that writes stdin to $1 and checks
+	// it; "" measures no floor.
 	rawWrite string
 	// rawConfig is the content the floor writes at a generation.
 	rawConfig func(generation int) string
+}
+
+func (k fleetKind) name() string {
+	if k.variant != "" {
+		return k.resource + "+" + k.variant
+	}
+	return k.resource
 }
 
 var (
@@ -91,6 +109,16 @@ var (
 }`,
 		rawWrite:  `cat >"$1"`,
 		rawConfig: func(g int) string { return fmt.Sprintf("frontend kube_api\n  server cp0 10.0.%d.1:6443\n", g) },
+	}
+	// fileRolloutFleet is fileFleet under a rollout policy: one canary
+	// alone, then 10 hosts at a time (Terraform's default parallelism),
+	// so what it costs beyond fileFleet is the canary's turn and the
+	// coordination.
+	fileRolloutFleet = fleetKind{
+		resource: fileFleet.resource,
+		variant:  "rollout",
+		provider: "rollout = { canary = 1, batch = 10 }",
+		hcl:      fileFleet.hcl,
 	}
 	// provisionersFleet is what kha replaces: Terraform's file and
 	// remote-exec provisioners, re-run when the content changes. A plan
@@ -176,7 +204,7 @@ func (p phase) report(b *testing.B, prefix string) {
 	b.ReportMetric(float64(p.procs)/n, prefix+p.name+"-procs/host")
 }
 
-func startFleet(b *testing.B, n int, kind fleetKind) *fleet {
+func startFleet(b testing.TB, n int, kind fleetKind) *fleet {
 	u, err := user.Lookup(testhost.UnprivilegedUser)
 	if err != nil {
 		b.Fatal(err)
@@ -221,6 +249,7 @@ provider "kha" {
     private_key = file("${path.module}/client_key")
     known_hosts = file("${path.module}/known_hosts")
   }
+  `+kind.provider+`
 }
 `+kind.hcl+"\n")
 	// Two probes back to back: what one probe costs in PIDs.
@@ -231,19 +260,25 @@ provider "kha" {
 	return f
 }
 
-func (f *fleet) write(b *testing.B, name, content string) {
+func (f *fleet) write(b testing.TB, name, content string) {
 	if err := os.WriteFile(filepath.Join(f.work, name), []byte(content), 0o600); err != nil {
 		b.Fatal(err)
 	}
 }
 
-func (f *fleet) variables(b *testing.B, generation int) {
+func (f *fleet) variables(b testing.TB, generation int) {
+	f.tfvars(b, map[string]any{"generation": generation})
+}
+
+// tfvars writes the variables: hosts, and vars.
+func (f *fleet) tfvars(b testing.TB, vars map[string]any) {
 	hosts := map[string]map[string]any{}
 	for i, s := range f.servers {
 		hosts[fmt.Sprintf("h%03d", i)] = map[string]any{"port": s.Port, "dir": f.dirs[i], "host_key": s.ECDSAHostKey.Public()}
 	}
-	vars, _ := json.Marshal(map[string]any{"hosts": hosts, "generation": generation})
-	f.write(b, "terraform.tfvars.json", string(vars))
+	vars["hosts"] = hosts
+	text, _ := json.Marshal(vars)
+	f.write(b, "terraform.tfvars.json", string(text))
 }
 
 // snapshot is the fleet's counters at one moment.
@@ -298,7 +333,7 @@ func (f *fleet) measure(b *testing.B, name string, run func() time.Duration) pha
 
 // processCounters asks each host's PID namespace for its newest PID: the
 // shell of a probe session prints its own.
-func (f *fleet) processCounters(b *testing.B) []int {
+func (f *fleet) processCounters(b testing.TB) []int {
 	out := make([]int, len(f.servers))
 	f.each(b, func(i int, c *ssh.Client) error {
 		s, err := c.NewSession()
@@ -390,7 +425,7 @@ func (f *fleet) raw(b *testing.B) []phase {
 }
 
 // each dials every host, 10 at a time, and runs work on the connection.
-func (f *fleet) each(b *testing.B, work func(i int, c *ssh.Client) error) {
+func (f *fleet) each(b testing.TB, work func(i int, c *ssh.Client) error) {
 	sem := make(chan struct{}, 10)
 	var wg sync.WaitGroup
 	errs := make(chan error, len(f.servers))

@@ -102,6 +102,7 @@ type hostFields struct {
 	SHA256         types.String   `tfsdk:"sha256"`
 	RemoteSHA256   types.String   `tfsdk:"remote_sha256"`
 	TrustedHostKey types.String   `tfsdk:"trusted_host_key"`
+	RolloutGroup   types.String   `tfsdk:"rollout_group"`
 	Timeouts       timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -183,6 +184,12 @@ func hostAttributes(ctx context.Context, idDescription, sha256Description string
 			MarkdownDescription: "With `ssh.insecure_trust_on_first_use` and no `host_key` or `known_hosts`, the host key seen at the " +
 				"first connection, which every later connection must present. To accept a legitimate new key, set `ssh.host_key` " +
 				"to it: a pinned key replaces the recorded one."},
+		"rollout_group": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			MarkdownDescription: "The rollout group this resource's changes roll out in, under the provider's `rollout` policy " +
+				"(its `groups` entry of this name, else `rollout` itself): canaries first, then batches, and with " +
+				"`stop_on_failure` no further host of the group after a failure. Default: the resource type (`kha_file`), so each " +
+				"kind of change rolls out on its own. Give resources of several types one group to roll them out as one change, " +
+				"or a group each to let independent changes proceed independently. Changing it changes nothing on the host."},
 		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true,
 			CreateDescription: "How long creating may take, connecting, validating and reloading included. Default `10m`.",
 			ReadDescription:   "How long a refresh may take. Default `5m`.",
@@ -642,6 +649,18 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	if diags.HasError() {
 		return
 	}
+	ticket, d := r.admit(ctx, h, hostID(m.cfg, out.files))
+	if d.HasError() {
+		diags.Append(d...)
+		if priorState != nil {
+			diags.Append(state.Set(ctx, &prior)...) // not attempted: the state stays
+		}
+		return
+	}
+	var outcomes []remote.Outcome
+	if ticket != nil {
+		defer func() { ticket.done(changedHost(outcomes), failureOf(*diags)) }()
+	}
 	client, d := r.connect(ctx, m, toChange)
 	diags.Append(d...)
 	if diags.HasError() {
@@ -744,7 +763,7 @@ func hostGoneHint(detail string) string {
 
 // stateOnlyAttributes are the attributes that say nothing about the host
 // until destroy.
-var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "adopt", "timeouts"}
+var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "adopt", "rollout_group", "timeouts"}
 
 // dropRecords leaves the files on the host and removes kha's records of
 // them, so that a later resource may write them without adopt. It never

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -38,6 +39,9 @@ type providerData struct {
 	// claims records which resource keeps which file on which host, so
 	// that a second one fails its plan; new in every walk.
 	claims *claims
+	// rollout admits the walk's changes to their hosts; nil without the
+	// provider's `rollout`.
+	rollout *rollout
 }
 
 // sshDefaults is default_ssh; nil before Configure ran.
@@ -50,6 +54,7 @@ func (d *providerData) sshDefaults() *sshModel {
 
 type providerModel struct {
 	DefaultSSH types.Object `tfsdk:"default_ssh"`
+	Rollout    types.Object `tfsdk:"rollout"`
 }
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
@@ -73,6 +78,7 @@ func (p *khaProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			"configuration to hosts over SSH.",
 		Attributes: map[string]schema.Attribute{
 			"default_ssh": providerSSHAttribute(),
+			"rollout":     rolloutAttribute(),
 		},
 	}
 }
@@ -88,6 +94,11 @@ func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		return
 	}
 	data := &providerData{pool: p.pool, claims: newClaims()}
+	var diags diag.Diagnostics
+	if data.rollout, diags = rolloutFrom(ctx, m.Rollout); diags.HasError() {
+		resp.Diagnostics.Append(diags...)
+		return
+	}
 	if !m.DefaultSSH.IsNull() {
 		defaults, diags := sshFrom(ctx, m.DefaultSSH)
 		resp.Diagnostics.Append(diags...)

@@ -34,16 +34,17 @@ func stepProviders(tc resource.TestCase) resource.TestCase {
 }
 
 // expectPlanErrors plans each fixture testdata/<test name>/<case> (with
-// vars) and wants the plan to fail with the case's pattern.
+// vars; it may configure the provider) and wants the plan to fail with
+// the case's pattern.
 func expectPlanErrors(t *testing.T, cases map[string]string, vars config.Variables) {
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {
-			resource.UnitTest(t, resource.TestCase{
+			resource.UnitTest(t, stepProviders(resource.TestCase{
 				TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_11_0)},
 				ProtoV6ProviderFactories: testAccProviders,
 				Steps: []resource.TestStep{{ConfigDirectory: config.StaticDirectory(filepath.Join("testdata", strings.Split(t.Name(), "/")[0], name)),
 					ConfigVariables: vars, PlanOnly: true, ExpectError: regexp.MustCompile(want)}},
-			})
+			}))
 		})
 	}
 }

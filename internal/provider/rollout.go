@@ -1,0 +1,323 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	providerschema "github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+// rolloutPolicy is how the changes of one rollout group reach their hosts.
+type rolloutPolicy struct {
+	// canary resources apply (and verify) before any other of the group
+	// is admitted.
+	canary int
+	// batch bounds how many resources of the group change their hosts at
+	// once after the canaries; 0 is no bound (Terraform's parallelism).
+	batch int
+	// stopOnFailure admits no further resource of the group after one
+	// failed.
+	stopOnFailure bool
+}
+
+// rollout admits the changes of one provider instance's apply walk to
+// their hosts, group by group: canaries first, then batches, and nothing
+// after a failure. A nil rollout (no `rollout` configured) admits every
+// change at once, taking no lock.
+type rollout struct {
+	defaults rolloutPolicy
+	policies map[string]rolloutPolicy // by group, from rollout.groups
+
+	mu     sync.Mutex
+	groups map[string]*rolloutGroup
+}
+
+func newRollout(defaults rolloutPolicy, policies map[string]rolloutPolicy) *rollout {
+	return &rollout{defaults: defaults, policies: policies, groups: map[string]*rolloutGroup{}}
+}
+
+// rolloutGroup is the progress of one group's rollout. Resources arrive
+// in the order Terraform starts them: the first `canary` to arrive are
+// the canaries, and the others wait until every canary has finished.
+// The canary phase is over then, for the resources waiting and for every
+// one Terraform starts later alike, so no resource needs to know how many
+// others the group has.
+type rolloutGroup struct {
+	policy rolloutPolicy
+	// canaries is how many canary places are taken, by resources running
+	// or done; a canary that found its host as the plan wants (nothing
+	// written) gives its place to the next to arrive.
+	canaries, canariesDone int
+	running                int
+	// failure is the first failure, which stops the group with
+	// stopOnFailure.
+	failure *rolloutFailure
+	// changed is closed and replaced whenever the group's state changes:
+	// what the resources waiting for admission select on.
+	changed chan struct{}
+}
+
+// rolloutFailure is a group's first failure: the resource's ID, why, and
+// whether it was a canary.
+type rolloutFailure struct {
+	id, reason string
+	canary     bool
+}
+
+// notAttemptedError is why a resource was not admitted: another resource
+// of its group failed before it (with stop_on_failure), so its host was
+// not contacted.
+type notAttemptedError struct{ rolloutFailure }
+
+func (e notAttemptedError) Error() string {
+	who := e.id
+	if e.canary {
+		who = "canary " + e.id
+	}
+	return fmt.Sprintf("not attempted: %s failed: %s", who, e.reason)
+}
+
+// rolloutTicket is one admitted change; done reports how it went. A nil
+// ticket (no rollout) does nothing.
+type rolloutTicket struct {
+	group  *rolloutGroup
+	r      *rollout
+	id     string
+	canary bool
+}
+
+// policy is the group's policy: its entry in rollout.groups, else the
+// rollout's own values.
+func (r *rollout) policy(group string) rolloutPolicy {
+	if p, ok := r.policies[group]; ok {
+		return p
+	}
+	return r.defaults
+}
+
+// admit waits until the change of resource id (host:port:path) of group
+// may touch its host, and returns its ticket. It fails with a
+// notAttemptedError when the group stopped, and with ctx's error when ctx
+// ends first (timeouts, an interrupted apply).
+func (r *rollout) admit(ctx context.Context, group, id string) (*rolloutTicket, error) {
+	if r == nil {
+		return nil, nil
+	}
+	r.mu.Lock()
+	g := r.groups[group]
+	if g == nil {
+		g = &rolloutGroup{policy: r.policy(group), changed: make(chan struct{})}
+		r.groups[group] = g
+	}
+	for {
+		p := g.policy
+		switch {
+		case g.failure != nil && p.stopOnFailure:
+			err := notAttemptedError{*g.failure}
+			r.mu.Unlock()
+			return nil, err
+		case g.canaries < p.canary:
+			g.canaries++
+			g.running++
+			r.mu.Unlock()
+			return &rolloutTicket{group: g, r: r, id: id, canary: true}, nil
+		case g.canariesDone >= p.canary && (p.batch == 0 || g.running < p.batch):
+			g.running++
+			r.mu.Unlock()
+			return &rolloutTicket{group: g, r: r, id: id}, nil
+		}
+		wait := g.changed
+		r.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		r.mu.Lock()
+	}
+}
+
+// done reports the end of an admitted change: failed with reason, or
+// not, and whether it changed the host. Only a change that touched the
+// host counts as a canary.
+func (t *rolloutTicket) done(changed bool, failure string) {
+	if t == nil {
+		return
+	}
+	r, g := t.r, t.group
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g.running--
+	switch {
+	case failure != "":
+		if g.failure == nil {
+			g.failure = &rolloutFailure{id: t.id, reason: failure, canary: t.canary}
+		}
+		if t.canary {
+			g.canariesDone++
+		}
+	case t.canary && !changed:
+		g.canaries-- // proved nothing: the next to arrive is a canary
+	case t.canary:
+		g.canariesDone++
+	}
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+// rolloutGroupModel is an entry of the provider's `rollout.groups`.
+type rolloutGroupModel struct {
+	Canary        types.Int64 `tfsdk:"canary"`
+	Batch         types.Int64 `tfsdk:"batch"`
+	StopOnFailure types.Bool  `tfsdk:"stop_on_failure"`
+}
+
+// rolloutModel is the provider's `rollout`: a group's values, the
+// default of every group, and the groups.
+type rolloutModel struct {
+	rolloutGroupModel
+	Groups types.Map `tfsdk:"groups"`
+}
+
+// Defaults of the policy's values.
+const (
+	defaultCanary        = 1
+	defaultStopOnFailure = true
+)
+
+// policy is a group's policy: its values where set, else base's.
+func (m rolloutGroupModel) policy(base rolloutPolicy) rolloutPolicy {
+	p := base
+	if known(m.Canary) {
+		p.canary = int(m.Canary.ValueInt64())
+	}
+	if known(m.Batch) {
+		p.batch = int(m.Batch.ValueInt64())
+	}
+	if known(m.StopOnFailure) {
+		p.stopOnFailure = m.StopOnFailure.ValueBool()
+	}
+	return p
+}
+
+// rolloutFrom is the coordinator of a provider's `rollout`; nil when it
+// is not set.
+func rolloutFrom(ctx context.Context, obj types.Object) (*rollout, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if obj.IsNull() || obj.IsUnknown() {
+		return nil, diags
+	}
+	var m rolloutModel
+	diags.Append(obj.As(ctx, &m, basetypes.ObjectAsOptions{})...)
+	if diags.HasError() {
+		return nil, diags
+	}
+	defaults := m.policy(rolloutPolicy{canary: defaultCanary, stopOnFailure: defaultStopOnFailure})
+	groups := map[string]rolloutGroupModel{}
+	if known(m.Groups) {
+		diags.Append(m.Groups.ElementsAs(ctx, &groups, false)...)
+	}
+	policies := make(map[string]rolloutPolicy, len(groups))
+	for name, g := range groups {
+		policies[name] = g.policy(defaults)
+	}
+	return newRollout(defaults, policies), diags
+}
+
+// rolloutPolicyAttributes are the values of `rollout` that each group may
+// set again; what is left out, the group takes from `rollout`.
+func rolloutPolicyAttributes(inherit string) map[string]providerschema.Attribute {
+	return map[string]providerschema.Attribute{
+		"canary": providerschema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
+			MarkdownDescription: "How many resources of the group change their hosts first, alone: the others wait until " +
+				"these have applied and verified (validate, preflight, reload, verify) and fail without being attempted when " +
+				"one of them failed (with `stop_on_failure`). The canaries are the first resources of the group that " +
+				"Terraform starts in the apply. `0` starts with the batches. " + inherit + "`1`."},
+		"batch": providerschema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(1)},
+			MarkdownDescription: "How many resources of the group may change their hosts at once after the canaries. " +
+				inherit + "no bound beyond Terraform's `-parallelism` (10 by default)."},
+		"stop_on_failure": providerschema.BoolAttribute{Optional: true,
+			MarkdownDescription: "After a resource of the group fails, touch no further host of the group: every resource " +
+				"of the group not yet started fails with `not attempted: canary <id> failed: <reason>` (or `not attempted: " +
+				"<id> failed: …` after the canaries) and keeps its state, so the next apply tries it again. Changes " +
+				"already running finish (each rolls back its own host on failure). With `false`, a failed canary does not " +
+				"hold the others back. " + inherit + "`true`."},
+	}
+}
+
+// rolloutAttribute is the provider's `rollout`.
+func rolloutAttribute() providerschema.SingleNestedAttribute {
+	attrs := rolloutPolicyAttributes("Default: ")
+	attrs["groups"] = providerschema.MapNestedAttribute{Optional: true,
+		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.LengthAtLeast(1))},
+		NestedObject: providerschema.NestedAttributeObject{
+			Attributes: rolloutPolicyAttributes("Default: the value of `rollout` itself, whose default is "),
+		},
+		MarkdownDescription: "Policies of single rollout groups, by group name (a resource's `rollout_group`, by default " +
+			"its type, such as `kha_haproxy_config`). A value a group leaves out is `rollout`'s."}
+	return providerschema.SingleNestedAttribute{Optional: true, Attributes: attrs,
+		MarkdownDescription: "Roll changes out to hosts gradually, enforced by the provider within one apply: canaries " +
+			"first, then batches, and with `stop_on_failure` no further host after a failure. Each rollout group " +
+			"(`rollout_group` of the resources, by default their type) rolls out on its own. Only creates and updates " +
+			"that change a host take part: a resource whose update changes only its state, and destroys, do not. Unset, " +
+			"every change runs as soon as Terraform starts it. See the guide \"Rolling out changes\"."}
+}
+
+// admit waits until the provider's rollout lets the change of resource id
+// touch its host. Its error is the resource's: not attempted, its host
+// not contacted. Without `rollout` it returns at once, with no ticket.
+func (r *hostResource[M, P]) admit(ctx context.Context, h *hostFields, id string) (*rolloutTicket, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if r.data == nil || r.data.rollout == nil {
+		return nil, diags
+	}
+	group := "kha_" + r.name
+	if known(h.RolloutGroup) {
+		group = h.RolloutGroup.ValueString()
+	}
+	start := time.Now()
+	ticket, err := r.data.rollout.admit(ctx, group, id)
+	var stopped notAttemptedError
+	switch {
+	case errors.As(err, &stopped):
+		diags.AddError("Rollout Stopped", err.Error()+fmt.Sprintf("\n\nThe rollout of group %q stops at its first failure "+
+			"(the provider's rollout.stop_on_failure): %s was not contacted and its state is unchanged. Fix the cause and "+
+			"apply again; the resources that were not attempted are then tried again.", group, id))
+	case err != nil:
+		diags.AddError("Rollout Stopped", fmt.Sprintf("not attempted: %s waited %s for its turn in the rollout of group %q "+
+			"and the operation ended first (%v): the host was not contacted and the state is unchanged. The wait counts "+
+			"toward the resource's timeouts; a smaller canary or a larger batch shortens it.", id,
+			time.Since(start).Round(time.Second), group, err))
+	case ticket.canary:
+		tflog.Info(ctx, "rollout: canary of its group", map[string]any{"group": group})
+	}
+	return ticket, diags
+}
+
+// changedHost says whether an apply's puts changed the host.
+func changedHost(outcomes []remote.Outcome) bool {
+	return slices.ContainsFunc(outcomes, func(o remote.Outcome) bool { return !o.Unchanged })
+}
+
+// failureOf is why an apply failed, or "".
+func failureOf(diags diag.Diagnostics) string {
+	if !diags.HasError() {
+		return ""
+	}
+	first := diags.Errors()[0]
+	return first.Summary() + ": " + summary(diags)
+}
