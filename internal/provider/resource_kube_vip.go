@@ -200,7 +200,10 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"apiserver answers on the VIP itself), so there is no port trap.\n\n" +
 			"The manifest is written atomically (mode 0640); the kubelet starts or restarts kube-vip when it changes, and " +
 			"destroy removes it, which stops kube-vip. kha does not wait for the VIP: with leader election one node of " +
-			"many holds it." + importDoc("the manifest", "host:port:<manifest_path>"),
+			"many holds it. kube-vip renews its Lease through the node's own apiserver (`local_apiserver_address`), so the VIP " +
+			"leaves a node whose apiserver stops answering (see `leader_election` for the bound).\n\n" +
+			"A control-plane node on its way out (`kha_cluster_endpoints`' `draining`) gets no `kha_kube_vip`: filter it out of " +
+			"`for_each` (`if !coalesce(n.draining, false)`), and the destroy of its manifest stops kube-vip there." + importDoc("the manifest", "host:port:<manifest_path>"),
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the manifest when delivered over SSH, else the rendered digest.",
 			"Digest of the manifest, known at plan time."),
 	}
