@@ -122,7 +122,7 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			MarkdownDescription: "The Lease of `arp` mode. kube-vip renews it through this node's own apiserver " +
 				"(`local_apiserver_address`), so the VIP follows that apiserver's health: when it stops answering (dead, " +
 				"hung, cut off from etcd, so it cannot write the Lease), kube-vip drops the VIP within `retry_period` + " +
-				"`renew_deadline` of its last renewal, and another node takes it once the Lease has expired, `lease_duration` " +
+				"2 × `renew_deadline` of its last renewal (it tries to release the Lease first), and another node takes it once the Lease has expired, `lease_duration` " +
 				"after the last renewal it saw, polling every `retry_period` with client-go's jitter (up to 2.2 times it): " +
 				"within `lease_duration` + 4.4 × `retry_period` (under 10 s at the defaults; the end-to-end test measures it " +
 				"with the holder's apiserver stopped). An apiserver that still writes the Lease but fails `/readyz` for " +
