@@ -13,6 +13,10 @@
 #               node-local load balancer on localhost (Epiphany's design,
 #               Talos KubePrism).
 #
+# A control-plane node leaves in two applies: `draining = true` takes it out
+# of every load balancer, then removing it from `control_plane_nodes` takes
+# it out of everything else (docs/guides/removing-a-control-plane-node.md).
+#
 # Every endpoint and SAN below is known at plan time.
 
 terraform {
@@ -49,7 +53,9 @@ data "kha_apiserver_certificate" "live" {
 }
 
 resource "kha_cluster_endpoints" "cluster" {
-  control_plane_nodes = [for n in var.control_plane_nodes : { name = n.name, ip = n.ip }]
+  # A draining node leaves every load balancer; its apiserver, etcd member
+  # and SANs stay until a second apply removes it from the list.
+  control_plane_nodes = [for n in var.control_plane_nodes : { name = n.name, ip = n.ip, draining = n.draining }]
   worker_nodes        = [for n in var.worker_nodes : { name = n.name, ip = n.ip }]
 
   local_lb = {

@@ -1,6 +1,6 @@
 variable "control_plane_nodes" {
-  description = "Control-plane nodes (kube-apiserver and a stacked etcd member each), first one first, and the node-local load balancer each runs in `every_node` mode."
-  type        = list(object({ name = string, ip = string, local_lb = optional(string, "haproxy") }))
+  description = "Control-plane nodes (kube-apiserver and a stacked etcd member each), first one first, the node-local load balancer each runs in `every_node` mode, and `draining = true` on a node on its way out (the first of the two applies that remove it)."
+  type        = list(object({ name = string, ip = string, local_lb = optional(string, "haproxy"), draining = optional(bool, false) }))
 }
 
 variable "worker_nodes" {

@@ -25,16 +25,18 @@ func Compute(in Input) (Result, problem.Problems) {
 	problems = append(problems, c.checkPodEndpoint(r.PodEndpoint)...)
 	problems = append(problems, c.checkShutdownTiming()...)
 	problems = append(problems, c.checkIdleTimeout()...)
+	problems = append(problems, c.drainingReferences(r, in)...)
 	return r, problems
 }
 
 func (c *cluster) result() Result {
-	m0 := c.controlPlanes[0]
+	m0 := c.controlPlanes[c.primary]
 	r := Result{
 		Mode:               c.mode,
 		APIServerServiceIP: c.serviceIP.String(),
 		// kubeadm init runs on the first control-plane node; without an
-		// LB that every node uses, its own address is the endpoint.
+		// LB that every node uses, its own address is the endpoint. A
+		// draining first node hands that role to the next one.
 		KubeadmControlPlaneEndpoint: HostPort(m0.ip.String(), c.port),
 		KubeconfigServer:            URL(m0.accessIP.String(), c.port),
 	}
@@ -74,10 +76,14 @@ func (c *cluster) result() Result {
 	for _, n := range c.workers {
 		r.NodeEndpoints = append(r.NodeEndpoints, NodeEndpoint{Name: n.Name, URL: r.Endpoints.Worker})
 	}
-	r.Endpoints.ControlPlane = r.NodeEndpoints[0].URL
+	r.Endpoints.ControlPlane = r.NodeEndpoints[c.primary].URL
 
+	// A draining node leaves every load balancer: a reload sends new
+	// connections elsewhere, and the old processes finish the open ones.
 	for _, n := range c.controlPlanes {
-		r.LocalLBBackends = append(r.LocalLBBackends, Backend{Name: n.Name, Address: n.accessIP.String(), Port: c.port})
+		if !n.Draining {
+			r.LocalLBBackends = append(r.LocalLBBackends, Backend{Name: n.Name, Address: n.accessIP.String(), Port: c.port})
+		}
 	}
 	r.LocalLBNodeIPs = map[string]string{}
 	for i := range c.nodes {
@@ -114,7 +120,7 @@ func (c *cluster) discoveryAddress() string {
 	if c.mode == ModeExternalLB {
 		return HostPort(c.lbHost(), c.external.Port)
 	}
-	return HostPort(c.controlPlanes[0].accessIP.String(), c.port)
+	return HostPort(c.controlPlanes[c.primary].accessIP.String(), c.port)
 }
 
 // kubeProxyServer is kube-proxy's apiserver. Its kubeconfig lives in one
@@ -130,7 +136,7 @@ func (c *cluster) kubeProxyServer(r Result) string {
 		return r.Endpoints.Global
 	case ModeDirect:
 		// kubeadm's own value: the first control-plane node's ip.
-		return URL(c.controlPlanes[0].ip.String(), c.port)
+		return URL(c.controlPlanes[c.primary].ip.String(), c.port)
 	}
 	return URL(c.loopback(), c.localLB.Port)
 }

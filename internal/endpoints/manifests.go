@@ -140,6 +140,9 @@ func (c *cluster) metalLBManifests() string {
 		slice.AddressType = "IPv6"
 	}
 	for _, n := range c.controlPlanes {
+		if n.Draining {
+			continue
+		}
 		slice.Endpoints = append(slice.Endpoints, endpoint{Addresses: []string{n.accessIP.String()}, NodeName: n.Name,
 			Conditions: endpointConditions{Ready: true}})
 	}

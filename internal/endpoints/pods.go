@@ -107,7 +107,9 @@ func (c *cluster) podEndpoint() PodEndpoint {
 		}
 		return PodEndpoint{URL: URL(host, c.external.Port), Host: host, Port: c.external.Port}
 	}
-	host := c.controlPlanes[0].accessIP.String()
+	// The first control-plane node that is not draining, as for kubeadm's
+	// controlPlaneEndpoint.
+	host := c.controlPlanes[c.primary].accessIP.String()
 	return PodEndpoint{URL: URL(host, c.port), Host: host, Port: c.port, SinglePoint: true}
 }
 
@@ -238,7 +240,7 @@ func (c *cluster) checkPodEndpoint(pe PodEndpoint) problem.Problems {
 			"node's loopback, which pods outside the host network cannot reach. While %q is down, such pods (and a CNI "+
 			"configured with cilium_values or calico_kubernetes_services_endpoint) lose the API. Give external_lb "+
 			"(a VIP or cloud load balancer), or set pod_network_endpoint_override to an endpoint that survives one node.",
-		pe.URL, c.controlPlanes[0].Name, why, c.controlPlanes[0].Name)
+		pe.URL, c.controlPlanes[c.primary].Name, why, c.controlPlanes[c.primary].Name)
 	return ps
 }
 

@@ -33,6 +33,10 @@ func TestPodEndpoint(t *testing.T) {
 	}{
 		{"local_lb: the first control-plane node", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers},
 			PodEndpoint{URL: "https://10.0.0.11:6443", Host: "10.0.0.11", Port: 6443, SinglePoint: true}, true},
+		{"local_lb, the first control-plane node draining: the next one",
+			Input{ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", Draining: true}, {Name: "cp2", IP: "10.0.0.12"}, {Name: "cp3", IP: "10.0.0.13"}},
+				WorkerNodes: twoWorkers},
+			PodEndpoint{URL: "https://10.0.0.12:6443", Host: "10.0.0.12", Port: 6443, SinglePoint: true}, true},
 		{"local_lb with one control-plane node: no warning, nothing to fail over to",
 			Input{ControlPlaneNodes: threeCPs[:1], WorkerNodes: twoWorkers},
 			PodEndpoint{URL: "https://10.0.0.11:6443", Host: "10.0.0.11", Port: 6443, SinglePoint: true}, false},

@@ -76,6 +76,10 @@ type Node struct {
 	// ansible_hostname and ansible_fqdn), apiserver SANs of control-plane
 	// nodes.
 	Hostname, FQDN string
+	// Draining takes a control-plane node out of every load balancer and
+	// every endpoint other nodes use, while its apiserver, etcd member and
+	// SANs stay: the first of the two applies that remove it.
+	Draining bool
 }
 
 // LocalLB describes the node-local apiserver load balancer.

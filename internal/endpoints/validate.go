@@ -33,6 +33,9 @@ type cluster struct {
 	// nodes holds the control-plane nodes first, then the workers.
 	nodes         []node
 	controlPlanes []node // nodes[:number of control-plane nodes]
+	// primary indexes the first control-plane node that is not draining:
+	// the one every node reaches without a load balancer, and kubeadm's.
+	primary       int
 	workers       []node // the rest of nodes
 	mode          Mode
 	localLB       LocalLB // Type and Port defaulted
@@ -138,6 +141,15 @@ func normalize(in Input) (*cluster, problem.Problems) {
 		}
 	}
 	c.controlPlanes, c.workers = c.nodes[:len(in.ControlPlaneNodes)], c.nodes[len(in.ControlPlaneNodes):]
+	c.primary = slices.IndexFunc(c.controlPlanes, func(n node) bool { return !n.Draining })
+	if c.primary < 0 {
+		c.primary = 0
+		if len(c.controlPlanes) > 0 {
+			ps.Errorf(problem.Root("control_plane_nodes"), "Every control-plane node draining",
+				"every node of control_plane_nodes has draining = true: no apiserver would be left in the load balancers. "+
+					"Drain one node at a time, and only while another one serves.")
+		}
+	}
 
 	c.parseLoadBalancers(&ps, in)
 	for i, s := range in.SupplementaryAddresses {
@@ -346,6 +358,10 @@ func (c *cluster) parseNode(ps *problem.Problems, seen duplicateIndex, n Node, a
 		if n.BindAddress != "" {
 			ps.Errorf(at.At("bind_address"), "Bind address on a worker",
 				"bind_address is the kube-apiserver bind address of a control-plane node; worker nodes run no apiserver. Remove it.")
+		}
+		if n.Draining {
+			ps.Errorf(at.At("draining"), "Draining a worker",
+				"draining takes a control-plane node out of the load balancers in front of the apiservers; worker nodes are in none. Remove it.")
 		}
 		return p
 	}

@@ -39,6 +39,9 @@ const (
 	// KubeconfigInPod is where kube-vip reads its kubeconfig; the host file
 	// is mounted there.
 	KubeconfigInPod = "/etc/kubernetes/admin.conf"
+	// DefaultLocalAPIServer is where kube-vip reaches the node's own
+	// apiserver: loopback, where an apiserver bound to every address answers.
+	DefaultLocalAPIServer = "127.0.0.1"
 )
 
 // ForwardingMethods are kube-vip's IPVS forwarding methods.
@@ -84,6 +87,9 @@ type Spec struct {
 	Image            string
 	// Kubeconfig is the host file mounted as the pod's kubeconfig.
 	Kubeconfig string
+	// LocalAPIServer is where kube-vip reaches this node's own apiserver,
+	// through which it renews its Lease; empty means 127.0.0.1.
+	LocalAPIServer string
 }
 
 func (s Spec) withDefaults() Spec {
@@ -128,6 +134,9 @@ func (s Spec) withDefaults() Spec {
 	}
 	if s.Kubeconfig == "" {
 		s.Kubeconfig = KubeconfigInPod
+	}
+	if s.LocalAPIServer == "" {
+		s.LocalAPIServer = DefaultLocalAPIServer
 	}
 	return s
 }
@@ -200,6 +209,15 @@ func (s Spec) Validate() problem.Problems {
 	}
 	if !oneOf(s.DNSMode, DNSModes) {
 		ps.SchemaErrorf(problem.Root("dns_mode"), "Invalid DNS mode", "%q is not one of %s.", s.DNSMode, strings.Join(DNSModes, ", "))
+	}
+	switch local, err := netip.ParseAddr(s.LocalAPIServer); {
+	case err != nil || local.Zone() != "" || local.IsUnspecified():
+		ps.Errorf(problem.Root("local_apiserver_address"), "Invalid apiserver address",
+			"%q is not an address of this node's apiserver; use 127.0.0.1, or the node's address when its apiserver binds that alone.", s.LocalAPIServer)
+	case local == vip:
+		ps.Errorf(problem.Root("local_apiserver_address"), "Lease through the VIP",
+			"local_apiserver_address is the VIP %s: kube-vip would renew its Lease through the address it holds, so the VIP would stay "+
+				"on a node whose apiserver is down. Use 127.0.0.1, or the node's own address.", s.Address)
 	}
 	if !path.IsAbs(s.Kubeconfig) || path.Clean(s.Kubeconfig) != s.Kubeconfig || strings.ContainsAny(s.Kubeconfig, "\"\\\n\r\t") {
 		ps.Errorf(problem.Root("kubeconfig_path"), "Invalid kubeconfig path", "%q is not a clean absolute path.", s.Kubeconfig)
@@ -292,10 +310,13 @@ func Render(s Spec) (string, error) {
 	w("    addonmanager.kubernetes.io/mode: Reconcile")
 	w("spec:")
 	w("  hostNetwork: true")
-	// kube-vip talks to the apiserver as https://kubernetes:<port>; on a
-	// control-plane node that is the local apiserver.
+	// kube-vip (cp_enable, no k8s_addr, no cp_detect) talks to the
+	// apiserver as https://kubernetes:<port>, whatever server its
+	// kubeconfig names: mapped to this node's own apiserver, the Lease is
+	// renewed through it, and a node whose apiserver stops answering loses
+	// the VIP (kube-vip's health check is BGP-only: kube-vip#1787).
 	w("  hostAliases:")
-	w("    - ip: 127.0.0.1")
+	w("    - ip: %s", s.LocalAPIServer)
 	w("      hostnames:")
 	w("        - kubernetes")
 	w("  priority: 2000001000")

@@ -146,6 +146,9 @@ func TestValidate(t *testing.T) {
 		{"BGP peers in ARP mode", func(s *Spec) { s.BGPPeers = []Peer{{Address: "10.0.0.1", AS: 65001}} }, "bgp"},
 		{"relative kubeconfig", func(s *Spec) { s.Kubeconfig = "admin.conf" }, "kubeconfig_path"},
 		{"kubeconfig path with a quote", func(s *Spec) { s.Kubeconfig = "/etc/a\"b" }, "kubeconfig_path"},
+		{"Lease through the VIP", func(s *Spec) { s.LocalAPIServer = "10.0.0.100" }, "local_apiserver_address"},
+		{"apiserver by name", func(s *Spec) { s.LocalAPIServer = "localhost" }, "local_apiserver_address"},
+		{"apiserver on the wildcard", func(s *Spec) { s.LocalAPIServer = "0.0.0.0" }, "local_apiserver_address"},
 	}
 	if ps := ok.Validate(); len(ps) != 0 {
 		t.Fatalf("valid spec: %v", ps)
@@ -181,4 +184,30 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("values changed on the way into the manifest: %v", env)
 		}
 	})
+}
+
+// TestLeaseThroughTheNodesOwnAPIServer: kube-vip dials kubernetes:<port>
+// (cp_enable without k8s_addr or cp_detect, which would send it to another
+// apiserver), and the manifest maps that name to the node's own apiserver:
+// the Lease, and with it the VIP, follows that apiserver.
+func TestLeaseThroughTheNodesOwnAPIServer(t *testing.T) {
+	for _, tc := range []struct{ local, want string }{{"", "127.0.0.1"}, {"10.0.0.11", "10.0.0.11"}, {"::1", "::1"}} {
+		text, err := Render(Spec{NodeName: "cp1", Address: "10.0.0.100", LocalAPIServer: tc.local})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := testhost.MustParsePod(t, text)
+		env := envOf(pod)
+		if env["cp_enable"] != "true" || env["vip_leaderelection"] != "true" {
+			t.Errorf("env %v: want control-plane mode with leader election", env)
+		}
+		for _, k := range []string{"k8s_addr", "cp_detect"} {
+			if _, ok := env[k]; ok {
+				t.Errorf("env sets %s, which sends kube-vip past the node's own apiserver", k)
+			}
+		}
+		if h := pod.Spec.HostAliases; len(h) != 1 || h[0].IP != tc.want || len(h[0].Hostnames) != 1 || h[0].Hostnames[0] != "kubernetes" {
+			t.Errorf("local_apiserver_address %q: hostAliases %+v, want kubernetes -> %s", tc.local, h, tc.want)
+		}
+	}
 }

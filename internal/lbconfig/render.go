@@ -61,7 +61,7 @@ func RenderHAProxy(spec Spec) (string, error) {
 	w("# Rendered by kha (role %s). Changes made here are reverted by the next apply.", s.Role)
 	w("global")
 	w("    maxconn %d", s.MaxConn)
-	w("    hard-stop-after 30s")
+	w("    hard-stop-after %ds", endpoints.HAProxyDrainSeconds) // how long a drained server keeps its connections
 	if logs {
 		if s.Observability.LogTarget == LogStdout {
 			w("    log stdout format raw local0")
@@ -209,7 +209,7 @@ func RenderNginx(spec Spec) (string, error) {
 	}
 	w("worker_processes 2;")
 	w("worker_rlimit_nofile 65535;")
-	w("worker_shutdown_timeout 10s;")
+	w("worker_shutdown_timeout %ds;", endpoints.NginxDrainSeconds)
 	w("")
 	w("events {")
 	w("    multi_accept on;")

@@ -59,8 +59,9 @@ func edited(p string) remote.Item {
 	return &remote.EditedFile{Path: p, Edit: &kubeconfigEdit{server: "https://127.0.0.1:6443"}}
 }
 
-func block(p, marker, content string) remote.Item {
-	return remote.Block{Path: p, Marker: marker, Content: []byte(content)}
+// hostsBlock is a block of /etc/hosts.
+func hostsBlock(marker, content string) remote.Item {
+	return remote.Block{Path: "/etc/hosts", Marker: marker, Content: []byte(content)}
 }
 
 func TestClaims_conflicts(t *testing.T) {
@@ -72,20 +73,20 @@ func TestClaims_conflicts(t *testing.T) {
 		{"two whole files", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "10.0.0.21", 22},
 			claimer{"b", []remote.Item{file("/etc/haproxy/haproxy.cfg", "b")}, "10.0.0.21", 22},
 			"File Managed by Two Resources: This b and a both manage 10.0.0.21:22:/etc/haproxy/haproxy.cfg"},
-		{"blocks of one marker", claimer{"a", []remote.Item{block("/etc/hosts", "entries", "1.1.1.1 a")}, "h", 22},
-			claimer{"b", []remote.Item{block("/etc/hosts", "entries", "2.2.2.2 b")}, "h", 22},
+		{"blocks of one marker", claimer{"a", []remote.Item{hostsBlock("entries", "1.1.1.1 a")}, "h", 22},
+			claimer{"b", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
 			`Block Managed by Two Resources: This b and a both manage the block "entries"`},
 		{"a block under a whole file", claimer{"a", []remote.Item{file("/etc/hosts", "x")}, "h", 22},
-			claimer{"b", []remote.Item{block("/etc/hosts", "entries", "2.2.2.2 b")}, "h", 22},
+			claimer{"b", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
 			`File Managed by Two Resources: This b (its block "entries") and a (the whole file) both manage h:22:/etc/hosts`},
-		{"a whole file over a block", claimer{"a", []remote.Item{block("/etc/hosts", "entries", "2.2.2.2 b")}, "h", 22},
+		{"a whole file over a block", claimer{"a", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
 			claimer{"b", []remote.Item{file("/etc/hosts", "x")}, "h", 22},
 			`File Managed by Two Resources: This b (the whole file) and a (its block "entries") both manage h:22:/etc/hosts`},
 		{"an edited file under a whole file", claimer{"a", []remote.Item{file("/etc/kubernetes/kubelet.conf", "x")}, "h", 22},
 			claimer{"b", []remote.Item{edited("/etc/kubernetes/kubelet.conf")}, "h", 22},
 			"This b and a both manage h:22:/etc/kubernetes/kubelet.conf"},
-		{"blocks of two markers", claimer{"a", []remote.Item{block("/etc/hosts", "api", "1.1.1.1 a")}, "h", 22},
-			claimer{"b", []remote.Item{block("/etc/hosts", "registry", "2.2.2.2 b")}, "h", 22}, ""},
+		{"blocks of two markers", claimer{"a", []remote.Item{hostsBlock("api", "1.1.1.1 a")}, "h", 22},
+			claimer{"b", []remote.Item{hostsBlock("registry", "2.2.2.2 b")}, "h", 22}, ""},
 		{"two hosts", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "10.0.0.21", 22},
 			claimer{"b", []remote.Item{file("/etc/haproxy/haproxy.cfg", "b")}, "10.0.0.22", 22}, ""},
 		{"two ports", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
@@ -149,7 +150,7 @@ func TestClaims_detail(t *testing.T) {
 		return d.claim(m, claimer{name: name}, digest, files, plan)
 	}
 	take("kha_file with path = \"/etc/hosts\"", "1", claimPlan(map[string]string{"path": "/etc/hosts"}), file("/etc/hosts", "x"))
-	take("z_hosts", "2", claimPlan(map[string]string{"path": "/etc/hosts"}), block("/etc/hosts", "entries", "x"))
+	take("z_hosts", "2", claimPlan(map[string]string{"path": "/etc/hosts"}), hostsBlock("entries", "x"))
 	diags := take("a_edit", "3", claimPlan(map[string]string{"content": "/etc/hosts"}, "/etc/kubernetes/admin.conf", "/etc/hosts"),
 		edited("/etc/kubernetes/admin.conf"), edited("/etc/hosts"))
 	if len(diags) != 1 {

@@ -101,6 +101,7 @@ type nodeModel struct {
 	BindAddress types.String `tfsdk:"bind_address"`
 	Hostname    types.String `tfsdk:"hostname"`
 	FQDN        types.String `tfsdk:"fqdn"`
+	Draining    types.Bool   `tfsdk:"draining"`
 }
 
 type localLBModel struct {
@@ -388,7 +389,7 @@ func (n nodeModel) node() endpoints.Node {
 	return endpoints.Node{
 		Name: n.Name.ValueString(), IP: n.IP.ValueString(), AccessIP: n.AccessIP.ValueString(),
 		IP6: n.IP6.ValueString(), AccessIP6: n.AccessIP6.ValueString(), BindAddress: n.BindAddress.ValueString(),
-		Hostname: n.Hostname.ValueString(), FQDN: n.FQDN.ValueString(),
+		Hostname: n.Hostname.ValueString(), FQDN: n.FQDN.ValueString(), Draining: n.Draining.ValueBool(),
 	}
 }
 

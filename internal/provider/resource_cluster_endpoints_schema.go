@@ -652,10 +652,27 @@ func nodeAttributes(role string) map[string]schema.Attribute {
 				"Not allowed on worker nodes.",
 		},
 	}
+	attrs["draining"] = schema.BoolAttribute{
+		Optional: true,
+		MarkdownDescription: fmt.Sprintf("The first of the two applies that remove this control-plane node: it leaves "+
+			"`apiserver_backends` (every load balancer fed from them stops sending it new connections; the processes a reload "+
+			"replaces finish the open ones, HAProxy's within %d s (`hard-stop-after`), nginx's within %d s "+
+			"(`worker_shutdown_timeout`)), the MetalLB EndpointSlice, and every other node's endpoint: where the first "+
+			"control-plane node is the target (mode `direct`, `kubeadm_control_plane_endpoint`, `kubeadm_discovery_address`, "+
+			"`kubeconfig_server`), the next node that is not draining takes its place. Its apiserver, etcd member and "+
+			"certificate SANs stay, and its own kubelet keeps its endpoint. The plan warns with the list of what still "+
+			"points at it; the second apply removes the node from `control_plane_nodes`. Filter draining nodes out of "+
+			"`kha_kube_vip` so the node cannot hold the VIP. Default `false`; at least one control-plane node must not be "+
+			"draining. See the guide \"Removing a control-plane node\".", endpoints.HAProxyDrainSeconds, endpoints.NginxDrainSeconds),
+	}
 	if role == "worker" {
 		attrs["bind_address"] = schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "Not allowed on worker nodes (they run no kube-apiserver); present so both lists share one shape.",
+		}
+		attrs["draining"] = schema.BoolAttribute{
+			Optional:            true,
+			MarkdownDescription: "Not allowed on worker nodes (they are in no load balancer); present so both lists share one shape.",
 		}
 	}
 	return attrs

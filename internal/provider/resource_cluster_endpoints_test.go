@@ -302,3 +302,102 @@ func TestClusterEndpoints_noCertificateYet(t *testing.T) {
 		},
 	})
 }
+
+// TestClusterEndpoints_drainThenRemove: the two applies that remove a
+// control-plane node. In the first, the draining node is in no backend, no
+// other node's endpoint and no kube-vip, the plan warns with what still
+// points at it, and the SANs keep it; in the second it is gone from every
+// value.
+func TestClusterEndpoints_drainThenRemove(t *testing.T) {
+	recorder := &planRecorder{}
+	step := func(draining bool) resource.TestStep {
+		checks := []plancheck.PlanCheck{
+			plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("apiserver_backends"), knownvalue.ListExact([]knownvalue.Check{
+				knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact("cp2")}),
+				knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact("cp3")}),
+			})),
+			plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("rendered"), knownvalue.StringFunc(func(v string) error {
+				if strings.Contains(v, "10.0.0.11") || !strings.Contains(v, "server cp2 10.0.0.12:6443") {
+					return fmt.Errorf("the worker's HAProxy should forward to cp2 and cp3 only:\n%s", v)
+				}
+				return nil
+			})),
+			knownString("kubeadm_control_plane_endpoint", "10.0.0.12:6443"),
+			knownString("kubeadm_discovery_address", "10.0.0.12:6443"),
+			knownString("kubeconfig_server", "https://10.0.0.12:6443"),
+			plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("endpoints").AtMapKey("external"), knownvalue.StringExact("https://10.0.0.12:6443")),
+			kubeVIPOn{"cp2", "cp3"},
+		}
+		sans := []knownvalue.Check{knownvalue.StringExact("10.233.0.1"), knownvalue.StringExact("127.0.0.1"), knownvalue.StringExact("::1")}
+		if draining {
+			sans = append(sans, knownvalue.StringExact("10.0.0.11"))
+			checks = append(checks, plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("cp1"),
+				knownvalue.StringExact("https://127.0.0.1:6443")))
+		} else {
+			checks = append(checks, plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
+				"cp2": knownvalue.StringExact("https://127.0.0.1:6443"), "cp3": knownvalue.StringExact("https://127.0.0.1:6443"),
+				"w1": knownvalue.StringExact("https://localhost:6443"),
+			})))
+		}
+		sans = append(sans, knownvalue.StringExact("10.0.0.12"), knownvalue.StringExact("10.0.0.13"))
+		checks = append(checks,
+			plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("apiserver_cert_sans").AtMapKey("ip_addresses"), knownvalue.ListExact(sans)),
+			planCheckFunc(func() error {
+				var warnings []*tfprotov6.Diagnostic
+				for _, d := range recorder.take() {
+					if d.Summary == "Control-plane node draining" {
+						warnings = append(warnings, d)
+					}
+				}
+				if !draining {
+					if len(warnings) > 0 {
+						return fmt.Errorf("a draining warning without a draining node: %s", warnings[0].Detail)
+					}
+					return nil
+				}
+				// Terraform plans the resource more than once; each plan warns alike.
+				if len(warnings) == 0 {
+					return fmt.Errorf("no draining warning")
+				}
+				d := warnings[0]
+				at := tftypes.NewAttributePath().WithAttributeName("control_plane_nodes").WithElementKeyInt(0).WithAttributeName("draining")
+				if d.Severity != tfprotov6.DiagnosticSeverityWarning || d.Attribute.String() != at.String() {
+					return fmt.Errorf("the warning is at %s, severity %v", d.Attribute, d.Severity)
+				}
+				for _, want := range []string{"cp1 is draining", `node_endpoints["cp1"] https://127.0.0.1:6443: its own kubelet`,
+					"kubeadm.etcd_endpoints https://10.0.0.11:2379", "HAProxy within 30 s", "remove cp1 from control_plane_nodes in a second apply"} {
+					if !strings.Contains(d.Detail, want) {
+						return fmt.Errorf("the warning does not say %q:\n%s", want, d.Detail)
+					}
+				}
+				return nil
+			}))
+		return resource.TestStep{
+			ConfigDirectory:  config.TestNameDirectory(),
+			ConfigVariables:  config.Variables{"removed": config.BoolVariable(!draining)},
+			PreConfig:        recorder.reset,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: checks},
+		}
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: recorder.factories(),
+		Steps: []resource.TestStep{step(true), step(false), {ConfigDirectory: config.TestNameDirectory(),
+			ConfigVariables: config.Variables{"removed": config.BoolVariable(true)}, PlanOnly: true}},
+	})
+}
+
+// kubeVIPOn checks that the plan has kha_kube_vip.cp on these nodes alone.
+type kubeVIPOn []string
+
+func (want kubeVIPOn) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	var got []string
+	for _, rc := range req.Plan.ResourceChanges {
+		if after, ok := rc.Change.After.(map[string]any); ok && rc.Type == "kha_kube_vip" {
+			got = append(got, fmt.Sprint(after["node_name"]))
+		}
+	}
+	sort.Strings(got)
+	if !slices.Equal(got, want) {
+		resp.Error = fmt.Errorf("kha_kube_vip on %v, want %v", got, []string(want))
+	}
+}

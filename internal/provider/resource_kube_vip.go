@@ -62,6 +62,7 @@ type kubeVIPModel struct {
 	Image           types.String         `tfsdk:"image"`
 	Bootstrap       types.Bool           `tfsdk:"bootstrap"`
 	KubeconfigPath  types.String         `tfsdk:"kubeconfig_path"`
+	LocalAPIServer  types.String         `tfsdk:"local_apiserver_address"`
 	ManifestPath    types.String         `tfsdk:"manifest_path"`
 	Rendered        types.String         `tfsdk:"rendered"`
 }
@@ -118,7 +119,14 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				"(NDP for IPv6); the nodes must share a layer-2 segment. `bgp`: every node advertises the VIP to `bgp.peers`, " +
 				"no layer-2 adjacency needed. Default `arp`."},
 		"leader_election": schema.SingleNestedAttribute{Optional: true,
-			MarkdownDescription: "The Lease of `arp` mode: a node that stops renewing loses the VIP after `lease_duration`.",
+			MarkdownDescription: "The Lease of `arp` mode. kube-vip renews it through this node's own apiserver " +
+				"(`local_apiserver_address`), so the VIP follows that apiserver's health: when it stops answering (dead, " +
+				"hung, cut off from etcd, so it cannot write the Lease), kube-vip drops the VIP within `retry_period` + " +
+				"2 × `renew_deadline` of its last renewal (it tries to release the Lease first), and another node takes it once the Lease has expired, `lease_duration` " +
+				"after the last renewal it saw, polling every `retry_period` with client-go's jitter (up to 2.2 times it): " +
+				"within `lease_duration` + 4.4 × `retry_period` (under 10 s at the defaults; the end-to-end test measures it " +
+				"with the holder's apiserver stopped). An apiserver that still writes the Lease but fails `/readyz` for " +
+				"another reason keeps the VIP: kube-vip's own health check works in BGP mode only (kube-vip#1787).",
 			Attributes: map[string]schema.Attribute{
 				"lease_name": schema.StringAttribute{Optional: true,
 					MarkdownDescription: "Default `" + kubevip.DefaultLeaseName + "`, as kubespray."},
@@ -172,6 +180,12 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		"kubeconfig_path": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 			MarkdownDescription: "Kubeconfig on the host that kube-vip uses for its Lease (mounted at `" + kubevip.KubeconfigInPod +
 				"`). Default `" + kubevip.KubeconfigInPod + "`, or `" + superAdminConf + "` with `bootstrap`."},
+		"local_apiserver_address": schema.StringAttribute{Optional: true,
+			MarkdownDescription: "Where kube-vip reaches this node's own apiserver, through which it renews its Lease: the " +
+				"manifest maps the name `kubernetes`, which kube-vip dials on `port` whatever server its kubeconfig names " +
+				"(kubeadm's `admin.conf` names the VIP), to this address. Default `" + kubevip.DefaultLocalAPIServer + "`; set the " +
+				"node's address when its apiserver binds that address alone (`kha_cluster_endpoints`' `bind_address`). The VIP " +
+				"itself is refused: the Lease would then not follow this node's apiserver."},
 		"manifest_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/kubernetes/manifests/kube-vip.yml"),
 			Validators:          []validator.String{filePathValidator()},
 			MarkdownDescription: "Static pod manifest path (kubespray's). Default `/etc/kubernetes/manifests/kube-vip.yml`."},
@@ -186,7 +200,10 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"apiserver answers on the VIP itself), so there is no port trap.\n\n" +
 			"The manifest is written atomically (mode 0640); the kubelet starts or restarts kube-vip when it changes, and " +
 			"destroy removes it, which stops kube-vip. kha does not wait for the VIP: with leader election one node of " +
-			"many holds it." + importDoc("the manifest", "host:port:<manifest_path>"),
+			"many holds it. kube-vip renews its Lease through the node's own apiserver (`local_apiserver_address`), so the VIP " +
+			"leaves a node whose apiserver stops answering (see `leader_election` for the bound).\n\n" +
+			"A control-plane node on its way out (`kha_cluster_endpoints`' `draining`) gets no `kha_kube_vip`: filter it out of " +
+			"`for_each` (`if !coalesce(n.draining, false)`), and the destroy of its manifest stops kube-vip there." + importDoc("the manifest", "host:port:<manifest_path>"),
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the manifest when delivered over SSH, else the rendered digest.",
 			"Digest of the manifest, known at plan time."),
 	}
@@ -196,7 +213,7 @@ func (m *kubeVIPModel) spec() kubevip.Spec {
 	s := kubevip.Spec{NodeName: m.NodeName.ValueString(), Address: m.Address.ValueString(), Port: int(m.Port.ValueInt64()),
 		Interface: m.Interface.ValueString(), Subnet: int(m.Subnet.ValueInt64()), Mode: kubevip.Mode(m.Mode.ValueString()),
 		ServicesEnabled: m.ServicesEnabled.ValueBool(), DNSMode: m.DNSMode.ValueString(), DDNS: m.DDNS.ValueBool(),
-		Image: m.Image.ValueString(), Kubeconfig: m.KubeconfigPath.ValueString()}
+		Image: m.Image.ValueString(), Kubeconfig: m.KubeconfigPath.ValueString(), LocalAPIServer: m.LocalAPIServer.ValueString()}
 	if m.Bootstrap.ValueBool() {
 		s.Kubeconfig = superAdminConf
 	}

@@ -33,7 +33,7 @@ func TestKubeVIP_renderedFromClusterEndpoints(t *testing.T) {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				expectRendered("kha_kube_vip.cp1", `(?s)name: vip_nodename\n\s+value: "cp1".*name: vip_interface\n\s+value: "eth0".*`+
 					`name: vip_leasename\n\s+value: "plndr-cp-lock".*name: address\n\s+value: "10\.0\.0\.100".*path: "/etc/kubernetes/super-admin\.conf"`),
-				expectRendered("kha_kube_vip.cp2", `(?s)name: port\n\s+value: "6443".*path: "/etc/kubernetes/admin\.conf"`),
+				expectRendered("kha_kube_vip.cp2", `(?s)hostAliases:\n\s+- ip: 10\.0\.0\.12\n\s+hostnames:\n\s+- kubernetes\n.*name: port\n\s+value: "6443".*path: "/etc/kubernetes/admin\.conf"`),
 				expectRendered("kha_kube_vip.bgp", `(?s)image: "ghcr\.io/kube-vip/kube-vip-iptables:v1\.0\.3".*name: vip_arp\n\s+value: "false".*name: bgp_peers\n\s+value: "10\.0\.0\.1:65001::false,\[fd00::1\]:65002::true".*`+
 					`name: lb_fwdmethod\n\s+value: "masquerade".*privileged: true`),
 				plancheck.ExpectKnownValue("kha_kube_vip.bgp", tfjsonpath.New("sha256"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
@@ -49,6 +49,7 @@ func TestKubeVIP_diagnostics(t *testing.T) {
 		"bgp_settings_in_arp_mode":       `(?s)BGP settings in ARP mode.*mode = "bgp"`,
 		"bootstrap_with_kubeconfig_path": `(?s)Invalid Attribute Combination.*kubeconfig_path`,
 		"lease_timings":                  `(?s)Inconsistent lease timings.*retry_period < renew_deadline < lease_duration`,
+		"lease_through_the_vip":          `(?s)Lease through the VIP.*local_apiserver_address is the VIP 10\.0\.0\.100`,
 	}, nil)
 }
 

@@ -44,7 +44,9 @@ func TestClaimPutsBackTheFileThatWasThere(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "haproxy.cfg")
 	// The distribution's file, with a mode and an owner kha never gives.
 	os.WriteFile(target, []byte("# the distribution's haproxy.cfg\n"), 0o640)
-	os.Chown(target, 65534, 65534)
+	if err := os.Chown(target, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
 	before := factsOf(t, target)
 	reloads := filepath.Join(t.TempDir(), "reloads")
 	reload := "echo reloaded >> " + ShellQuote(reloads)

@@ -16,7 +16,11 @@
 #      certificate, then, after re-issuing it, the node joins every load
 #      balancer (0 failed requests);
 #   6. kube-vip from kha_kube_vip's manifests on h1-h3: one holder of a
-#      second VIP, which moves when its kube-vip stops or its node leaves;
+#      second VIP, which moves when its kube-vip stops, its node leaves or
+#      its apiserver stops answering;
+#   7. h3 leaves the control plane: drained (no load balancer names it)
+#      and then removed, two applies with 0 failed requests; its apiserver
+#      then dies under load unseen, and its etcd member goes;
 # then MetalLB's manifests and kubeadm's configuration against the real
 # apiserver and kubeadm, an empty plan, and a destroy that leaves the hosts
 # as they were.
@@ -70,8 +74,10 @@ start_or_reload() { # pidfile start-command reload-signal
 stop() { # pidfile runtime-files...: stop the daemon, wait for it to exit, remove what it leaves
   echo "if [ -s $1 ]; then p=\$(cat $1); kill \$p 2>/dev/null; for i in \$(seq 100); do kill -0 \$p 2>/dev/null || break; sleep 0.05; done; fi; rm -f $*"
 }
+draining='' removed='' # control-plane nodes on their way out (stage 7)
 vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terraform.tfvars.json
   jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert "$pki/apiserver.crt" \
+    --arg draining "$draining" --arg removed "$removed" \
     --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" \
     --arg hl "$(start_or_reload /etc/kha/haproxy-local.pid 'haproxy -W -D -f /etc/kha/haproxy-local.cfg' USR2)" \
     --arg hv "$(start_or_reload /etc/kha/haproxy-vip.pid 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg' USR2)" \
@@ -81,7 +87,8 @@ vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terrafo
     --arg ngs "$(stop /etc/kha/nginx.pid)" --arg kas "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)" '{
     access_mode: $mode,
     control_plane_nodes: [{name: "h1", ip: "10.77.0.11"}, {name: "h2", ip: "10.77.0.12"}, {name: "h3", ip: "10.77.0.13"},
-                          {name: "h6", ip: "10.77.0.16", local_lb: "nginx"}][0:$cps],
+                          {name: "h6", ip: "10.77.0.16", local_lb: "nginx"}][0:$cps]
+                         | map(select(.name != $removed) | if .name == $draining then . + {draining: true} else . end),
     worker_nodes: [{name: "h4", ip: "10.77.0.14", local_lb: "haproxy"}, {name: "h5", ip: "10.77.0.15", local_lb: "nginx"}],
     lb_nodes: [{name: "h4", ip: "10.77.0.14", priority: 150}, {name: "h5", ip: "10.77.0.15", priority: 100}],
     vip: "10.77.0.100", ca_file: "/etc/kha/ca.crt", kubeconfig_paths: ["/etc/kha/kubelet.conf"],
@@ -413,9 +420,13 @@ kvtf() { # command args...: terraform in the kube-vip working copy
 }
 go build -o "$T/podrun.bin" ./test/e2e/podrun
 cp "$kube/kube-vip" "$T/kube-vip.bin" # root's home is empty on the hosts
-for i in 1 2 3; do # the admin kubeconfig kube-vip takes its Lease with
+# The admin kubeconfig kube-vip takes its Lease with names the VIP, as
+# kubeadm's admin.conf does with the VIP as controlPlaneEndpoint: kube-vip
+# dials kubernetes:6443 instead, which the manifest maps to the node's own
+# apiserver, so the Lease follows that apiserver's health.
+for i in 1 2 3; do
   f=$T/hosts/h$i/etc-kha/kube-vip.conf
-  "$kubectl" config --kubeconfig "$f" set-cluster e2e --server "https://10.77.0.1$i:6443" --certificate-authority "$pki/ca.crt" --embed-certs >/dev/null
+  "$kubectl" config --kubeconfig "$f" set-cluster e2e --server https://10.77.0.200:6443 --certificate-authority "$pki/ca.crt" --embed-certs >/dev/null
   "$kubectl" config --kubeconfig "$f" set-credentials admin --client-certificate "$pki/admin.crt" --client-key "$pki/admin.key" --embed-certs >/dev/null
   "$kubectl" config --kubeconfig "$f" set-context e2e --cluster e2e --user admin >/dev/null
   "$kubectl" config --kubeconfig "$f" use-context e2e >/dev/null
@@ -474,6 +485,30 @@ for _ in $(seq 1 100); do kc root https://10.77.0.200:6443 --tls-server-name kub
 kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null || fail "kube-vip: the VIP does not serve on $third"
 echo "  $next dropped off the network: the VIP is on $third after $ms ms and serves after $(ms_since "$t0") ms (the Lease must expire: lease_duration 5s)"
 ip -n "kha-$next" link set eth0 up
+# The holder's apiserver stops answering while its kube-vip runs on: the
+# Lease, renewed through that apiserver, runs out and the VIP moves.
+# kube-vip drops it within retry_period + 2 renew_deadline (7 s) of its last
+# renewal (it tries to release the Lease first); another node takes it once
+# the Lease has expired, lease_duration after the last renewal it saw,
+# polling every retry_period with client-go's jitter (up to 2.2 s): within
+# 10 s at kha's defaults (1, 3, 5 s). First the cluster settles from the
+# last fault: an apiserver whose etcd client was on the node that left
+# stalls for seconds.
+for i in 1 2 3; do wait_ready "h$i" https://127.0.0.1:6443; done
+sleep 3
+r=$(cp_vip_wait "1 2 3")
+read -r _ holder <<< "$r"
+n=${holder#h}
+t0=$(date +%s%N); kill -STOP "$(cat "$T/cp/kas-$n.pid")"
+r=$(cp_vip_wait "1 2 3" "$holder")
+read -r ms next <<< "$r"
+kill -0 "$(cat "$T/kube-vip-$holder.pid")" 2>/dev/null && kv_alive=", its kube-vip running" || kv_alive=""
+kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null || { kill -CONT "$(cat "$T/cp/kas-$n.pid")"; fail "kube-vip: the VIP does not serve on $next"; }
+kill -CONT "$(cat "$T/cp/kas-$n.pid")"
+# The bound, and 2 s for the scheduling delays of a shared 2-core machine.
+[ "$ms" -le 12000 ] || fail "kube-vip: the VIP left $holder, whose apiserver stopped, after $ms ms, not within 10 s (+2 s)"
+echo "  $holder's apiserver stopped answering (SIGSTOP$kv_alive): the VIP is on $next alone after $ms ms (bound: 10 s at the defaults)"
+wait_ready "$holder" https://127.0.0.1:6443
 kvtf destroy -auto-approve
 for i in 1 2 3; do
   [ ! -e "$T/hosts/h$i/etc-kha/manifests/kube-vip.yml" ] || fail "h$i still has kube-vip's manifest after destroy"
@@ -483,6 +518,45 @@ for i in 1 2 3; do
 done
 for _ in $(seq 1 100); do [ -z "$(cp_vip_holders 1 2 3)" ] && break; sleep 0.1; done
 [ -z "$(cp_vip_holders 1 2 3)" ] || fail "kube-vip left the VIP on $(cp_vip_holders 1 2 3)"
+
+log "7. h3 leaves the control plane in two applies while every node sends requests: first it drains (out of every load balancer), then it is removed"
+lb_files=("h1/etc-kha/haproxy-local.cfg" "h2/etc-kha/haproxy-local.cfg" "h3/etc-kha/haproxy-local.cfg" "h4/etc-kha/haproxy-local.cfg"
+  "h4/etc-kha/haproxy-vip.cfg" "h5/etc-kha/nginx.conf" "h5/etc-kha/haproxy-vip.cfg" "h6/etc-kha/nginx.conf")
+for f in "${lb_files[@]}"; do grep -q '10.77.0.13:6443' "$T/hosts/$f" || fail "$f does not forward to h3 before the drain"; done
+t0=$(date +%s%N)
+load_start h1 h2 h3 h4 h5 h6
+draining=h3
+vars every_node 4 true
+tf apply -auto-approve
+load_stop "h3's drain"
+echo "  the drain's apply took $(ms_since "$t0") ms with the load's 4 s"
+for f in "${lb_files[@]}"; do ! grep -q '10.77.0.13' "$T/hosts/$f" || fail "$f still names h3 after the drain"; done
+echo "  no load balancer config names h3 (${#lb_files[@]} configs on h1-h6)"
+warning=$(sed 's/^[│╷╵]//' "$T/apply.log" | tr -s ' \n' ' ') # Terraform frames and wraps diagnostics
+echo "$warning" | grep -q 'h3 is draining: it is left out of apiserver_backends' || { cat "$T/apply.log"; fail "the apply did not warn that h3 is draining"; }
+echo "  the plan says what still points at h3: $(echo "$warning" | grep -o 'Still pointing at it: .* Give kha_kube_vip' | head -1 | sed 's/ Give kha_kube_vip$//')"
+# The old processes a reload replaced finish the connections they had
+# (hard-stop-after 30s, worker_shutdown_timeout 10s); the load makes a new
+# connection for every request, so there are none to wait for here.
+t0=$(date +%s%N)
+load_start h1 h2 h3 h4 h5 h6
+draining='' removed=h3
+vars every_node 4 true
+tf apply -auto-approve
+load_stop "h3's removal"
+echo "  the removal's apply took $(ms_since "$t0") ms with the load's 4 s"
+[ "$(server_of h3)" = https://10.77.0.13:6443 ] || fail "h3's kubeconfig was not put back: $(server_of h3)"
+! ip netns pids kha-h3 | xargs -r ps -o comm= -p | grep -q haproxy || fail "h3 still runs its load balancer"
+log "nothing points at h3: its apiserver dies under load and no other node sees a failed request; then its etcd member goes"
+load_start h1 h2 h4 h5 h6
+kill -9 "$(cat "$T/cp/kas-3.pid")"
+sleep 2
+load_stop "h3's apiserver's death"
+ectl() { ip netns exec kha-h1 etcdctl --endpoints https://10.77.0.11:2379 --cacert "$pki/ca.crt" --cert "$pki/etcd-client.crt" --key "$pki/etcd-client.key" "$@"; }
+ectl member remove "$(ectl member list | awk -F', ' '$3 == "h3" {print $1}')" >/dev/null || fail "etcdctl member remove h3"
+[ "$(ectl member list | wc -l)" = 2 ] || fail "etcd has $(ectl member list | wc -l) members, not 2"
+wait_ready h1 https://localhost:7445
+echo "  etcd has two members; h1 reaches the apiservers through localhost:7445"
 
 log "terraform plan is empty"
 tf plan -detailed-exitcode

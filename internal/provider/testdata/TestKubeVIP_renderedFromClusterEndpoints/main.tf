@@ -15,9 +15,11 @@ resource "kha_kube_vip" "cp1" {
   bootstrap = true
 }
 
+# cp2's apiserver binds its own address alone: kube-vip renews its Lease there.
 resource "kha_kube_vip" "cp2" {
-  node_name = kha_cluster_endpoints.c.control_plane_nodes[1].name
-  address   = kha_cluster_endpoints.c.external_lb.address
+  node_name               = kha_cluster_endpoints.c.control_plane_nodes[1].name
+  address                 = kha_cluster_endpoints.c.external_lb.address
+  local_apiserver_address = kha_cluster_endpoints.c.control_plane_nodes[1].ip
 }
 
 resource "kha_kube_vip" "bgp" {
