@@ -318,6 +318,13 @@ func (c *hostConn) dialWithRetry(ctx context.Context, b budget) (*ssh.Client, *s
 			return conn, bastion, key, cleanup, nil
 		}
 		reason := healing(err)
+		if reason == "" && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// The budget ended during the attempt: through a bastion, a
+			// target off the network keeps the channel open (or the
+			// handshake over it) waiting, where a direct dial reports a
+			// timeout.
+			reason = "connection timeouts"
+		}
 		if reason == "" {
 			c.log(ctx, LevelWarn, "connecting failed", map[string]any{"error": err.Error()})
 			if attempt > 1 {
@@ -408,9 +415,19 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 		}
 	}
 	if deadline, ok := ctx.Deadline(); ok {
-		_ = netConn.SetDeadline(deadline)
+		_ = netConn.SetDeadline(deadline) // a channel through a bastion has no deadlines: see below
 	}
+	// Through a bastion, only closing the channel ends a handshake that a
+	// silent target keeps waiting.
+	stop := context.AfterFunc(ctx, func() { netConn.Close() })
 	sshConn, chans, reqs, err := ssh.NewClientConn(netConn, cfg.Address(), clientCfg)
+	if !stop() { // ctx ended, and the channel is closed
+		if err == nil {
+			sshConn.Close()
+			err = errors.New("ssh: handshake done as the time to connect ended")
+		}
+		err = fmt.Errorf("%w: %w", err, ctx.Err())
+	}
 	if err != nil {
 		netConn.Close()
 		cleanup()
