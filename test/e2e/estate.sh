@@ -252,6 +252,7 @@ on cp1 'cmp -s /etc/kubernetes/pki/ca.crt -' < "$pki/ca.crt" || fail "the import
 log "d. cp3 goes off the network while every other node sends requests"
 load_start cp1 cp2 w1 w2 bastion
 ip -n kha-ecp3 link set eth0 down
+listing cp3 > "$T/hosts/cp3/listing.dark"
 sleep 3
 load_stop "cp3's fall off the network" 1
 log "the plan that takes cp3 out of the cluster, while its host does not answer"
@@ -306,7 +307,8 @@ for n in cp1 cp2 cp4 w1 w2; do
   [ -z "$extra" ] || failures+=("$n: left in /etc: $extra")
   [ -z "$(daemons "$n")" ] || failures+=("$n: still runs $(daemons "$n")")
 done
+while read -r d; do failures+=("cp3, gone, changed after it went off the network: $d"); done < <(compare "$T/hosts/cp3/listing.dark" <(listing cp3))
 if [ ${#failures[@]} -gt 0 ]; then printf '  %s\n' "${failures[@]}"; fail "the destroy did not give the hosts back as they were"; fi
 echo "  cp1, cp2, cp4, w1, w2: every file of $trees as listed before the first apply (checksum, mode, owner), none added; no daemon left"
-echo "  cp3, gone: its files stay as kha last wrote them"
+echo "  cp3, gone: its files are as they were when it went off the network; nothing touched it since"
 log "ESTATE PASSED in $(($(date +%s) - start))s"
