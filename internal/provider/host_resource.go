@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -33,7 +36,14 @@ import (
 // and clean the host on destroy. A resource embeds it with its model type
 // and declares only its schema and how the model renders to files.
 type hostResource[M any, P hostModel[M]] struct {
+	// name is the resource type's name after the provider's: "file"
+	// for kha_file.
+	name string
 	data *providerData
+}
+
+func (r *hostResource[M, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.name
 }
 
 // hostModel is what a resource's model gives the lifecycle.
@@ -48,6 +58,9 @@ type hostModel[M any] interface {
 	// when unknown: the plan leaves them unknown exactly when the
 	// configuration does not set them.
 	render(config *M) (rendered, diag.Diagnostics)
+	// claimant names it in the plan error of another resource that
+	// would manage one of its files (claims.go).
+	claimant
 }
 
 // rendered is what a resource keeps on its host.
@@ -76,6 +89,9 @@ type hostFields struct {
 	ID             types.String   `tfsdk:"id"`
 	SSH            types.Object   `tfsdk:"ssh"`
 	KeepOnDestroy  types.Bool     `tfsdk:"keep_on_destroy"`
+	OnDestroy      types.String   `tfsdk:"on_destroy"`
+	DestroyActions types.Map      `tfsdk:"destroy_actions"`
+	Adopt          types.Bool     `tfsdk:"adopt"`
 	SHA256         types.String   `tfsdk:"sha256"`
 	RemoteSHA256   types.String   `tfsdk:"remote_sha256"`
 	TrustedHostKey types.String   `tfsdk:"trusted_host_key"`
@@ -88,8 +104,20 @@ const (
 	defaultReadTimeout  = 5 * time.Minute
 )
 
+// The values of on_destroy, and what destroy_actions says besides them.
+const (
+	onDestroyRestore  = "restore"
+	onDestroyDelete   = "delete"
+	onDestroyKeep     = "keep"
+	actionRemoveBlock = "remove block"
+	actionUndoEdit    = "undo edit"
+)
+
 // Private state keys.
 const (
+	// privateOwnership holds the resource's claim (ownership).
+	privateOwnership = "ownership"
+
 	// privateUnobserved marks a state whose refresh could not reach the
 	// host because its only credentials are write-only; the plan looks.
 	privateUnobserved = "unobserved"
@@ -108,7 +136,36 @@ func hostAttributes(ctx context.Context, idDescription, sha256Description string
 		"id":  schema.StringAttribute{Computed: true, MarkdownDescription: idDescription},
 		"ssh": resourceSSHAttribute(),
 		"keep_on_destroy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "Leave the files on the host when the resource is destroyed. Default `false`."},
+			DeprecationMessage: `Use on_destroy = "keep" instead.`,
+			MarkdownDescription: "Leave the files on the host when the resource is destroyed, as `on_destroy = \"keep\"` does. " +
+				"Default `false`. Deprecated: use `on_destroy`."},
+		"on_destroy": schema.StringAttribute{Optional: true, Computed: true,
+			Validators: []validator.String{stringvalidator.OneOf(onDestroyRestore, onDestroyDelete, onDestroyKeep)},
+			MarkdownDescription: "What destroy does with each whole file the resource wrote: `restore` puts back the file " +
+				"that was at the path before kha first wrote it, byte for byte with its mode and owner, and deletes a file " +
+				"kha created; `delete` deletes the file either way; `keep` leaves it as it is and does not contact the host " +
+				"(the way out for a host that is gone for good). Default `restore`; a resource brought in by `terraform " +
+				"import` defaults to `keep`, since the file was there before and stays. `destroy_actions` shows what that " +
+				"means for each file. A path the resource stops writing (a changed `config_path`) is treated the same way " +
+				"during the update.\n\n" +
+				"The file found before kha never goes into state (it may hold secrets): the first apply keeps it on the " +
+				"host, in a private directory next to the target (`.<name>.kha`, mode `0700`), with kha's record of which " +
+				"resource owns the path and which directories kha created for it. Destroy puts the file back, removes the " +
+				"record and the directories kha created that are empty then. If the saved copy was removed by hand, " +
+				"destroy fails and removes nothing: set `on_destroy = \"delete\"` or `\"keep\"` to let the file go. A " +
+				"marked block (`kha_hosts_entries`) and a kubeconfig edit (`kha_kubeconfig_server`) are always taken back " +
+				"on their own, the rest of their file left as it is."},
+		"destroy_actions": schema.MapAttribute{ElementType: types.StringType, Computed: true,
+			MarkdownDescription: "What destroy will do, by path (`path#marker` for a marked block): `restore` (put back the " +
+				"file that was there before kha), `delete` (a file kha created, or `on_destroy = \"delete\"`), `keep`, " +
+				"`remove block` or `undo edit` (the rest of the file stays). Unknown until an apply has looked at the " +
+				"host; null when the resource delivers nothing (no `ssh`)."},
+		"adopt": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Take over a file whose record on the host names another kha resource as its owner: " +
+				"one of another configuration or workspace, or one destroyed with `on_destroy = \"keep\"`. Without it " +
+				"apply refuses such a file before changing anything, and says who owns it (resource type, the " +
+				"directory Terraform ran in, the machine and the time): two resources that write one file overwrite " +
+				"each other on every apply. `terraform import` adopts the file it imports. Default `false`."},
 		"sha256": schema.StringAttribute{Computed: true, MarkdownDescription: sha256Description},
 		"remote_sha256": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "Digest of what the host had at the last refresh: equal to `sha256` while the host has what the " +
@@ -309,8 +366,10 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	}
 	prior := P(&state).fields()
 	wasDelivered := !req.State.Raw.IsNull() && addressOfID(prior.ID.ValueString()) != ""
+	h.OnDestroy = onDestroyOf(P(&config).fields().OnDestroy, prior.OnDestroy)
 	if !delivered(out, h) {
 		h.ID, h.RemoteSHA256, h.TrustedHostKey = types.StringValue(desired), types.StringNull(), types.StringNull()
+		h.DestroyActions = types.MapNull(types.StringType)
 		if wasDelivered {
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("ssh")) // destroy cleans the old host
 		}
@@ -332,6 +391,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 			return
 		}
 		h.ID = types.StringValue(hostID(m.cfg, out.files))
+		resp.Diagnostics.Append(r.data.claim(m, P(&plan), desired, out.files, req.Plan.Raw)...)
 	}
 	if len(m.unknown) == 0 {
 		if err := m.cfg.Validate(); err != nil {
@@ -344,6 +404,16 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 		// Another host: destroy cleans the old one, create fills the new.
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("ssh"))
 	}
+	// What the host saved is known of the files this resource put on
+	// the same host before; a replacement starts afresh.
+	var own ownership
+	onHost := wasDelivered && !moved
+	if onHost {
+		var d diag.Diagnostics
+		own, d = readOwnership(ctx, req.Private)
+		resp.Diagnostics.Append(d...)
+	}
+	h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return own.savedKnown(p, onHost) }, false)
 
 	h.TrustedHostKey = types.StringNull()
 	verificationUnknown := slices.Contains(m.unknown, "host_key") || slices.Contains(m.unknown, "known_hosts") ||
@@ -371,12 +441,13 @@ func planDestroy(ctx context.Context, state tfsdk.State, private privateState) d
 	if state.Raw.IsNull() {
 		return diags
 	}
-	var keep types.Bool
-	diags.Append(state.GetAttribute(ctx, path.Root("keep_on_destroy"), &keep)...)
+	var h hostFields
+	diags.Append(state.GetAttribute(ctx, path.Root("keep_on_destroy"), &h.KeepOnDestroy)...)
+	diags.Append(state.GetAttribute(ctx, path.Root("on_destroy"), &h.OnDestroy)...)
 	raw, d := private.GetKey(ctx, privateUnreachable)
 	diags.Append(d...)
 	var why string
-	if diags.HasError() || keep.ValueBool() || len(raw) == 0 || json.Unmarshal(raw, &why) != nil {
+	if diags.HasError() || h.keeps() || len(raw) == 0 || json.Unmarshal(raw, &why) != nil {
 		return diags
 	}
 	detail := why + "\n\nDestroying removes the resource's files from the host, which did not answer the refresh; " +
@@ -423,6 +494,13 @@ type privateState interface {
 
 type privateSetter interface {
 	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// privateStore is a response's private state, which an update's response
+// holds the prior values of.
+type privateStore interface {
+	privateState
+	privateSetter
 }
 
 // trustedKeyOf is the key the client's host presented, to record on
@@ -501,19 +579,34 @@ func (r *hostResource[M, P]) Update(ctx context.Context, req resource.UpdateRequ
 }
 
 // apply puts the planned files on the host, then removes from it every
-// file or block the prior state had and the plan no longer has.
-func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, priorState *tfsdk.State, state *tfsdk.State, private privateSetter, diags *diag.Diagnostics) {
-	var plan, config M
+// file or block the prior state had and the plan no longer has. Each whole
+// file carries the resource's ownership claim (owned): a create, or the first
+// apply after an import, saves on the host what it replaces.
+func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, priorState *tfsdk.State, state *tfsdk.State, private privateStore, diags *diag.Diagnostics) {
+	var plan, config, prior M
 	diags.Append(planned.Get(ctx, &plan)...)
 	diags.Append(cfg.Get(ctx, &config)...)
+	if priorState != nil {
+		diags.Append(priorState.Get(ctx, &prior)...)
+	}
 	if diags.HasError() {
 		return
 	}
 	h := P(&plan).fields()
+	h.OnDestroy = onDestroyOf(P(&config).fields().OnDestroy, P(&prior).fields().OnDestroy)
+	own, d := readOwnership(ctx, private)
+	diags.Append(d...)
+	if diags.HasError() {
+		return
+	}
 	if priorState != nil && changesStateOnly(planned.Raw, priorState.Raw) {
-		// keep_on_destroy or timeouts: nothing on the host changes, so a
-		// host that is gone for good can still be let go of this way.
-		tflog.Info(ctx, "only keep_on_destroy or timeouts changed; the host is not contacted")
+		// on_destroy, keep_on_destroy or timeouts: nothing on the host
+		// changes, so a host that is gone for good can still be let go
+		// of this way.
+		tflog.Info(ctx, "only what destroy does or timeouts changed; the host is not contacted")
+		if out, d := P(&plan).render(&config); !d.HasError() && h.DestroyActions.IsUnknown() {
+			h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return own.savedKnown(p, true) }, true)
+		}
 		diags.Append(state.Set(ctx, &plan)...)
 		return
 	}
@@ -530,6 +623,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		return
 	}
 	if !delivered(out, h) {
+		h.DestroyActions = types.MapNull(types.StringType)
 		diags.Append(state.Set(ctx, &plan)...)
 		return
 	}
@@ -553,28 +647,53 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		diags.Append(d...)
 		return
 	}
+	var old rendered
+	priorDelivered := false
+	if priorState != nil {
+		var d diag.Diagnostics
+		old, d = P(&prior).render(nil)
+		priorDelivered = !d.HasError() && delivered(old, P(&prior).fields())
+	}
+	// What a create finds at a path was there before kha; an update of a
+	// resource that kept no claim finds its own files.
+	capture := own.Imported || (own.ID == "" && !priorDelivered)
+	if own.ID == "" {
+		own = newOwnership(false)
+	}
 	h.ID = types.StringValue(hostID(m.cfg, out.files))
-	if failed, put := r.putAll(ctx, client, m, out, diags); failed {
-		if priorState == nil && put > 0 {
+	out.files = r.owned(out.files, own, h, capture)
+	failed, put, outcomes := r.putAll(ctx, client, m, out, diags)
+	own.record(out.files, outcomes)
+	settled := func(complete bool) {
+		if h.DestroyActions.IsUnknown() {
+			h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return own.savedKnown(p, true) }, complete)
+		}
+	}
+	if failed {
+		switch {
+		case priorState == nil && put > 0:
 			// Earlier files are on the host: keep a (tainted) state so
 			// that the next apply replaces the resource and cleans up.
 			h.RemoteSHA256 = types.StringNull()
+			settled(true)
 			diags.Append(state.Set(ctx, &plan)...)
+		case priorState != nil:
+			diags.Append(state.Set(ctx, &prior)...) // the state it had, with the claim its files may carry now
 		}
+		diags.Append(own.write(ctx, private)...)
 		return
 	}
-	if priorState != nil {
-		var prior M
-		diags.Append(priorState.Get(ctx, &prior)...)
-		if old, d := P(&prior).render(nil); !d.HasError() && delivered(old, P(&prior).fields()) {
-			r.removeLeftovers(ctx, client, old.files, out.files, diags)
-		}
+	if priorDelivered {
+		r.removeLeftovers(ctx, client, r.owned(old.files, own, h, false), out.files, diags)
 		if diags.HasError() {
 			return
 		}
 	}
+	own.Imported = false
+	settled(true)
 	h.RemoteSHA256 = types.StringValue(h.SHA256.ValueString())
 	diags.Append(state.Set(ctx, &plan)...)
+	diags.Append(own.write(ctx, private)...)
 	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	diags.Append(setDrift(ctx, private, nil)...)
 	diags.Append(private.SetKey(ctx, privateUnreachable, nil)...)
@@ -583,11 +702,12 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 // putAll puts out's files on the host in order. After a failure it puts
 // back what the files before the failed one changed, where the model
 // says how (rollback), and reports how many files the host keeps of this
-// apply: 0 when it is as it was.
-func (r *hostResource[M, P]) putAll(ctx context.Context, client *remote.Client, m resolvedSSH, out rendered, diags *diag.Diagnostics) (failed bool, kept int) {
+// apply: 0 when it is as it was. outcomes are the puts' that succeeded.
+func (r *hostResource[M, P]) putAll(ctx context.Context, client *remote.Client, m resolvedSSH, out rendered, diags *diag.Diagnostics) (failed bool, kept int, outcomes []remote.Outcome) {
 	for i, f := range out.files {
-		err := client.Put(ctx, f)
+		outcome, err := client.Put(ctx, f)
 		if err == nil {
+			outcomes = append(outcomes, outcome)
 			continue
 		}
 		diags.AddError("Applying File Failed", err.Error())
@@ -596,11 +716,11 @@ func (r *hostResource[M, P]) putAll(ctx context.Context, client *remote.Client, 
 			reload = f.Reload()
 		}
 		if i > 0 && len(out.rollback) > 0 && r.rollBack(ctx, m, out.rollback[:i], reload, diags) {
-			return true, 0
+			return true, 0, outcomes
 		}
-		return true, i
+		return true, i, outcomes
 	}
-	return false, len(out.files)
+	return false, len(out.files), outcomes
 }
 
 // hostGoneHint is the way out that a destroy which cannot reach its host
@@ -612,8 +732,52 @@ func hostGoneHint(detail string) string {
 	return "\n\n" + remote.GoneHint
 }
 
-// stateOnlyAttributes are the attributes that say nothing about the host.
-var stateOnlyAttributes = []string{"keep_on_destroy", "timeouts"}
+// stateOnlyAttributes are the attributes that say nothing about the host
+// until destroy.
+var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "timeouts"}
+
+// dropRecords leaves the files on the host and removes kha's records of
+// them, so that a later resource may write them without adopt. It never
+// fails a destroy: a host that did not answer the refresh is not
+// contacted, and any failure is a warning that the records stay.
+func (r *hostResource[M, P]) dropRecords(ctx context.Context, private privateState, m resolvedSSH, files []remote.Item, diags *diag.Diagnostics) {
+	var records []remote.File
+	for _, it := range files {
+		if f, ok := it.(remote.File); ok && f.Claim != nil {
+			f.Claim.Keep = true
+			records = append(records, f)
+		}
+	}
+	unreachable, _ := private.GetKey(ctx, privateUnreachable)
+	if len(records) == 0 || len(unreachable) > 0 || m.cfg.Validate() != nil {
+		return
+	}
+	tflog.Info(ctx, "on_destroy = keep: leaving the files, removing kha's records of them")
+	client, err := r.dial(ctx, m, toRead)
+	for _, f := range records {
+		if err == nil {
+			err = client.Remove(ctx, f, "")
+		}
+		if err != nil {
+			diags.AddWarning("Record Left on the Host", fmt.Sprintf("%s stays as on_destroy = \"keep\" asks, and so does kha's "+
+				"record of it (%v): a resource that writes the file later needs adopt = true.", f.Path, err))
+			return
+		}
+	}
+}
+
+// leftToItsOwner says whether a removal is done: it succeeded, or the file
+// was another resource's (adopt), which a warning says.
+func leftToItsOwner(err error, diags *diag.Diagnostics) bool {
+	if err == nil {
+		return true
+	}
+	if errors.Is(err, remote.ErrClaimedElsewhere) {
+		diags.AddWarning("File Left to Its New Owner", err.Error())
+		return true
+	}
+	return false
+}
 
 // changesStateOnly says whether a plan differs from the prior state only
 // in stateOnlyAttributes.
@@ -712,7 +876,7 @@ func (r *hostResource[M, P]) removeLeftovers(ctx context.Context, client *remote
 	}
 	for i := len(old) - 1; i >= 0; i-- {
 		if path, marker := old[i].Place(); !keep[place{path, marker}] {
-			if err := client.Remove(ctx, old[i], ""); err != nil {
+			if err := client.Remove(ctx, old[i], ""); !leftToItsOwner(err, diags) {
 				diags.AddError("Removing Old File Failed", err.Error())
 				return
 			}
@@ -725,7 +889,7 @@ func (r *hostResource[M, P]) removeLeftovers(ctx context.Context, client *remote
 // keep_on_destroy and timeouts, and connects with the provider's defaults
 // and the usual host key rules. example is an ID to show when the ID does
 // not parse; rest is the part after host:port:.
-func (r *hostResource[M, P]) importHost(ctx context.Context, id, example string, h *hostFields, diags *diag.Diagnostics) (rest string, client *remote.Client) {
+func (r *hostResource[M, P]) importHost(ctx context.Context, id, example string, h *hostFields, private privateSetter, diags *diag.Diagnostics) (rest string, client *remote.Client) {
 	address := addressOfID(id)
 	host, port, _ := net.SplitHostPort(address)
 	portNum, err := strconv.Atoi(port)
@@ -734,13 +898,24 @@ func (r *hostResource[M, P]) importHost(ctx context.Context, id, example string,
 		diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not host:port:path, e.g. %s.", id, example))
 		return "", nil
 	}
-	ssh, d := types.ObjectValueFrom(ctx, attributeTypes(resourceSSHAttribute()), sshModel{
-		Host: types.StringValue(host), Port: types.Int64Value(int64(portNum))})
+	// The port the configuration leaves out stays out, so the plan after
+	// the import does not change it.
+	importedPort := types.Int64Value(int64(portNum))
+	if defaults := r.data.sshDefaults(); portNum == 22 && (defaults == nil || defaults.Port.IsNull()) ||
+		defaults != nil && defaults.Port.ValueInt64() == int64(portNum) {
+		importedPort = types.Int64Null()
+	}
+	ssh, d := types.ObjectValueFrom(ctx, attributeTypes(resourceSSHAttribute()), sshModel{Host: types.StringValue(host), Port: importedPort})
 	diags.Append(d...)
 	if diags.HasError() {
 		return "", nil
 	}
+	// The file was there before: destroy leaves it unless the
+	// configuration says otherwise, and the next apply adopts it.
 	h.ID, h.KeepOnDestroy, h.SSH = types.StringValue(id), types.BoolValue(false), ssh
+	h.OnDestroy, h.Adopt = types.StringValue(onDestroyKeep), types.BoolValue(false)
+	h.DestroyActions = types.MapValueMust(types.StringType, map[string]attr.Value{rest: types.StringValue(onDestroyKeep)})
+	diags.Append(newOwnership(true).write(ctx, private)...)
 	h.Timeouts.Object = types.ObjectNull(attributeTypes(hostAttributes(ctx, "", "")["timeouts"]))
 	resolved, d := r.sshOf(ctx, h, types.StringNull())
 	diags.Append(d...)
@@ -818,17 +993,26 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 	var state M
 	out, m, ok := r.onHost(ctx, req.State, &state, &resp.Diagnostics)
 	h := P(&state).fields()
-	if !ok || h.KeepOnDestroy.ValueBool() {
+	if !ok {
 		return
 	}
+	own, d := readOwnership(ctx, req.Private)
+	resp.Diagnostics.Append(d...)
 	timeout, d := h.Timeouts.Delete(ctx, defaultApplyTimeout)
 	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if h.keeps() {
+		r.dropRecords(ctx, req.Private, m, r.owned(out.files, own, h, false), &resp.Diagnostics)
+		return
+	}
 	if err := m.cfg.Validate(); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("ssh"), "No Credentials to Remove Files",
 			err.Error()+". Destroy runs without the resource's configuration, so write-only secrets are not available: "+
-				"set them on the provider's default_ssh or use the SSH agent, or set keep_on_destroy = true.")
+				"set them on the provider's default_ssh or use the SSH agent, or set on_destroy = \"keep\".")
 		return
 	}
 	client, d := r.connect(ctx, m, toChange)
@@ -842,12 +1026,13 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 		resp.Diagnostics.Append(d...)
 		return
 	}
-	for i := len(out.files) - 1; i >= 0; i-- {
+	files := r.owned(out.files, own, h, false)
+	for i := len(files) - 1; i >= 0; i-- {
 		command := ""
 		if i == 0 {
 			command = out.removeCommand
 		}
-		if err := client.Remove(ctx, out.files[i], command); err != nil {
+		if err := client.Remove(ctx, files[i], command); !leftToItsOwner(err, &resp.Diagnostics) {
 			resp.Diagnostics.AddError("Removing File Failed", err.Error())
 			return
 		}

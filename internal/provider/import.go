@@ -28,8 +28,10 @@ func importDoc(what, id string) string {
 		"provider's `default_ssh`, and records " + what + "'s digest: a rendered file does not give back the inputs it " +
 		"was rendered from, so import with the resource's full configuration (an `import` block, or `terraform import` " +
 		"next to it). The next plan is an update in place that fills in the inputs; its `sha256` keeps the imported " +
-		"value when the host already has what the configuration renders, and the apply writes the configuration's " +
-		"version either way, through the same steps as any update."
+		"value when the host already has what the configuration renders, in which case the apply writes and reloads " +
+		"nothing, and otherwise writes the configuration's version through the same steps as any update. The imported " +
+		"file was there before kha, so `on_destroy` defaults to `keep` for it: destroy leaves it. With `on_destroy = " +
+		"\"restore\"`, destroy puts back the file as import found it."
 }
 
 // importedFile is what an imported state delivers until the first apply:
@@ -50,7 +52,7 @@ func (r *hostResource[M, P]) importRendered(ctx context.Context, req resource.Im
 	example string, withMarker bool, defaultMarker string, set func(m *M, path, marker string)) {
 	var m M
 	h := P(&m).fields()
-	rest, client := r.importHost(ctx, req.ID, example, h, &resp.Diagnostics)
+	rest, client := r.importHost(ctx, req.ID, example, h, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -27,8 +27,9 @@ import (
 // place that fills in the inputs, keeping sha256 where the host already
 // has what the configuration renders (the hosts block) and changing it
 // where it does not; the apply writes the rendered files, and the plan
-// after it is empty. A missing file and a malformed ID are refused with
-// what to do.
+// after it is empty. With on_destroy = "restore", destroy puts back the
+// files import found, byte for byte and with their modes. A missing file
+// and a malformed ID are refused with what to do.
 func TestAccImport_renderedResources(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	dir := t.TempDir()
@@ -144,6 +145,23 @@ func TestAccImport_renderedResources(t *testing.T) {
 		CheckDestroy: func(*terraform.State) error {
 			if b, err := os.ReadFile(filepath.Join(dir, "hosts")); err != nil || string(b) != "127.0.0.1 localhost\n10.0.0.50 other\n" {
 				return fmt.Errorf("hosts after destroy: %v %q, want the block gone and the other lines kept", err, b)
+			}
+			for _, c := range cases {
+				if c.file == "hosts" {
+					continue
+				}
+				mode := c.mode
+				if mode == 0 {
+					mode = 0o644
+				}
+				b, err := os.ReadFile(filepath.Join(dir, c.file))
+				fi, _ := os.Stat(filepath.Join(dir, c.file))
+				if err != nil || string(b) != c.content || fi.Mode().Perm() != mode {
+					return fmt.Errorf("%s after destroy: %v %q, want the file import found (%04o) back", c.file, err, b, mode)
+				}
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+				return fmt.Errorf("left after destroy: %v", left)
 			}
 			return nil
 		},

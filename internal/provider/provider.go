@@ -35,6 +35,9 @@ type khaProvider struct {
 type providerData struct {
 	pool     *remote.Pool
 	defaults *sshModel
+	// claims records which resource keeps which file on which host, so
+	// that a second one fails its plan; new in every walk.
+	claims *claims
 }
 
 // sshDefaults is default_ssh; nil before Configure ran.
@@ -84,7 +87,7 @@ func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data := &providerData{pool: p.pool}
+	data := &providerData{pool: p.pool, claims: newClaims()}
 	if !m.DefaultSSH.IsNull() {
 		defaults, diags := sshFrom(ctx, m.DefaultSSH)
 		resp.Diagnostics.Append(diags...)

@@ -32,7 +32,9 @@ var (
 )
 
 // NewEtcdAccessResource is the constructor of kha_etcd_access.
-func NewEtcdAccessResource() resource.Resource { return &etcdAccessResource{} }
+func NewEtcdAccessResource() resource.Resource {
+	return &etcdAccessResource{hostResource[etcdAccessModel, *etcdAccessModel]{name: "etcd_access"}}
+}
 
 type etcdAccessResource struct {
 	hostResource[etcdAccessModel, *etcdAccessModel]
@@ -94,10 +96,6 @@ type etcdLBModel struct {
 	Address    types.String `tfsdk:"address"`
 	DomainName types.String `tfsdk:"domain_name"`
 	Port       types.Int64  `tfsdk:"port"`
-}
-
-func (r *etcdAccessResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_etcd_access"
 }
 
 func (m *etcdAccessModel) fields() *hostFields { return &m.hostFields }

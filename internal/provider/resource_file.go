@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -30,7 +31,9 @@ var (
 )
 
 // NewFileResource is the constructor of kha_file.
-func NewFileResource() resource.Resource { return &fileResource{} }
+func NewFileResource() resource.Resource {
+	return &fileResource{hostResource[fileModel, *fileModel]{name: "file"}}
+}
 
 type fileResource struct {
 	hostResource[fileModel, *fileModel]
@@ -77,10 +80,6 @@ func (m *fileModel) render(config *fileModel) (rendered, diag.Diagnostics) {
 	return rendered{files: []remote.Item{f}, removeCommand: m.DestroyCommand.ValueString(), alwaysDelivered: true}, nil
 }
 
-func (r *fileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_file"
-}
-
 func (r *fileResource) ConfigValidators(ctx context.Context) []resource.ConfigValidator {
 	return append(r.hostResource.ConfigValidators(ctx),
 		resourcevalidator.ExactlyOneOf(path.MatchRoot("content"), path.MatchRoot("content_wo")))
@@ -97,8 +96,16 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"the previous file stays (or is restored) byte for byte and nothing half-written is left behind; the error " +
 			"names the host and the step.\n\n" +
 			"Refresh reads the file's SHA-256, mode, owner and group on the host: an edit made outside Terraform, a " +
-			"changed mode or a deleted file shows in the next plan and is put right by apply. An unreachable host is an " +
-			"error, never a silent removal from state.\n\n" +
+			"changed mode or a deleted file shows in the next plan and is put right by apply. A host that does not answer is a " +
+			"warning, never a silent removal from state.\n\n" +
+			"Destroy gives the host back what it had (`on_destroy`): a file that was at the path before kha comes back " +
+			"byte for byte with its mode and owner, and a file kha created goes. An apply whose file the host has " +
+			"already (content, mode and owner) writes nothing and runs no `reload_command`.\n\n" +
+			"-> **Import** takes `host:port:path`. It reads the file's digest and mode, and its content only when every " +
+			"user of the host may read it (mode `o+r`, e.g. a CA certificate), so that the plan after importing a file " +
+			"the configuration has already is empty. Other files may hold secrets and are never read: the plan after " +
+			"their import records `content`, and the apply writes nothing when the host has it. An imported file stays " +
+			"on destroy unless `on_destroy` says otherwise.\n\n" +
 			"-> **Secrets.** `content` is stored in state and shown in plans, like any attribute. For secret content use " +
 			"`content_wo` (Terraform 1.11+): it is never stored or shown, only its digest is. Keep SSH secrets on the " +
 			"provider's `default_ssh` (provider configuration is never stored) or in the `*_wo` attributes. Refresh, import " +
@@ -165,12 +172,14 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 
 // ImportState takes `host:port:path` (IPv6 hosts in brackets:
 // `[fd00::1]:22:/etc/haproxy/haproxy.cfg`). Credentials and the host key
-// come from the provider's default_ssh. Only the file's digest and mode
-// are read, never its content (it may be a secret): the configuration
-// says what it should be, and the first apply writes it.
+// come from the provider's default_ssh. The file's digest and mode are
+// read, and its content only when every user of the host may read it
+// (o+r): other files may hold secrets, so the configuration says what
+// they should be and the next apply records it, writing nothing when the
+// host has it already.
 func (r *fileResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	m := fileModel{CreateParentDirs: types.BoolValue(true)}
-	p, client := r.importHost(ctx, req.ID, "10.0.0.11:22:/etc/haproxy/haproxy.cfg or [fd00::11]:22:/etc/kha/nginx.conf", &m.hostFields, &resp.Diagnostics)
+	p, client := r.importHost(ctx, req.ID, "10.0.0.11:22:/etc/haproxy/haproxy.cfg or [fd00::11]:22:/etc/kha/nginx.conf", &m.hostFields, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -189,5 +198,10 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 		return
 	}
 	m.Mode, m.SHA256 = types.StringValue(fmt.Sprintf("%04o", seen[0].Mode)), types.StringValue(seen[0].SHA256)
+	if seen[0].Mode&0o004 != 0 {
+		if content, err := client.ReadFile(ctx, p); err == nil && remote.SHA256(content) == seen[0].SHA256 && utf8.Valid(content) {
+			m.Content = types.StringValue(string(content))
+		}
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -144,7 +144,7 @@ func TestAccFile_lifecycleDriftImport(t *testing.T) {
 				ImportStateId:                        fmt.Sprintf("%s:%s", s.Address(), target),
 				ImportStateVerify:                    true,
 				ImportStateVerifyIdentifierAttribute: "id",
-				ImportStateVerifyIgnore:              []string{"ssh", "content"},
+				ImportStateVerifyIgnore:              []string{"ssh", "content", "on_destroy", "destroy_actions"}, // import keeps the file on destroy
 				ImportStateCheck: func(states []*terraform.InstanceState) error {
 					if _, ok := states[0].Attributes["content"]; ok {
 						return fmt.Errorf("import stored the file's content: %q", states[0].Attributes["content"])

@@ -25,7 +25,9 @@ var (
 )
 
 // NewHAProxyConfigResource is the constructor of kha_haproxy_config.
-func NewHAProxyConfigResource() resource.Resource { return &haproxyConfigResource{} }
+func NewHAProxyConfigResource() resource.Resource {
+	return &haproxyConfigResource{hostResource[haproxyConfigModel, *haproxyConfigModel]{name: "haproxy_config"}}
+}
 
 type haproxyConfigResource struct {
 	hostResource[haproxyConfigModel, *haproxyConfigModel]
@@ -92,10 +94,6 @@ func (m *haproxyConfigModel) render(*haproxyConfigModel) (rendered, diag.Diagnos
 // ImportState takes host:port:<config_path>.
 func (r *haproxyConfigResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	importLB(ctx, &r.hostResource, haproxyKind, func(m *haproxyConfigModel) *lbConfigModel { return &m.lbConfigModel }, req, resp)
-}
-
-func (r *haproxyConfigResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_haproxy_config"
 }
 
 func (r *haproxyConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {

@@ -27,7 +27,9 @@ var (
 )
 
 // NewHostsEntriesResource is the constructor of kha_hosts_entries.
-func NewHostsEntriesResource() resource.Resource { return &hostsEntriesResource{} }
+func NewHostsEntriesResource() resource.Resource {
+	return &hostsEntriesResource{hostResource[hostsEntriesModel, *hostsEntriesModel]{name: "hosts_entries"}}
+}
 
 type hostsEntriesResource struct {
 	hostResource[hostsEntriesModel, *hostsEntriesModel]
@@ -40,10 +42,6 @@ type hostsEntriesModel struct {
 	Path           types.String   `tfsdk:"path"`
 	Marker         types.String   `tfsdk:"marker"`
 	Block          types.String   `tfsdk:"block"`
-}
-
-func (r *hostsEntriesResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_hosts_entries"
 }
 
 func (m *hostsEntriesModel) fields() *hostFields { return &m.hostFields }
@@ -61,7 +59,7 @@ func (r *hostsEntriesResource) Schema(ctx context.Context, _ resource.SchemaRequ
 		"marker": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("entries"),
 			Validators: []validator.String{stringvalidator.RegexMatches(markerPattern, "must be letters, digits, '.', '-' or '_'")},
 			MarkdownDescription: "Names the block (`# BEGIN kha <marker>` … `# END kha <marker>`), so several resources can " +
-				"manage blocks in one file. Default `entries`."},
+				"manage blocks in one file; two with one marker in one file of one host fail the plan. Default `entries`."},
 		"block":           schema.StringAttribute{Computed: true, MarkdownDescription: "The block as it stands in the file, markers included; known at plan time."},
 		"destroy_command": schema.StringAttribute{Optional: true, MarkdownDescription: "Run after the block is removed on destroy. Default: none."},
 	}

@@ -29,7 +29,9 @@ var (
 )
 
 // NewKeepalivedConfigResource is the constructor of kha_keepalived_config.
-func NewKeepalivedConfigResource() resource.Resource { return &keepalivedConfigResource{} }
+func NewKeepalivedConfigResource() resource.Resource {
+	return &keepalivedConfigResource{hostResource[keepalivedConfigModel, *keepalivedConfigModel]{name: "keepalived_config"}}
+}
 
 type keepalivedConfigResource struct {
 	hostResource[keepalivedConfigModel, *keepalivedConfigModel]
@@ -60,10 +62,6 @@ type keepalivedNodeModel struct {
 	Name     types.String `tfsdk:"name"`
 	IP       types.String `tfsdk:"ip"`
 	Priority types.Int64  `tfsdk:"priority"`
-}
-
-func (r *keepalivedConfigResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_keepalived_config"
 }
 
 func (m *keepalivedConfigModel) fields() *hostFields { return &m.hostFields }

@@ -32,7 +32,9 @@ var (
 )
 
 // NewKubeVIPResource is the constructor of kha_kube_vip.
-func NewKubeVIPResource() resource.Resource { return &kubeVIPResource{} }
+func NewKubeVIPResource() resource.Resource {
+	return &kubeVIPResource{hostResource[kubeVIPModel, *kubeVIPModel]{name: "kube_vip"}}
+}
 
 type kubeVIPResource struct {
 	hostResource[kubeVIPModel, *kubeVIPModel]
@@ -85,10 +87,6 @@ type kubeVIPPeerModel struct {
 
 type kubeVIPLBModel struct {
 	ForwardingMethod types.String `tfsdk:"forwarding_method"`
-}
-
-func (r *kubeVIPResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_kube_vip"
 }
 
 func (m *kubeVIPModel) fields() *hostFields { return &m.hostFields }

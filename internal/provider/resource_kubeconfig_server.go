@@ -37,7 +37,9 @@ var (
 )
 
 // NewKubeconfigServerResource is the constructor of kha_kubeconfig_server.
-func NewKubeconfigServerResource() resource.Resource { return &kubeconfigServerResource{} }
+func NewKubeconfigServerResource() resource.Resource {
+	return &kubeconfigServerResource{hostResource[kubeconfigServerModel, *kubeconfigServerModel]{name: "kubeconfig_server"}}
+}
 
 type kubeconfigServerResource struct {
 	hostResource[kubeconfigServerModel, *kubeconfigServerModel]
@@ -63,10 +65,6 @@ const kubeletConfig = "kubelet.conf"
 var previousServersType = types.MapType{ElemType: types.StringType}
 
 func (m *kubeconfigServerModel) fields() *hostFields { return &m.hostFields }
-
-func (r *kubeconfigServerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_kubeconfig_server"
-}
 
 func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
@@ -417,7 +415,7 @@ func (k kubeconfigCheck) Verify(ctx context.Context, c *remote.Client) error {
 // ImportState takes host:port:path, several paths separated by commas.
 func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	m := kubeconfigServerModel{Verify: types.BoolValue(true), VerifyTimeout: types.StringValue("30s"), RestartCommand: types.StringUnknown()}
-	rest, client := r.importHost(ctx, req.ID, "10.0.0.21:22:/etc/kubernetes/kubelet.conf", &m.hostFields, &resp.Diagnostics)
+	rest, client := r.importHost(ctx, req.ID, "10.0.0.21:22:/etc/kubernetes/kubelet.conf", &m.hostFields, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -25,7 +25,9 @@ var (
 )
 
 // NewNginxConfigResource is the constructor of kha_nginx_config.
-func NewNginxConfigResource() resource.Resource { return &nginxConfigResource{} }
+func NewNginxConfigResource() resource.Resource {
+	return &nginxConfigResource{hostResource[nginxConfigModel, *nginxConfigModel]{name: "nginx_config"}}
+}
 
 type nginxConfigResource struct {
 	hostResource[nginxConfigModel, *nginxConfigModel]
@@ -74,10 +76,6 @@ func (m *nginxConfigModel) render(*nginxConfigModel) (rendered, diag.Diagnostics
 // ImportState takes host:port:<config_path>.
 func (r *nginxConfigResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	importLB(ctx, &r.hostResource, nginxKind, func(m *nginxConfigModel) *lbConfigModel { return &m.lbConfigModel }, req, resp)
-}
-
-func (r *nginxConfigResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_nginx_config"
 }
 
 func (r *nginxConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {

@@ -16,25 +16,30 @@ import (
 // when this client then commits, rename over the target and reload. On
 // any failure the previous file stays (or is restored) byte for byte and
 // no temporary file is left behind.
-func (f File) put(ctx context.Context, c *Client) error {
+//
+// With a Claim, a path whose record names another owner is refused before
+// anything is uploaded, and the first apply records what it replaces. A
+// host that has the file already (content, mode and owner) is left as it
+// is: nothing is validated, written or reloaded.
+func (f File) put(ctx context.Context, c *Client) (Outcome, error) {
 	a := &applySession{ctx: ctx, c: c, f: f, fields: map[string]any{"path": f.Path, "bytes": len(f.Content), "sha256": f.Digest()}}
 	if err := checkPath(f.Path); err != nil {
-		return a.fail("configure", "", err)
+		return Outcome{}, a.fail("configure", "", err)
 	}
 	if err := a.start(); err != nil {
-		return err
+		return Outcome{}, err
 	}
 	defer a.release()
-	if err := a.awaitReady(); err != nil {
-		return err
+	if err := a.awaitReady(); err != nil || a.outcome.Unchanged {
+		return a.outcome, err
 	}
 	if err := a.preflight(); err != nil {
-		return err
+		return Outcome{}, err
 	}
 	if err := a.commit(); err != nil {
-		return err
+		return Outcome{}, err
 	}
-	return a.result(a.verify())
+	return a.outcome, a.result(a.verify())
 }
 
 // applySession is one run of applyScript, step by step.
@@ -45,6 +50,9 @@ type applySession struct {
 	f      File
 	fields map[string]any // what the log says of f
 	exited chan error     // the script's end, once wait runs
+	// outcome is what the script found: the file there already, a file
+	// saved in the record.
+	outcome Outcome
 }
 
 // fail logs and returns the failure of a step.
@@ -81,7 +89,21 @@ func (f File) applyArgs(limit int) applyArgs {
 	if f.Group != "" {
 		args.Owner += ":" + f.Group
 	}
+	if f.Claim != nil {
+		args.Claim, args.Note, args.Adopt, args.Capture = f.Claim.ID, oneLine(f.Claim.Note), f.Claim.Adopt, f.Claim.Capture
+	}
 	return args
+}
+
+// oneLine is s with its control characters as spaces: a record's note is
+// one line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // nonlocalBindHint names the fix when a load balancer could not bind its
@@ -114,20 +136,27 @@ var quietWord = regexp.MustCompile(`(\s)-q(?:\s+|$)`)
 // wait passes on the script's end.
 func (a *applySession) wait() { a.exited <- a.session.Wait() }
 
-// awaitReady waits for WORD_READY: the copy is in place and validated.
+// awaitReady waits for WORD_READY: the copy is in place and validated;
+// or for WORD_UNCHANGED and the script's end: the host has the file.
 func (a *applySession) awaitReady() error {
-	ready := make(chan bool, 1)
+	ready := make(chan string, 1)
 	go func() {
 		line, _ := a.lines.ReadString('\n')
-		ready <- line == wordReady+"\n"
+		ready <- line
 	}()
 	select {
-	case ok := <-ready:
-		if !ok {
-			go a.wait()
-			return a.applyResult(<-a.exited)
+	case line := <-ready:
+		word, saved, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+		a.outcome.Saved = saved == "1"
+		switch word {
+		case wordReady:
+			return nil
+		case wordUnchanged:
+			a.outcome.Unchanged = true
+			a.c.log(a.ctx, LevelDebug, "the host has the file already: nothing written or reloaded", a.fields)
 		}
-		return nil
+		go a.wait()
+		return a.applyResult(<-a.exited)
 	case <-a.ctx.Done():
 		a.session.Close() // the script sees its stdin and stdout go: it never renames
 		a.c.log(a.ctx, LevelWarn, "cancelled before commit; the host is unchanged", a.fields)
@@ -251,6 +280,9 @@ func lostAfterCommit(exited <-chan error, verify bool) chan error {
 // applyResult turns applyScript's end into the result of put.
 func (a *applySession) applyResult(err error) error {
 	output := trimOutput(a.stderr.Bytes())
+	if err == nil && a.outcome.Unchanged {
+		return nil
+	}
 	if err == nil {
 		a.c.log(a.ctx, LevelDebug, "in place and reloaded", map[string]any{"path": a.f.Path, "sha256": a.f.Digest(),
 			"reload_command": a.f.ReloadCommand != ""})

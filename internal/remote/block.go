@@ -78,8 +78,8 @@ func (c *Client) checkBlock(step string, b Block) error {
 
 // put puts b's content between its markers, where the block was or at
 // the end of the file, leaving every other line as it was.
-func (b Block) put(ctx context.Context, c *Client) error {
-	return c.changeBlock(ctx, b, true, []byte(BlockLines(b.Marker, string(b.Content))))
+func (b Block) put(ctx context.Context, c *Client) (Outcome, error) {
+	return Outcome{}, c.changeBlock(ctx, b, true, []byte(BlockLines(b.Marker, string(b.Content))))
 }
 
 // remove deletes the marked block and keeps the rest of the file.

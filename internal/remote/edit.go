@@ -98,14 +98,14 @@ func (f EditedFile) Drift(o Observed) string {
 	return fmt.Sprintf("%s: %s, want %s", f.Path, o.State, f.Edit.Want())
 }
 
-func (f EditedFile) put(ctx context.Context, c *Client) error {
+func (f EditedFile) put(ctx context.Context, c *Client) (Outcome, error) {
 	return c.putEdit(ctx, f, f.Edit.Apply, "edit")
 }
 
 // remove takes the change back, running ReloadCommand after it; command
 // does not run.
 func (f EditedFile) remove(ctx context.Context, c *Client, _ string) error {
-	err := c.putEdit(ctx, f, f.Edit.Undo, "undo the edit")
+	_, err := c.putEdit(ctx, f, f.Edit.Undo, "undo the edit")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // nothing left to take back
 	}
@@ -113,18 +113,18 @@ func (f EditedFile) remove(ctx context.Context, c *Client, _ string) error {
 }
 
 // putEdit makes f's change on the host.
-func (c *Client) putEdit(ctx context.Context, f EditedFile, change func([]byte) ([]byte, error), what string) error {
+func (c *Client) putEdit(ctx context.Context, f EditedFile, change func([]byte) ([]byte, error), what string) (Outcome, error) {
 	current, err := c.ReadFile(ctx, f.Path)
 	if err != nil {
-		return err
+		return Outcome{}, err
 	}
 	changed, err := change(current)
 	if err != nil {
-		return &StepError{Host: c.cfg.Address(), Step: what, Path: f.Path, Err: err}
+		return Outcome{}, &StepError{Host: c.cfg.Address(), Step: what, Path: f.Path, Err: err}
 	}
 	if bytes.Equal(changed, current) {
 		c.log(ctx, LevelDebug, "nothing to change", map[string]any{"path": f.Path})
-		return nil
+		return Outcome{Unchanged: true}, nil
 	}
 	edited := File{Path: f.Path, Content: changed, keepModeOwner: true, expectSHA256: SHA256(current), ReloadCommand: f.ReloadCommand}
 	if check := f.Edit.Check(changed); check != nil {

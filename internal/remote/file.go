@@ -34,7 +34,7 @@ type Item interface {
 	// block): what to run again when a change is put back after it ran.
 	Reload() string
 
-	put(ctx context.Context, c *Client) error
+	put(ctx context.Context, c *Client) (Outcome, error)
 	remove(ctx context.Context, c *Client, command string) error
 }
 
@@ -67,10 +67,50 @@ type File struct {
 	// the host changes.
 	Preflight *Preflight
 
+	// Claim, when set, keeps a record of the path on the host (see
+	// Claim): which resource owns it, and what to put back on Remove.
+	Claim *Claim
+
 	// keepModeOwner keeps the mode, owner and group of the file replaced;
 	// expectSHA256 replaces it only if it still has that digest.
 	keepModeOwner bool
 	expectSHA256  string
+}
+
+// Claim is what kha records of a whole file it manages, in a private
+// directory next to it (".<name>.kha", mode 0700): which resource owns
+// the path, the file that was there before kha first wrote it (with its
+// mode and owner), and the directories kha made for it. Put refuses a
+// path another owner's record names; Remove puts the saved file back (or
+// deletes the file) and removes the record and the directories it made
+// that are empty then.
+type Claim struct {
+	// ID is the owner's, kept with the resource; Note says who that is
+	// (one line), shown to another owner that Put refuses.
+	ID, Note string
+	// Adopt takes a path that another owner's record names.
+	Adopt bool
+	// Capture saves a file found where there is no record yet (a create,
+	// or the first apply after an import), to put back on Remove;
+	// without it such a file counts as the owner's own.
+	Capture bool
+	// Restore makes Remove put the saved file back rather than delete
+	// the path; Saved says the owner knows a file was saved, so a saved
+	// copy that is gone fails Remove before anything is removed.
+	Restore, Saved bool
+	// Keep makes Remove leave the file as it is and remove only the
+	// record.
+	Keep bool
+}
+
+// Outcome is what Put found on the host.
+type Outcome struct {
+	// Unchanged: the host had the item already, and nothing was written
+	// or reloaded.
+	Unchanged bool
+	// Saved: the path's record keeps a file that was there before kha
+	// (File with a Claim).
+	Saved bool
 }
 
 // Verifier checks a service after its new configuration is in place and
@@ -309,7 +349,7 @@ func (c *Client) sudoHint(output string, err error) error {
 }
 
 // Put puts the item on the host.
-func (c *Client) Put(ctx context.Context, it Item) error {
+func (c *Client) Put(ctx context.Context, it Item) (Outcome, error) {
 	return it.put(ctx, c)
 }
 
@@ -407,15 +447,28 @@ func parseStat(lines []string, n int) ([]Observed, error) {
 	return out, nil
 }
 
-// remove deletes f from the host and then runs command, if f existed.
+// ErrClaimedElsewhere means Remove left a file alone because another
+// kha resource took it over (adopt): it is that resource's now.
+var ErrClaimedElsewhere = errors.New("another kha resource took the file over; it is left as it is")
+
+// remove takes f off the host and then runs command, if that changed the
+// file: with a Claim, the saved file is put back (Restore) and the record
+// removed.
 func (f File) remove(ctx context.Context, c *Client, command string) error {
 	host := c.cfg.Address()
 	if err := checkPath(f.Path); err != nil {
 		return &StepError{Host: host, Step: "remove", Path: f.Path, Err: err}
 	}
-	c.log(ctx, LevelDebug, "removing", map[string]any{"path": f.Path, "command": command != ""})
 	args := removeArgs{Target: f.Path, Command: command, Limit: commandLimit(ctx), Rand: randomSuffix()}
+	if f.Claim != nil {
+		args.Claim, args.Restore, args.Saved, args.Keep = f.Claim.ID, f.Claim.Restore, f.Claim.Saved, f.Claim.Keep
+	}
+	c.log(ctx, LevelDebug, "removing", map[string]any{"path": f.Path, "command": command != "", "restore": args.Restore})
 	_, errOut, exit, err := c.script(ctx, removeScript.with(args), nil)
+	if err == nil && exit == exitClaimed {
+		c.log(ctx, LevelWarn, "left to the resource that took it over", map[string]any{"path": f.Path})
+		return &StepError{Host: host, Step: "remove", Path: f.Path, Output: trimOutput(errOut), Err: ErrClaimedElsewhere}
+	}
 	if err == nil && exit != exitOK {
 		step := "remove"
 		if exit == exitReload || exit == exitTimeout {

@@ -48,6 +48,10 @@ const (
 	exitDigest      exitCode = 35
 	exitRemove      exitCode = 36
 	exitRemovedNew  exitCode = 37
+	exitClaimed     exitCode = 38
+	exitRecord      exitCode = 39
+	exitNoOriginal  exitCode = 40
+	exitPutBack     exitCode = 41
 	exitTimeout     exitCode = 124 // timeout(1)'s, when the command ran out of time
 	exitHangup      exitCode = 129 // 128 + the signal, as a shell reports it
 	exitInterrupt   exitCode = 130
@@ -85,7 +89,14 @@ var exitCodes = map[exitCode]exitMeaning{
 	exitRemovedNew: {"EXIT_REMOVED_NEW", "reload", "there was no previous file: the new file was removed again; the reload " +
 		"command failed with it, and again without it. Check that the reload command works on the host (does the " +
 		"service or unit it names exist?), then apply again"},
-	exitVerify:      {"EXIT_VERIFY", "verify", "the service did not work with the new file; " + restored},
+	exitVerify: {"EXIT_VERIFY", "verify", "the service did not work with the new file; " + restored},
+	exitClaimed: {"EXIT_CLAIMED", "claim", "another kha resource manages the file (its record follows); " + untouched +
+		". Two resources that write one file overwrite each other on every apply: give one of them another path, or, " +
+		"if that resource is gone (destroyed with on_destroy = \"keep\", or its state lost), set adopt = true to take the " +
+		"file over"},
+	exitRecord:      {"EXIT_RECORD", "keep kha's record of the file", untouched},
+	exitNoOriginal:  {"EXIT_NO_ORIGINAL", "put back the file that was there before kha", "the saved copy is gone; nothing was removed"},
+	exitPutBack:     {"EXIT_PUT_BACK", "put back the file that was there before kha", "the file kha wrote is still in place"},
 	exitReplaced:    {"EXIT_REPLACED", "upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
 	exitNoTimeout:   {"EXIT_NO_TIMEOUT", "find timeout(1)", "the host has no timeout(1)"},
 	exitMakeLockDir: {"EXIT_MAKE_LOCK_DIR", "create the lock directory", "the file is untouched"},
@@ -128,6 +139,11 @@ const (
 	wordPresent  = "present"  // statScript: a regular file is there
 	wordMissing  = "missing"  // statScript: nothing is there
 	wordKeepMode = "keep"     // applyArgs.Mode: the replaced file's mode, owner and group
+	// applyScript: the host has the file already (content, mode, owner):
+	// nothing was written or reloaded. Like wordReady, it is followed by
+	// 1 when the path's record saved a file that was there before kha, 0
+	// when not.
+	wordUnchanged = "unchanged"
 )
 
 var protocolWords = map[string]string{
@@ -142,6 +158,7 @@ var protocolWords = map[string]string{
 	"WORD_PRESENT":   wordPresent,
 	"WORD_MISSING":   wordMissing,
 	"WORD_KEEP_MODE": wordKeepMode,
+	"WORD_UNCHANGED": wordUnchanged,
 }
 
 // shellDefinitions assigns the exit codes and the words to shell

@@ -81,7 +81,7 @@ func TestPutObserveRemove(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "sub dir", "haproxy 'node'.cfg")
 	f := File{Path: target, Content: []byte("global\n"), Mode: 0o640, CreateParentDirs: true}
 
-	if err := c.Put(ctx, f); err != nil {
+	if _, err := c.Put(ctx, f); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, target); string(got) != "global\n" {
@@ -93,7 +93,7 @@ func TestPutObserveRemove(t *testing.T) {
 	// A mode that a new file cannot be created with (set-gid, execute)
 	// goes through chmod.
 	exe := File{Path: filepath.Join(filepath.Dir(target), "tool"), Content: []byte("#!/bin/sh\n"), Mode: 0o2750}
-	if err := c.Put(ctx, exe); err != nil {
+	if _, err := c.Put(ctx, exe); err != nil {
 		t.Fatal(err)
 	}
 	if o := observe(t, c, exe); o.Mode != 0o2750 {
@@ -107,7 +107,7 @@ func TestPutObserveRemove(t *testing.T) {
 	if o := observe(t, c, f); !strings.Contains(f.Drift(o), "content changed") {
 		t.Fatalf("content drift not seen: %q", f.Drift(o))
 	}
-	if err := c.Put(ctx, f); err != nil {
+	if _, err := c.Put(ctx, f); err != nil {
 		t.Fatal(err)
 	}
 	os.Chmod(target, 0o666)
@@ -142,7 +142,7 @@ func TestNoHalfWrittenFiles(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "lb.cfg")
 	v1 := []byte("MUST be here, version 1\n")
-	if err := c.Put(ctx, File{Path: target, Content: v1}); err != nil {
+	if _, err := c.Put(ctx, File{Path: target, Content: v1}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -157,7 +157,7 @@ func TestNoHalfWrittenFiles(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := c.Put(ctx, tc.file)
+			_, err := c.Put(ctx, tc.file)
 			var stepErr *StepError
 			if !errors.As(err, &stepErr) || stepErr.Step != tc.step || stepErr.Host != s.Address() {
 				t.Fatalf("want a %q step error from %s, got %v", tc.step, s.Address(), err)
@@ -172,7 +172,7 @@ func TestNoHalfWrittenFiles(t *testing.T) {
 	}
 
 	// A validate command sees the new content at the path it is given.
-	if err := c.Put(ctx, File{Path: target, Content: []byte("MUST v4\n"), ValidateCommand: "grep -q v4 %s && test -f %s"}); err != nil {
+	if _, err := c.Put(ctx, File{Path: target, Content: []byte("MUST v4\n"), ValidateCommand: "grep -q v4 %s && test -f %s"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, target); string(got) != "MUST v4\n" {
@@ -186,13 +186,13 @@ func TestHangingReloadIsRolledBackAtTheDeadline(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	c, _ := client(t, configFor(s))
 	target := filepath.Join(t.TempDir(), "lb.cfg")
-	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v1\n")}); err != nil {
+	if _, err := c.Put(context.Background(), File{Path: target, Content: []byte("v1\n")}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
 	start := time.Now()
-	err := c.Put(ctx, File{Path: target, Content: []byte("v2\n"), ReloadCommand: "grep -q v1 " + ShellQuote(target) + " || sleep 600"})
+	_, err := c.Put(ctx, File{Path: target, Content: []byte("v2\n"), ReloadCommand: "grep -q v1 " + ShellQuote(target) + " || sleep 600"})
 	if err == nil || !strings.Contains(err.Error(), "did not finish within the operation's timeout") ||
 		!strings.Contains(err.Error(), "previous file was restored") {
 		t.Fatalf("want a reload timeout, got %v", err)
@@ -213,7 +213,7 @@ func TestNoCommitNoChange(t *testing.T) {
 	c, pool := client(t, configFor(s))
 	dir := t.TempDir()
 	target, reloaded := filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "reloaded")
-	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v1\n")}); err != nil {
+	if _, err := c.Put(context.Background(), File{Path: target, Content: []byte("v1\n")}); err != nil {
 		t.Fatal(err)
 	}
 	reload := "touch " + ShellQuote(reloaded)
@@ -221,7 +221,7 @@ func TestNoCommitNoChange(t *testing.T) {
 	t.Run("cancelled during validate", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(500*time.Millisecond, cancel)
-		err := c.Put(ctx, File{Path: target, Content: []byte("v2\n"), ValidateCommand: "sleep 2", ReloadCommand: reload})
+		_, err := c.Put(ctx, File{Path: target, Content: []byte("v2\n"), ValidateCommand: "sleep 2", ReloadCommand: reload})
 		if !errors.Is(err, ErrNotCommitted) {
 			t.Fatalf("want ErrNotCommitted, got %v", err)
 		}
@@ -236,7 +236,10 @@ func TestNoCommitNoChange(t *testing.T) {
 	t.Run("connection dropped during upload", func(t *testing.T) {
 		big := bytes.Repeat([]byte("x"), 64<<20)
 		done := make(chan error, 1)
-		go func() { done <- c.Put(context.Background(), File{Path: target, Content: big, ReloadCommand: reload}) }()
+		go func() {
+			_, err := c.Put(context.Background(), File{Path: target, Content: big, ReloadCommand: reload})
+			done <- err
+		}()
 		waitFor(t, 10*time.Second, "the upload to start", func() bool { return len(entries(t, dir)) == 2 })
 		c.mu.Lock()
 		c.conn.Close()
@@ -263,7 +266,7 @@ func TestNoCommitNoChange(t *testing.T) {
 		}
 		old := time.Now().Add(-20 * time.Minute)
 		os.Chtimes(stale, old, old)
-		if err := c.Put(context.Background(), File{Path: target, Content: []byte("v3\n")}); err != nil {
+		if _, err := c.Put(context.Background(), File{Path: target, Content: []byte("v3\n")}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(stale); !os.IsNotExist(err) {
@@ -328,11 +331,11 @@ func TestSymlinkAttacksInAWritableDirectory(t *testing.T) {
 	}()
 	for i := range 30 {
 		content := fmt.Sprintf("v%d\n", i)
-		err := c.Put(context.Background(), File{Path: target, Content: []byte(content), Mode: 0o644, ValidateCommand: "true"})
+		_, err := c.Put(context.Background(), File{Path: target, Content: []byte(content), Mode: 0o644, ValidateCommand: "true"})
 		if got, rerr := os.ReadFile(target); err == nil && (rerr != nil || string(got) != content) {
 			t.Fatalf("apply %d succeeded but the target holds %q (%v)", i, got, rerr)
 		}
-		_ = c.Put(context.Background(), Block{Path: hosts, Marker: "lb", Content: []byte(fmt.Sprintf("10.0.0.%d api", i))})
+		_, _ = c.Put(context.Background(), Block{Path: hosts, Marker: "lb", Content: []byte(fmt.Sprintf("10.0.0.%d api", i))})
 	}
 	close(stop)
 	attacks.Wait()
@@ -367,7 +370,7 @@ func TestReloadThatStartsADaemon(t *testing.T) {
 	// Commands run in the login directory, as a plain SSH command does: a
 	// daemon must not start in kha's private directory, which goes away.
 	cwd := filepath.Join(dir, "cwd")
-	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v0\n"), ValidateCommand: "pwd >" + ShellQuote(cwd) + ".validate",
+	if _, err := c.Put(context.Background(), File{Path: target, Content: []byte("v0\n"), ValidateCommand: "pwd >" + ShellQuote(cwd) + ".validate",
 		ReloadCommand: "pwd >" + ShellQuote(cwd)}); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +384,7 @@ func TestReloadThatStartsADaemon(t *testing.T) {
 	daemon := "(sleep 2; echo still running >&2; exec sleep 60) & echo $! >> " + ShellQuote(pidFile) + "; echo started"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Put(ctx, File{Path: target, Content: []byte("v1\n"), ReloadCommand: daemon}); err != nil {
+	if _, err := c.Put(ctx, File{Path: target, Content: []byte("v1\n"), ReloadCommand: daemon}); err != nil {
 		t.Fatalf("apply with a daemon-starting reload command: %v", err)
 	}
 	if err := c.Remove(ctx, File{Path: target}, daemon); err != nil {
@@ -704,7 +707,7 @@ func TestBastion(t *testing.T) {
 			return err
 		}
 		p := filepath.Join(t.TempDir(), "via-bastion")
-		if err := c.Put(ctx, File{Path: p, Content: []byte("hop\n")}); err != nil {
+		if _, err := c.Put(ctx, File{Path: p, Content: []byte("hop\n")}); err != nil {
 			return err
 		}
 		if !strings.Contains(bastion.Log(), fmt.Sprintf("target %s port %d", target.Host, target.Port)) {
@@ -736,7 +739,7 @@ func TestSudoAsUnprivilegedUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.Put(context.Background(), File{Path: target, Content: []byte("x\n"), CreateParentDirs: true})
+	_, err = c.Put(context.Background(), File{Path: target, Content: []byte("x\n"), CreateParentDirs: true})
 	var stepErr *StepError
 	if !errors.As(err, &stepErr) {
 		t.Fatalf("without sudo the unprivileged user must fail, got %v", err)
@@ -748,7 +751,7 @@ func TestSudoAsUnprivilegedUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := File{Path: target, Content: []byte("events {}\n"), Mode: 0o600, Owner: "root", Group: "root", CreateParentDirs: true}
-	if err := c.Put(context.Background(), f); err != nil {
+	if _, err := c.Put(context.Background(), f); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(target)
@@ -773,7 +776,7 @@ func TestConcurrentAppliesShareOneConnection(t *testing.T) {
 			defer wg.Done()
 			c, err := pool.Get(context.Background(), configFor(s))
 			if err == nil {
-				err = c.Put(context.Background(), File{Path: filepath.Join(dir, strconv.Itoa(i)), Content: []byte(strconv.Itoa(i))})
+				_, err = c.Put(context.Background(), File{Path: filepath.Join(dir, strconv.Itoa(i)), Content: []byte(strconv.Itoa(i))})
 			}
 			errs <- err
 		}(i)
@@ -852,7 +855,7 @@ func TestBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	lb := Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api.example.com")}
-	if err := c.Put(ctx, lb); err != nil {
+	if _, err := c.Put(ctx, lb); err != nil {
 		t.Fatal(err)
 	}
 	if want := original + BlockLines("lb", "10.0.0.100 api.example.com\n"); string(mustRead(t, hosts)) != want {
@@ -867,7 +870,7 @@ func TestBlocks(t *testing.T) {
 	// Re-applying replaces the block where it stands.
 	lb.Content = []byte("10.0.0.101 api.example.com\n10.0.0.101 api")
 	os.WriteFile(hosts, append(mustRead(t, hosts), "# a line after the block\n"...), 0o640)
-	if err := c.Put(ctx, lb); err != nil {
+	if _, err := c.Put(ctx, lb); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(mustRead(t, hosts)); strings.Count(got, "# BEGIN kha lb") != 1 || !strings.HasSuffix(got, "10.0.0.101 api\n# END kha lb\n# a line after the block\n") {
@@ -887,7 +890,7 @@ func TestBlocks(t *testing.T) {
 	if o := observe(t, c, lb); o.Exists {
 		t.Fatalf("removed block still read: %+v", o)
 	}
-	if err := c.Put(ctx, Block{Path: hosts, Marker: "bad'marker", Content: []byte("x")}); err == nil {
+	if _, err := c.Put(ctx, Block{Path: hosts, Marker: "bad'marker", Content: []byte("x")}); err == nil {
 		t.Fatal("a marker with a quote was accepted")
 	}
 }
@@ -903,7 +906,7 @@ func TestDamagedBlockIsRefused(t *testing.T) {
 	os.WriteFile(hosts, []byte(damaged), 0o644)
 	lb := Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")}
 	for name, op := range map[string]func() error{
-		"apply":   func() error { return c.Put(ctx, lb) },
+		"apply":   func() error { _, err := c.Put(ctx, lb); return err },
 		"destroy": func() error { return c.Remove(ctx, lb, "") },
 		"read":    func() error { _, err := c.Observe(ctx, []Item{lb}); return err },
 	} {
@@ -921,7 +924,7 @@ func TestDamagedBlockIsRefused(t *testing.T) {
 	// An END without BEGIN, and a second BEGIN, are refused too.
 	for _, text := range []string{"a\n# END kha lb\n", "# BEGIN kha lb\nx\n# END kha lb\n# BEGIN kha lb\ny\n# END kha lb\n"} {
 		os.WriteFile(hosts, []byte(text), 0o644)
-		if err := c.Put(ctx, lb); err == nil || string(mustRead(t, hosts)) != text {
+		if _, err := c.Put(ctx, lb); err == nil || string(mustRead(t, hosts)) != text {
 			t.Fatalf("accepted %q: %v", text, err)
 		}
 	}
@@ -936,7 +939,7 @@ func TestBlockInCRLFFile(t *testing.T) {
 	os.WriteFile(hosts, []byte("127.0.0.1 localhost\r\n"), 0o644)
 	lb := Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")}
 	for range 2 {
-		if err := c.Put(ctx, lb); err != nil {
+		if _, err := c.Put(ctx, lb); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -978,7 +981,7 @@ func TestConcurrentBlocksInOneFile(t *testing.T) {
 			}
 			c, err := pool.Get(context.Background(), configFor(s))
 			if err == nil {
-				err = c.Put(context.Background(), Block{Path: hosts, Marker: fmt.Sprintf("b%d", i), Content: []byte(fmt.Sprintf("10.0.0.%d b%d", i, i))})
+				_, err = c.Put(context.Background(), Block{Path: hosts, Marker: fmt.Sprintf("b%d", i), Content: []byte(fmt.Sprintf("10.0.0.%d b%d", i, i))})
 			}
 			errs <- err
 		}()
@@ -1014,7 +1017,7 @@ func reloadedService(t *testing.T) (c *Client, dir, target, reloads, reload stri
 	dir = t.TempDir()
 	target, reloads = filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "reloads")
 	reload = "cat " + ShellQuote(target) + " >> " + ShellQuote(reloads)
-	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v1\n"), ReloadCommand: reload}); err != nil {
+	if _, err := c.Put(context.Background(), File{Path: target, Content: []byte("v1\n"), ReloadCommand: reload}); err != nil {
 		t.Fatal(err)
 	}
 	return c, dir, target, reloads, reload
@@ -1058,7 +1061,7 @@ func TestVerifyAfterReload(t *testing.T) {
 		}
 		return nil
 	})
-	if err := c.Put(context.Background(), File{Path: target, Content: []byte("v2\n"), ReloadCommand: reload, Verify: served}); err != nil {
+	if _, err := c.Put(context.Background(), File{Path: target, Content: []byte("v2\n"), ReloadCommand: reload, Verify: served}); err != nil {
 		t.Fatalf("a passing verification: %v", err)
 	}
 	if got := string(mustRead(t, target)); got != "v2\n" {
@@ -1067,7 +1070,7 @@ func TestVerifyAfterReload(t *testing.T) {
 
 	os.Remove(reloads)
 	broken := verifyFunc(func(context.Context, *Client) error { return errors.New("no backend is up: cp1 DOWN (L7STS 401)") })
-	err = c.Put(context.Background(), File{Path: target, Content: []byte("v3\n"), ReloadCommand: reload, Verify: broken})
+	_, err = c.Put(context.Background(), File{Path: target, Content: []byte("v3\n"), ReloadCommand: reload, Verify: broken})
 	var stepErr *StepError
 	if !errors.As(err, &stepErr) || stepErr.Step != "verify" || !strings.Contains(err.Error(), "cp1 DOWN (L7STS 401)") ||
 		!strings.Contains(err.Error(), "previous file was restored") {
@@ -1086,7 +1089,7 @@ func TestVerifyAfterReload(t *testing.T) {
 		dropConnection(c) // the client dies mid-verification
 		return errors.New("gone")
 	})
-	_ = c.Put(ctx, File{Path: target, Content: []byte("v4\n"), ReloadCommand: reload, Verify: gone})
+	_, _ = c.Put(ctx, File{Path: target, Content: []byte("v4\n"), ReloadCommand: reload, Verify: gone})
 	waitFor(t, 10*time.Second, "the host to roll back", func() bool {
 		b, _ := os.ReadFile(target)
 		return string(b) == "v2\n" && len(entries(t, dir)) == 2
@@ -1126,7 +1129,7 @@ func TestPreflight(t *testing.T) {
 	}
 
 	t.Run("a serving instance lets the file in", func(t *testing.T) {
-		err := c.Put(context.Background(), File{Path: target, Content: []byte("v2\n"), ReloadCommand: reload, Preflight: pf(serve, served("v2\n"))})
+		_, err := c.Put(context.Background(), File{Path: target, Content: []byte("v2\n"), ReloadCommand: reload, Preflight: pf(serve, served("v2\n"))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1136,7 +1139,7 @@ func TestPreflight(t *testing.T) {
 		waitFor(t, 5*time.Second, "the instance to go", func() bool { return leftovers() == "lb.cfg reloads" })
 	})
 	t.Run("an instance that does not serve keeps the host as it is", func(t *testing.T) {
-		err := c.Put(context.Background(), File{Path: target, Content: []byte("v3\n"), ReloadCommand: reload, Preflight: pf(serve, served("v3-broken\n"))})
+		_, err := c.Put(context.Background(), File{Path: target, Content: []byte("v3\n"), ReloadCommand: reload, Preflight: pf(serve, served("v3-broken\n"))})
 		var stepErr *StepError
 		if !errors.As(err, &stepErr) || stepErr.Step != "preflight" || !strings.Contains(err.Error(), `serves "v3-broken\n"`) ||
 			!strings.Contains(err.Error(), "untouched") {
@@ -1156,7 +1159,7 @@ func TestPreflight(t *testing.T) {
 			attempts++
 			return served("v3\n")(work)
 		}
-		err := c.Put(context.Background(), File{Path: target, Content: []byte("v3\n"), Preflight: pf(`echo "cannot bind socket" >&2; exit 1`, candidate)})
+		_, err := c.Put(context.Background(), File{Path: target, Content: []byte("v3\n"), Preflight: pf(`echo "cannot bind socket" >&2; exit 1`, candidate)})
 		if err == nil || !strings.Contains(err.Error(), "exited before it served (exited 1)") || !strings.Contains(err.Error(), "cannot bind socket") || attempts != 3 {
 			t.Fatalf("want the instance's own words after 3 attempts, got %d attempts: %v", attempts, err)
 		}
@@ -1171,7 +1174,7 @@ func TestPreflight(t *testing.T) {
 				return errors.New("gone")
 			}), nil
 		}
-		if err := c.Put(ctx, File{Path: target, Content: []byte("v5\n"), Preflight: pf(serve, gone)}); err == nil {
+		if _, err := c.Put(ctx, File{Path: target, Content: []byte("v5\n"), Preflight: pf(serve, gone)}); err == nil {
 			t.Fatal("a preflight whose client went away succeeded")
 		}
 		waitFor(t, 10*time.Second, "the instance and its directory to go", func() bool { return leftovers() == "lb.cfg reloads" })
@@ -1239,7 +1242,7 @@ func TestEdits(t *testing.T) {
 	if err != nil || f.Drift(o[0]) != target+": server https://10.0.0.11:6443, want server https://localhost:6443" {
 		t.Fatalf("drift before the edit: %q %v", f.Drift(o[0]), err)
 	}
-	if err := c.Put(ctx, f); err != nil {
+	if _, err := c.Put(ctx, f); err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Replace(original, "10.0.0.11", "localhost", 1)
@@ -1261,7 +1264,7 @@ func TestEdits(t *testing.T) {
 	t.Run("a failed check leaves the file byte for byte", func(t *testing.T) {
 		before := mustRead(t, target)
 		bad := EditedFile{Path: target, Edit: serverEdit{want: "https://10.0.0.99:6443", check: func([]byte) error { return errors.New("x509: certificate is valid for 10.0.0.11, not 10.0.0.99") }}}
-		err := c.Put(ctx, bad)
+		_, err := c.Put(ctx, bad)
 		if err == nil || !strings.Contains(err.Error(), "not 10.0.0.99") || !strings.Contains(err.Error(), "not put in place") {
 			t.Fatalf("want the check's error, got %v", err)
 		}
@@ -1273,7 +1276,7 @@ func TestEdits(t *testing.T) {
 		before := mustRead(t, target)
 		// A service that does not start with the new server.
 		reload := "! grep -q 10.0.0.12 " + ShellQuote(target)
-		err := c.Put(ctx, EditedFile{Path: target, Edit: serverEdit{want: "https://10.0.0.12:6443"}, ReloadCommand: reload})
+		_, err := c.Put(ctx, EditedFile{Path: target, Edit: serverEdit{want: "https://10.0.0.12:6443"}, ReloadCommand: reload})
 		if err == nil || !strings.Contains(err.Error(), "previous file was restored") {
 			t.Fatalf("want a reload failure, got %v", err)
 		}
@@ -1286,7 +1289,7 @@ func TestEdits(t *testing.T) {
 		racing := EditedFile{Path: target, Edit: serverEdit{want: "https://10.0.0.13:6443", check: func([]byte) error {
 			return os.WriteFile(target, []byte(rotated), 0o600) // the kubelet rotates its certificate meanwhile
 		}}}
-		err := c.Put(ctx, racing)
+		_, err := c.Put(ctx, racing)
 		if err == nil || !strings.Contains(err.Error(), "changed on the host after kha read it") {
 			t.Fatalf("want a refusal, got %v", err)
 		}
@@ -1331,7 +1334,8 @@ func TestConnectionDroppedDuringReload(t *testing.T) {
 			reload += "; " + strings.ReplaceAll(tc.reload, "%s", ShellQuote(target))
 			done := make(chan error, 1)
 			go func() {
-				done <- c.Put(context.Background(), File{Path: target, Content: []byte("v2\n"), ReloadCommand: reload, Verify: tc.verify})
+				_, err := c.Put(context.Background(), File{Path: target, Content: []byte("v2\n"), ReloadCommand: reload, Verify: tc.verify})
+				done <- err
 			}()
 			waitFor(t, 10*time.Second, "the reload to start", func() bool {
 				b, _ := os.ReadFile(reloads)
@@ -1369,7 +1373,7 @@ func TestRejectedConfigSaysWhy(t *testing.T) {
 	cfg := "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 1s\n  timeout server 1s\n" +
 		"backend apiserver\n  server cp1 127.0.0.1:6443 check check-ssl verify required ca-file " + ca + "\n"
 	f := File{Path: filepath.Join(dir, "haproxy.cfg"), Content: []byte(cfg), ValidateCommand: "haproxy -c -q -f %s"}
-	err := c.Put(context.Background(), f)
+	_, err := c.Put(context.Background(), f)
 	if err == nil || !strings.Contains(err.Error(), "the validate command rejected the new file") ||
 		!strings.Contains(err.Error(), "Couldn't open the ca-file '"+ca+"'") {
 		t.Fatalf("the rejection does not carry haproxy's reason: %v", err)
@@ -1379,7 +1383,7 @@ func TestRejectedConfigSaysWhy(t *testing.T) {
 	}
 	// A validator that says nothing even without -q: the error says so.
 	f.ValidateCommand = "false %s"
-	if err := c.Put(context.Background(), f); err == nil || !strings.Contains(err.Error(), "the validate command printed no reason") {
+	if _, err := c.Put(context.Background(), f); err == nil || !strings.Contains(err.Error(), "the validate command printed no reason") {
 		t.Fatalf("a silent rejection does not say that it printed nothing: %v", err)
 	}
 }
@@ -1392,7 +1396,7 @@ func TestFailedReloadOnFirstCreateRemovesTheNewFile(t *testing.T) {
 	c, _ := client(t, configFor(s))
 	target := filepath.Join(t.TempDir(), "etcd-proxy.cfg")
 	reload := `echo "Failed to reload-or-restart haproxy@etcd.service: Unit haproxy@etcd.service not found." >&2; exit 5`
-	err := c.Put(context.Background(), File{Path: target, Content: []byte("global\n"), ReloadCommand: reload})
+	_, err := c.Put(context.Background(), File{Path: target, Content: []byte("global\n"), ReloadCommand: reload})
 	if err == nil || !strings.Contains(err.Error(), "the new file was removed again; the reload command failed with it") ||
 		!strings.Contains(err.Error(), "Unit haproxy@etcd.service not found") || strings.Contains(err.Error(), "check the host") {
 		t.Fatalf("the error does not say that the new file was removed: %v", err)
@@ -1422,7 +1426,7 @@ func TestBindFailureNamesNonlocalBind(t *testing.T) {
 	// The service starts with the new file; a haproxy that did bind would
 	// run until timeout(1) ends it, and the reload succeed.
 	reload := fmt.Sprintf("timeout 3 haproxy -db -f %s; [ $? = 124 ]", target)
-	err := c.Put(context.Background(), File{Path: target, Content: []byte(cfg), ValidateCommand: "haproxy -c -q -f %s", ReloadCommand: reload})
+	_, err := c.Put(context.Background(), File{Path: target, Content: []byte(cfg), ValidateCommand: "haproxy -c -q -f %s", ReloadCommand: reload})
 	if err == nil || !strings.Contains(err.Error(), "cannot bind socket (Cannot assign requested address)") ||
 		!strings.Contains(err.Error(), "net.ipv4.ip_nonlocal_bind=1") || !strings.Contains(err.Error(), "every node of the pair") ||
 		!strings.Contains(err.Error(), "/etc/sysctl.d") {

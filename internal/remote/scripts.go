@@ -31,9 +31,18 @@ package remote
 //     that what a reload creates (a socket, a PID file) gets the modes the
 //     service expects.
 //   - restore puts the previous file back (or removes a new one) after a
-//     failed reload or verification, reloads, and exits with $1; a reload
-//     that fails again exits with $EXIT_ROLLBACK, or on a first create (no
-//     previous file) with $EXIT_REMOVED_NEW.
+//     failed reload or verification, takes back what this run did to the
+//     record, reloads, and exits with $1; a reload that fails again exits
+//     with $EXIT_ROLLBACK, or on a first create (no previous file) with
+//     $EXIT_REMOVED_NEW.
+//   - record reads the record kha keeps of a whole file it manages, in the
+//     private directory $rec next to it (".<name>.kha"; the sweep's
+//     ".<name>.kha-*" never matches it): the owner's claim ($held) and who
+//     that is ($held_note), whether a file was there before kha first wrote
+//     the path ($existed: then $rec/original is that file, with its mode and
+//     owner), and the directories kha made for it ($made: "made=<dir>"
+//     lines, deepest first). A $rec that is not a directory of the
+//     effective user's is refused: it would not be kha's.
 const scriptHelpers = `umask0=$(umask)
 sweep() {
   for old in "$dir/.$base".kha-*; do
@@ -77,25 +86,95 @@ restore() {
     rm -f -- "$target" || exit $EXIT_ROLLBACK
     failed=$EXIT_REMOVED_NEW
   fi
+  unclaim
   if [ -n "$reload" ]; then
     echo "--- the previous state was restored; running the reload command again:" >&2
     run "$reload" || exit $failed
   fi
   exit "$1"
 }
+record() {
+  held= held_note= existed=0 made=
+  [ -e "$rec" ] || [ -L "$rec" ] || return 0
+  if [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
+    echo "$rec, kha's record of $target, is not a directory that $(id -un) owns: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
+    exit $EXIT_RECORD
+  fi
+  if [ ! -f "$rec/record" ]; then
+    if [ -e "$rec/original" ] || [ -L "$rec/original" ]; then existed=1; fi
+    return 0
+  fi
+  while IFS= read -r line; do
+    case $line in
+      claim=*) held=${line#claim=} ;;
+      note=*) held_note=${line#note=} ;;
+      existed=*) existed=${line#existed=} ;;
+      made=*) made="$made$line
+" ;;
+    esac
+  done <"$rec/record"
+}
 `
 
-// applyScript puts one file in place. It reads the content from stdin,
-// validates it, prints $WORD_READY and waits for the client's
-// $WORD_COMMIT line: a client that is gone (a dropped connection, Ctrl-C)
-// sends none, and the target is never touched. With verify set, after
-// the reload it prints $WORD_RELOADED and waits for the client's verdict:
-// anything but $WORD_KEEP (a failed verification, a client that is gone)
-// restores the previous file and reloads it.
-var applyScript = newScript[applyArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
+// claimHelpers are applyScript's helpers for the record (see record):
+//   - claim_record makes the record before the target changes, or puts
+//     this claim in it (adopt): the first record of a path saves the file
+//     already there (with capture: a create or the first apply after an
+//     import; an update of a resource that kept no record finds its own
+//     file there) and lists the directories made for the target. A record
+//     that has this claim already costs no process.
+//   - unclaim takes back what claim_record did, when the new file does not
+//     stay (restore).
+const claimHelpers = `claim_record() {
+  [ -n "$claim" ] && [ "$held" != "$claim" ] || return 0
+  if [ ! -d "$rec" ]; then
+    mkdir -m 0700 -- "$rec" || exit $EXIT_RECORD
+    fresh=1 made=$newdirs
+    if [ "$existed" = 1 ]; then
+      ln -- "$target" "$rec/original" 2>/dev/null || cp -p -- "$target" "$rec/original" || { unclaim; exit $EXIT_RECORD; }
+    fi
+  elif [ -f "$rec/record" ]; then
+    ln -- "$rec/record" held-record || exit $EXIT_RECORD
+  fi
+  printf 'claim=%s\nnote=%s\nexisted=%s\n%s' "$claim" "$note" "$existed" "$made" >"$rec/record.new" &&
+    mv -f -- "$rec/record.new" "$rec/record" || { unclaim; exit $EXIT_RECORD; }
+}
+unclaim() {
+  if [ "$fresh" = 1 ]; then
+    rm -rf -- "$rec"
+  elif [ -e held-record ]; then
+    mv -f -- held-record "$rec/record"
+  fi
+}
+`
+
+// applyScript puts one file in place. It refuses a path whose record
+// names another owner's claim (unless adopt), reads the content from
+// stdin, and when the target has it already (content, mode, owner) only
+// claims the path and prints $WORD_UNCHANGED: nothing is written,
+// validated or reloaded. Otherwise it validates the new file, prints
+// $WORD_READY and waits for the client's $WORD_COMMIT line: a client that
+// is gone (a dropped connection, Ctrl-C) sends none, and the target is
+// never touched. Both words are followed by whether the record saved a
+// file that was there before kha. With verify set, after the reload it
+// prints $WORD_RELOADED and waits for the client's verdict: anything but
+// $WORD_KEEP (a failed verification, a client that is gone) restores the
+// previous file and reloads it.
+var applyScript = newScript[applyArgs](scriptHelpers + claimHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
+rec=$dir/.$base.kha fresh=0 newdirs= held= existed=0
+if [ -n "$claim" ]; then
+  record
+  if [ -n "$held" ] && [ "$held" != "$claim" ] && [ "$adopt" != 1 ]; then
+    echo "$target is managed by another kha resource: $held_note" >&2
+    exit $EXIT_CLAIMED
+  fi
+fi
 if [ ! -d "$dir" ]; then
   [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
+  d=$dir
+  while [ -n "$d" ] && [ ! -d "$d" ]; do newdirs="${newdirs}made=$d
+"; d=${d%/*}; done
   mkdir -p -m 0755 -- "$dir" || exit $EXIT_DIRECTORY
 fi
 sweep
@@ -110,6 +189,15 @@ else
   [ -n "$mask" ] || chmod "$mode" new || exit $EXIT_OWNER_MODE
 fi
 [ -z "$owner" ] || chown -- "$owner" new || exit $EXIT_OWNER_MODE
+if [ -n "$claim" ] && [ ! -d "$rec" ] && [ "$capture" = 1 ] && { [ -e "$target" ] || [ -L "$target" ]; }; then existed=1; fi
+if [ -f "$target" ] && [ ! -L "$target" ] && cmp -s new "$target" && meta=$(stat -c '%a %u %g' -- new "$target") &&
+  [ "${meta%%
+*}" = "${meta#*
+}" ]; then
+  claim_record
+  echo "$WORD_UNCHANGED $existed"
+  exit $EXIT_OK
+fi
 KHA_NEW=$work/new; export KHA_NEW
 if [ -n "$validate" ]; then
   run "$validate"; rc=$?
@@ -119,7 +207,7 @@ if [ -n "$validate" ]; then
   }
   [ $rc = $EXIT_OK ] || { [ $rc = $EXIT_TIMEOUT ] && exit $EXIT_VALIDATE_END; exit $EXIT_VALIDATE; }
 fi
-echo "$WORD_READY"
+echo "$WORD_READY $existed"
 IFS= read -r answer && [ "$answer" = "$WORD_COMMIT" ] || exit $EXIT_NO_COMMIT
 if [ -n "$expect" ]; then
   sum=$(sha256sum <"$target") || exit $EXIT_CHANGED
@@ -128,7 +216,8 @@ fi
 if [ -e "$target" ] || [ -L "$target" ]; then
   ln -- "$target" previous 2>/dev/null || cp -p -- "$target" previous || exit $EXIT_BACKUP
 fi
-mv -f -- new "$target" || exit $EXIT_RENAME
+claim_record
+mv -f -- new "$target" || { unclaim; exit $EXIT_RENAME; }
 # The new file is in place: from here a client that is gone (a dropped
 # connection makes writes fail and reads end) or a signal never stops the
 # script half way. A failed reload, or with verify anything but the
@@ -173,6 +262,12 @@ type applyArgs struct {
 	// ExpectSHA256 is the digest the target must still have to be
 	// replaced; empty: any.
 	ExpectSHA256 string `sh:"expect"`
+	// Claim is the owner's claim in the path's record; empty keeps no
+	// record (see Claim).
+	Claim   string `sh:"claim"`
+	Note    string `sh:"note"`
+	Adopt   bool   `sh:"adopt"`
+	Capture bool   `sh:"capture"`
 }
 
 // statScript prints a line $WORD_PRESENT or $WORD_MISSING for each path
@@ -197,16 +292,51 @@ type statArgs struct {
 	Paths []string
 }
 
-// removeScript deletes the target and then runs the command, if the file
-// existed. The helpers come after the checks: a file that is already
-// gone costs no process.
-var removeScript = newScript[removeArgs](`dir=${target%/*} base=${target##*/}
+// removeScript takes the target off the host and then runs the command, if
+// that changed the file; with keep it removes only the record of the
+// claim. With a record (claim set) it puts back the file
+// that was there before kha when restore is set, removes the record and
+// the directories kha made that are empty now; a record of another
+// owner's claim leaves everything as it is. A saved file that is gone
+// while the record or the owner (saved) says there was one removes
+// nothing. The helpers' processes run only after the checks: a file that
+// is already gone, with no record, costs none.
+var removeScript = newScript[removeArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
-[ -e "$target" ] || [ -L "$target" ] || exit $EXIT_OK
-rm -f -- "$target" || exit $EXIT_REMOVE
-[ -n "$command" ] || exit $EXIT_OK
-` + scriptHelpers + `enter
-run "$command" || exit $EXIT_RELOAD
+rec=$dir/.$base.kha held= existed=0 made= changed=0
+[ -z "$claim" ] || record
+if [ -n "$held" ] && [ "$held" != "$claim" ]; then
+  echo "$target is left as it is: another kha resource took it over ($held_note)" >&2
+  exit $EXIT_CLAIMED
+fi
+if [ "$keep" = 1 ]; then
+  [ -z "$held" ] || rm -rf -- "$rec" || exit $EXIT_RECORD
+  exit $EXIT_OK
+fi
+if [ "$restore" = 1 ] && { [ "$existed" = 1 ] || [ "$saved" = 1 ]; }; then
+  if [ ! -e "$rec/original" ] && [ ! -L "$rec/original" ]; then
+    echo "the copy of the file that was at $target before kha, $rec/original, is gone (removed by hand?): nothing was removed. To let the file go, set on_destroy = \"delete\" (or \"keep\") and apply, then destroy" >&2
+    exit $EXIT_NO_ORIGINAL
+  fi
+  mv -f -- "$rec/original" "$target" || exit $EXIT_PUT_BACK
+  changed=1
+elif [ -e "$target" ] || [ -L "$target" ]; then
+  rm -f -- "$target" || exit $EXIT_REMOVE
+  changed=1
+fi
+if [ -n "$claim" ] && [ -d "$rec" ]; then rm -rf -- "$rec" || exit $EXIT_RECORD; fi
+rc=$EXIT_OK
+if [ "$changed" = 1 ] && [ -n "$command" ]; then
+  enter
+  run "$command" || rc=$EXIT_RELOAD
+  cd / && rm -rf -- "$work" && trap - EXIT
+fi
+# Last, once the private directory is gone too: the directories kha made
+# for the target, deepest first, while they are empty.
+set -f; IFS='
+'
+for line in $made; do rmdir -- "${line#made=}" 2>/dev/null || break; done
+exit $rc
 `)
 
 // removeArgs are removeScript's parameters.
@@ -215,6 +345,15 @@ type removeArgs struct {
 	Command string `sh:"command"`
 	Limit   int    `sh:"limit"`
 	Rand    string `sh:"rand"`
+	// Claim is the owner's claim, to find the path's record; empty: the
+	// resource kept none.
+	Claim string `sh:"claim"`
+	// Restore puts back the file the record saved instead of deleting;
+	// Saved says the owner knows one was saved.
+	Restore bool `sh:"restore"`
+	Saved   bool `sh:"saved"`
+	// Keep leaves the target as it is and removes only the record.
+	Keep bool `sh:"keep"`
 }
 
 // blockScript rewrites the marked block in the target: the block on stdin
@@ -226,25 +365,33 @@ type removeArgs struct {
 // it, which the script makes with mode 0700: only the effective user (and
 // root) can open it, so no other local user can hold the lock, as anyone
 // could the target's directory. A .kha-lock that the effective user does
-// not own, or a symlink, is refused: the lock would not be kha's. Where the
-// file is a mount point (a container's /etc/hosts) it is written in place.
+// not own, or a symlink, is refused: the lock would not be kha's. The
+// directory lives only while a change runs: its holder removes it last,
+// and a run that waited for it locks again if it is gone. Where the file
+// is a mount point (a container's /etc/hosts) it is written in place.
 var blockScript = newScript[blockArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 if [ ! -e "$target" ]; then
   [ "$apply" = 1 ] || exit $EXIT_OK
   [ -d "$dir" ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
 fi
+locks=
 if command -v flock >/dev/null; then
   locks=$dir/.kha-lock
-  [ -e "$locks" ] || [ -L "$locks" ] || mkdir -m 0700 -- "$locks" 2>/dev/null || [ -d "$locks" ] ||
-    mkdir -m 0700 -- "$locks" || exit $EXIT_MAKE_LOCK_DIR
-  if [ -L "$locks" ] || ! cd -- "$locks" 2>/dev/null || [ ! -O . ]; then
-    echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
-    exit $EXIT_LOCK_DIR
-  fi
-  exec 9<. || exit $EXIT_OPEN_LOCK_DIR
-  if [ "$limit" = 0 ]; then flock 9; else flock -w "$limit" 9; fi ||
-    { echo "another kha run held the lock $locks for $limit s" >&2; exit $EXIT_LOCKED; }
+  while :; do
+    [ -e "$locks" ] || [ -L "$locks" ] || mkdir -m 0700 -- "$locks" 2>/dev/null || [ -d "$locks" ] ||
+      mkdir -m 0700 -- "$locks" || exit $EXIT_MAKE_LOCK_DIR
+    if [ -L "$locks" ] || ! cd -- "$locks" 2>/dev/null || [ ! -O . ]; then
+      echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
+      exit $EXIT_LOCK_DIR
+    fi
+    exec 9<. || exit $EXIT_OPEN_LOCK_DIR
+    if [ "$limit" = 0 ]; then flock 9; else flock -w "$limit" 9; fi ||
+      { echo "another kha run held the lock $locks for $limit s" >&2; exit $EXIT_LOCKED; }
+    # Its holder removed the directory when done: lock the one there now.
+    [ "$locks" -ef . ] && break
+    exec 9<&-
+  done
 fi
 sweep
 enter
@@ -278,6 +425,10 @@ END {
 }' "$src" >new; rc=$?
 [ $rc = $EXIT_OK ] || { [ $rc = $EXIT_DAMAGED ] && exit $EXIT_DAMAGED; exit $EXIT_EDIT_BLOCK; }
 mv -f -- new "$target" 2>/dev/null || cat new >"$target" || exit $EXIT_RENAME
+# The last step: a run waiting for the lock finds the directory gone and
+# locks a new one, so nothing of the lock stays on the host.
+[ -z "$locks" ] || rmdir -- "$locks" 2>/dev/null
+exit $EXIT_OK
 `)
 
 // blockArgs are blockScript's parameters.

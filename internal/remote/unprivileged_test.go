@@ -102,8 +102,8 @@ func TestBlockLockIsOutOfLocalUsersReach(t *testing.T) {
 		name string
 		run  func(ctx context.Context) error
 	}{
-		{"apply", func(ctx context.Context) error { return c.Put(ctx, lb) }},
-		{"re-apply", func(ctx context.Context) error { return c.Put(ctx, lb) }},
+		{"apply", func(ctx context.Context) error { _, err := c.Put(ctx, lb); return err }},
+		{"re-apply", func(ctx context.Context) error { _, err := c.Put(ctx, lb); return err }},
 		{"remove", func(ctx context.Context) error { return c.Remove(ctx, lb, "") }},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -161,7 +161,7 @@ func TestForeignBlockLockIsRefused(t *testing.T) {
 			if err := plant(lock); err != nil {
 				t.Fatal(err)
 			}
-			err := c.Put(context.Background(), Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")})
+			_, err := c.Put(context.Background(), Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.100 api")})
 			if err == nil || !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), "remove it") {
 				t.Fatalf("want a refusal naming %s and the fix, got %v", lock, err)
 			}
@@ -211,7 +211,7 @@ func TestUserCommandsRunWithTheHostsUmask(t *testing.T) {
 	// Mode 0600: the script's umask for the file (177) differs from the host's.
 	f := File{Path: target, Content: []byte("v1\n"), Mode: 0o600, ValidateCommand: "touch " + made("validate"),
 		ReloadCommand: "touch " + made("reload"), Preflight: preflight}
-	if err := c.Put(ctx, f); err != nil {
+	if _, err := c.Put(ctx, f); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Remove(ctx, f, "touch "+made("remove")); err != nil {
@@ -244,11 +244,18 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 	own := userDir(t)
 	const hint = "set ssh.sudo = true (the user needs passwordless sudo)"
 	for name, op := range map[string]func() error{
-		"put a file": func() error { return c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")}) },
-		"put a file root owns": func() error {
-			return c.Put(ctx, File{Path: filepath.Join(own, "lb.cfg"), Content: []byte("x\n"), Owner: "root"})
+		"put a file": func() error {
+			_, err := c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")})
+			return err
 		},
-		"put a block":          func() error { return c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}) },
+		"put a file root owns": func() error {
+			_, err := c.Put(ctx, File{Path: filepath.Join(own, "lb.cfg"), Content: []byte("x\n"), Owner: "root"})
+			return err
+		},
+		"put a block": func() error {
+			_, err := c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")})
+			return err
+		},
 		"remove a block":       func() error { return c.Remove(ctx, Block{Path: hosts, Marker: "lb"}, "") },
 		"remove a file":        func() error { return c.Remove(ctx, File{Path: hosts}, "") },
 		"read a file":          func() error { _, err := c.ReadFile(ctx, secret); return err },
@@ -262,7 +269,7 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 		})
 	}
 	// A failure that is not the host's refusal gets no such hint.
-	err := c.Put(ctx, File{Path: filepath.Join(own, "lb.cfg"), Content: []byte("x\n"), ValidateCommand: "echo bad config >&2; false"})
+	_, err := c.Put(ctx, File{Path: filepath.Join(own, "lb.cfg"), Content: []byte("x\n"), ValidateCommand: "echo bad config >&2; false"})
 	if err == nil || !strings.Contains(err.Error(), "bad config") || strings.Contains(err.Error(), "ssh.sudo") {
 		t.Fatalf("want the validate command's failure without the sudo hint, got %v", err)
 	}
@@ -271,10 +278,10 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 	}
 	// Beside the lock directory of a root apply (ssh.sudo on earlier), too.
 	root, _ := client(t, rootCfg)
-	if err := root.Put(ctx, Block{Path: hosts, Marker: "other", Content: []byte("10.0.0.3 db")}); err != nil {
+	if _, err := root.Put(ctx, Block{Path: hosts, Marker: "other", Content: []byte("10.0.0.3 db")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}); err == nil || !strings.Contains(err.Error(), "ssh.sudo = true") {
+	if _, err := c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}); err == nil || !strings.Contains(err.Error(), "ssh.sudo = true") {
 		t.Fatalf("want an error that names ssh.sudo, got %v", err)
 	}
 }
@@ -300,11 +307,20 @@ func TestFailuresNameTheirStep(t *testing.T) {
 		err              func() error
 	}{
 		{"private directory", "create the private temporary directory", "the previous file is untouched",
-			func() error { return c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")}) }},
+			func() error {
+				_, err := c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")})
+				return err
+			}},
 		{"lock directory", "write block", exitMakeLockDir.Error(),
-			func() error { return c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")}) }},
+			func() error {
+				_, err := c.Put(ctx, Block{Path: hosts, Marker: "lb", Content: []byte("10.0.0.2 api")})
+				return err
+			}},
 		{"copy of the file", "write block", exitCopy.Error(),
-			func() error { return c.Put(ctx, Block{Path: secret, Marker: "lb", Content: []byte("10.0.0.2 api")}) }},
+			func() error {
+				_, err := c.Put(ctx, Block{Path: secret, Marker: "lb", Content: []byte("10.0.0.2 api")})
+				return err
+			}},
 		{"not a regular file", "read", exitNotRegular.Error(),
 			func() error { _, err := root.ReadFile(ctx, etc); return err }},
 	} {

@@ -158,6 +158,12 @@ type Options struct {
 	// PIDNamespace runs the server in a PID namespace of its own, where
 	// the PIDs its sessions get count the processes they started.
 	PIDNamespace bool
+	// Overlays are directories of this machine (such as /etc) that the
+	// server's sessions see through a writable overlay: they read the
+	// machine's files, and what they write, rename or delete stays in a
+	// layer of this server's own (Server.OverlayChanges lists it), so
+	// configurations written with absolute paths land nowhere else.
+	Overlays []string
 }
 
 // Server is a running sshd.
@@ -174,6 +180,7 @@ type Server struct {
 	cmd       *exec.Cmd
 	pid       int
 	exited    chan error
+	overlays  []string
 	// pidNamespace: sshd is the child of pid (Options.PIDNamespace).
 	pidNamespace bool
 }
@@ -438,6 +445,19 @@ Subsystem sftp internal-sftp
 		}
 		setup += ` && mount -t tmpfs -o mode=0755 kha-private "$2"`
 	}
+	for i, dir := range opts.Overlays {
+		if !filepath.IsAbs(dir) || strings.ContainsAny(dir, ",:'\\ ") {
+			return fmt.Errorf("overlay %q: an absolute path without commas, colons, quotes, backslashes or spaces", dir)
+		}
+		layer := s.overlayLayer(i)
+		if err := os.MkdirAll(filepath.Join(layer, "upper"), 0o755); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(layer, "work"), 0o755); err != nil {
+			return err
+		}
+		setup += fmt.Sprintf(` && mount -t overlay kha-overlay -o 'lowerdir=%s,upperdir=%s/upper,workdir=%s/work' '%s'`, dir, layer, layer, dir)
+	}
 	args := []string{"--mount", "--propagation", "private"}
 	if opts.PIDNamespace {
 		args = append(args, "--pid", "--fork", "--kill-child")
@@ -464,7 +484,7 @@ Subsystem sftp internal-sftp
 			line, _ := bufio.NewReader(c).ReadString('\n')
 			c.Close()
 			if strings.HasPrefix(line, "SSH-2.0-") {
-				s.cmd, s.pid, s.exited, s.pidNamespace = cmd, cmd.Process.Pid, exited, opts.PIDNamespace
+				s.cmd, s.pid, s.exited, s.pidNamespace, s.overlays = cmd, cmd.Process.Pid, exited, opts.PIDNamespace, opts.Overlays
 				return nil
 			}
 		}

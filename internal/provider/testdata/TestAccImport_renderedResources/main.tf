@@ -27,6 +27,7 @@ resource "kha_haproxy_config" "lb" {
   destroy_command     = ""
   preflight_command   = ""
   verify_after_reload = false
+  on_destroy          = "restore" # destroy puts back what import found
   ssh                 = local.ssh
 }
 
@@ -38,6 +39,7 @@ resource "kha_nginx_config" "lb" {
   destroy_command     = ""
   preflight_command   = ""
   verify_after_reload = false
+  on_destroy          = "restore" # destroy puts back what import found
   ssh                 = local.ssh
 }
 
@@ -52,6 +54,7 @@ resource "kha_keepalived_config" "vip" {
   virtual_router_id = 51
   config_path       = "${var.dir}/keepalived.conf"
   reload_command    = ""
+  on_destroy        = "restore" # destroy puts back what import found
   ssh               = local.ssh
 }
 
@@ -59,18 +62,21 @@ resource "kha_kube_vip" "cp1" {
   node_name     = "cp1"
   address       = "10.0.0.100"
   manifest_path = "${var.dir}/kube-vip.yml"
+  on_destroy    = "restore" # destroy puts back what import found
   ssh           = local.ssh
 }
 
 resource "kha_etcd_access" "etcd" {
-  members  = [{ name = "etcd1", ip = "10.0.0.11" }]
-  env_path = "${var.dir}/etcd-access.env"
-  ssh      = local.ssh
+  members    = [{ name = "etcd1", ip = "10.0.0.11" }]
+  env_path   = "${var.dir}/etcd-access.env"
+  on_destroy = "restore" # destroy puts back what import found
+  ssh        = local.ssh
 }
 
 resource "kha_hosts_entries" "api" {
-  entries = ["10.0.0.100 api.example.com"]
-  path    = "${var.dir}/hosts"
-  marker  = "api"
-  ssh     = local.ssh
+  entries    = ["10.0.0.100 api.example.com"]
+  path       = "${var.dir}/hosts"
+  marker     = "api"
+  on_destroy = "restore" # destroy puts back what import found
+  ssh        = local.ssh
 }

@@ -45,6 +45,14 @@ variable "destroy_command" {
   type    = string
   default = null
 }
+variable "on_destroy" {
+  type    = string
+  default = null
+}
+variable "adopt" {
+  type    = bool
+  default = null
+}
 variable "update_timeout" {
   type    = string
   default = null
@@ -67,11 +75,12 @@ resource "kha_file" "test" {
   validate_command = var.validate_command
   reload_command   = var.reload_command
   destroy_command  = var.destroy_command
+  on_destroy       = var.on_destroy
+  adopt            = var.adopt
   ssh = {
     host = var.host
     port = var.port
   }
-  timeouts = {
-    update = var.update_timeout
-  }
+  # Left out unless set, as in most configurations: import records none.
+  timeouts = var.update_timeout == null ? null : { update = var.update_timeout }
 }

@@ -1,0 +1,179 @@
+package provider
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+// ownership is what a resource remembers of its claims on its host's
+// paths (remote.Claim), in private state: the claim, and for each path
+// whether the host saved a file found there before kha. It holds no
+// content: the saved files stay on the host.
+type ownership struct {
+	ID    string          `json:"id"`
+	Saved map[string]bool `json:"saved,omitempty"`
+	// Imported: the next apply adopts the path and saves what it finds
+	// there (the file as it was before kha first wrote it).
+	Imported bool `json:"imported,omitempty"`
+}
+
+// readOwnership reads the claim; a resource from before claims has none (ID
+// "").
+func readOwnership(ctx context.Context, private privateState) (ownership, diag.Diagnostics) {
+	var c ownership
+	raw, diags := private.GetKey(ctx, privateOwnership)
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &c); err != nil {
+			diags.AddError("Internal Error", "decoding the resource's claim from private state: "+err.Error())
+		}
+	}
+	return c, diags
+}
+
+// write records the ownership.
+func (c ownership) write(ctx context.Context, private privateSetter) diag.Diagnostics {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Internal Error", "encoding the resource's claim: "+err.Error())
+		return diags
+	}
+	return private.SetKey(ctx, privateOwnership, raw)
+}
+
+// newOwnership is a claim of a new resource (or of one from before claims).
+func newOwnership(imported bool) ownership {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return ownership{ID: hex.EncodeToString(b), Imported: imported}
+}
+
+// savedKnown says whether the host saved a file found at path, and
+// whether that is known: a resource from before claims kept no record, so
+// what it finds is its own.
+func (c ownership) savedKnown(path string, hasPrior bool) (saved, known bool) {
+	if c.ID == "" {
+		return false, hasPrior
+	}
+	saved, known = c.Saved[path]
+	return saved, known
+}
+
+// note says who a claim is for another resource that finds the path
+// taken: the resource type, the directory Terraform runs in (its
+// configuration's), the machine and the time.
+func (r *hostResource[M, P]) note() string {
+	dir, _ := os.Getwd()
+	host, _ := os.Hostname()
+	return fmt.Sprintf("kha_%s applied from %s on %s at %s", r.name, dir, host, time.Now().UTC().Format(time.RFC3339))
+}
+
+// onDestroyOf is on_destroy as planned: the configuration's, else the
+// prior state's, else restore.
+func onDestroyOf(config, prior types.String) types.String {
+	switch {
+	case !config.IsNull():
+		return config
+	case known(prior) && !prior.IsNull():
+		return prior
+	}
+	return types.StringValue(onDestroyRestore)
+}
+
+// keeps says whether destroy leaves the host as it is.
+func (h *hostFields) keeps() bool {
+	return h.KeepOnDestroy.ValueBool() || h.OnDestroy.ValueString() == onDestroyKeep
+}
+
+// itemKey is an item's key in destroy_actions: its path, and a block's
+// marker after "#".
+func itemKey(it remote.Item) string {
+	path, marker := it.Place()
+	if marker != "" {
+		return path + "#" + marker
+	}
+	return path
+}
+
+// destroyActions is destroy_actions for items: unknown while whether
+// the host saved a file is not known (saved), unless complete, when such
+// a file counts as kha's own.
+func destroyActions(items []remote.Item, h *hostFields, saved func(path string) (bool, bool), complete bool) types.Map {
+	actions := map[string]string{}
+	for _, it := range items {
+		action := onDestroyKeep
+		if !h.keeps() {
+			switch f := it.(type) {
+			case remote.File:
+				action = onDestroyDelete
+				if h.OnDestroy.ValueString() == onDestroyRestore {
+					wasSaved, known := saved(f.Path)
+					if !known && !complete {
+						return types.MapUnknown(types.StringType)
+					}
+					if wasSaved {
+						action = onDestroyRestore
+					}
+				}
+			case remote.Block:
+				action = actionRemoveBlock
+			default: // an edit of a file kha does not own
+				action = actionUndoEdit
+			}
+		}
+		actions[itemKey(it)] = action
+	}
+	m, _ := types.MapValueFrom(context.Background(), types.StringType, actions) // a map of strings always converts
+	return m
+}
+
+// owned is items with the ownership claim on each whole file: what put needs to
+// claim the path (capture: save a file found where no record is), and
+// what remove needs to put back what was there (h's on_destroy and
+// destroy_actions). Without a claim (a resource from before claims, on
+// destroy) the files go as they are.
+func (r *hostResource[M, P]) owned(items []remote.Item, c ownership, h *hostFields, capture bool) []remote.Item {
+	if c.ID == "" {
+		return items
+	}
+	var actions map[string]string
+	if known(h.DestroyActions) {
+		_ = h.DestroyActions.ElementsAs(context.Background(), &actions, false) // strings into strings
+	}
+	out := make([]remote.Item, len(items))
+	for i, it := range items {
+		f, ok := it.(remote.File)
+		if !ok {
+			out[i] = it
+			continue
+		}
+		f.Claim = &remote.Claim{ID: c.ID, Note: r.note(), Adopt: h.Adopt.ValueBool() || c.Imported, Capture: capture,
+			Restore: h.OnDestroy.ValueString() == onDestroyRestore, Saved: actions[f.Path] == onDestroyRestore || c.Saved[f.Path]}
+		out[i] = f
+	}
+	return out
+}
+
+// record notes which files the host saved, from the outcomes of the puts
+// of files (those that succeeded, in order). Once saved, a file stays
+// saved: a record lost on the host must not turn a restore into a delete.
+func (c *ownership) record(files []remote.Item, outcomes []remote.Outcome) {
+	for i, o := range outcomes {
+		if f, ok := files[i].(remote.File); ok {
+			if c.Saved == nil {
+				c.Saved = map[string]bool{}
+			}
+			c.Saved[f.Path] = c.Saved[f.Path] || o.Saved
+		}
+	}
+}
