@@ -203,3 +203,38 @@ func TestReadBudgetThroughBastion(t *testing.T) {
 		})
 	}
 }
+
+// TestReadGaveUpIsNotRetriedByReads: once a read gave up on a host, the
+// next read of the same run fails at once with the same unreachable
+// error, as a plan reads one resource of a dead host after another; a
+// change (the apply's budget) still dials, and once it connects, reads
+// use the connection.
+func TestReadGaveUpIsNotRetriedByReads(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	cfg := configFor(s)
+	cfg.Port = testhost.FreePort(t, "127.0.0.1")
+	cfg.Timeout, cfg.RefreshTimeout = 0, time.Second
+	pool := NewPool(nil)
+	t.Cleanup(pool.Close)
+	ctx := context.Background()
+
+	if _, err := pool.GetForRead(ctx, cfg); !Unreachable(err) {
+		t.Fatalf("the first read: want unreachable, got %v", err)
+	}
+	start := time.Now()
+	_, err := pool.GetForRead(ctx, cfg)
+	if !Unreachable(err) || !strings.Contains(err.Error(), "not tried again") {
+		t.Fatalf("the second read: want the first one's unreachable error, not tried again, got %v", err)
+	}
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Fatalf("the second read took %s: it tried again", took)
+	}
+
+	forwardAfter(t, cfg.Address(), s.Address(), 0)
+	if _, err := pool.Get(ctx, cfg); err != nil {
+		t.Fatalf("a change dials whatever the reads found: %v", err)
+	}
+	if _, err := pool.GetForRead(ctx, cfg); err != nil {
+		t.Fatalf("a read after the change connected: %v", err)
+	}
+}

@@ -65,24 +65,29 @@ type hostConn struct {
 	hostKey  ssh.PublicKey
 	dialErr  error
 	dialOnce chan struct{}
+	readErr  error // a read that gave up, see readGaveUp
 }
 
 // Get returns the pool's client for cfg, connecting if needed within
 // cfg's Timeout: for changing the host. The returned client reconnects by
 // itself when its connection drops.
 func (p *Pool) Get(ctx context.Context, cfg Config) (*Client, error) {
-	return p.get(ctx, cfg, cfg.applyBudget())
+	return p.get(ctx, cfg, cfg.applyBudget(), false)
 }
 
 // GetForRead is Get for reading the host (refresh, plan), connecting
 // within cfg's RefreshTimeout: a plan does not wait minutes on a host
 // that is down. The budget is this caller's own: a caller with a longer
-// one that shares the dial goes on trying after this one gives up.
+// one that shares the dial goes on trying after this one gives up. Once
+// a read gave up on the host, later reads fail at once with its error
+// until a connection is made: a plan reads a host's resources one after
+// another where they depend on each other, and a dead host would
+// otherwise cost the budget once for each.
 func (p *Pool) GetForRead(ctx context.Context, cfg Config) (*Client, error) {
-	return p.get(ctx, cfg, cfg.readBudget())
+	return p.get(ctx, cfg, cfg.readBudget(), true)
 }
 
-func (p *Pool) get(ctx context.Context, cfg Config, b budget) (*Client, error) {
+func (p *Pool) get(ctx context.Context, cfg Config, b budget, read bool) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &StepError{Host: cfg.Address(), Step: "configure", Err: err}
 	}
@@ -93,10 +98,29 @@ func (p *Pool) get(ctx context.Context, cfg Config, b budget) (*Client, error) {
 		p.conns[cfg.key()] = c
 	}
 	p.mu.Unlock()
+	if err := c.readGaveUp(); read && err != nil {
+		return nil, err
+	}
 	if err := c.ensure(ctx, p, b); err != nil {
+		if read && Unreachable(err) {
+			c.mu.Lock()
+			c.readErr = err
+			c.mu.Unlock()
+		}
 		return nil, err
 	}
 	return &Client{hostConn: c, sudo: cfg.Sudo}, nil
+}
+
+// readGaveUp is the error of a read that gave up on the host, while no
+// connection was made since.
+func (c *hostConn) readGaveUp() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil || c.readErr == nil {
+		return nil
+	}
+	return fmt.Errorf("%w (not tried again: a read gave up on the host earlier in this run)", c.readErr)
 }
 
 // Dials reports how many SSH connections the pool has established.
