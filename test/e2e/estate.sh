@@ -31,7 +31,6 @@
 #      and owner, and nothing kha made is left (files, directories, daemons).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-here=$root/test/e2e
 export KHA_ESTATE_DIR=${KHA_ESTATE_DIR:-/tmp/kha-estate}
 T=$KHA_ESTATE_DIR
 E2E_NAME=ESTATE
@@ -206,6 +205,10 @@ tf plan -out=tfplan
 sans=$(sans tfplan)
 for n in cp1 cp2 cp3; do apiserver "$n"; done
 echo "  stand-in apiservers on cp1-cp3, each with its own certificate for the planned SANs: $sans"
+# They check client certificates as kube-apiserver does: one the cluster CA did not sign fails the handshake.
+mkdir -p "$T/other" && new_ca "$T/other" another-ca && issue_cert "$T/other" intruder system:node:cp9 DNS:cp9 clientAuth system:nodes
+if ip netns exec kha-ecp1 curl -sf --max-time 2 --cacert "$pki/ca.crt" --cert "$T/other/intruder.crt" --key "$T/other/intruder.key" \
+  https://127.0.0.1:6443/readyz >/dev/null 2>&1; then fail "cp1's apiserver accepted a client certificate of another CA"; fi
 load_start cp1 cp2 cp3 w1 w2 # the bastion's requests need the external load balancer: from the next phase on
 tf apply -auto-approve
 load_stop "the first apply"
