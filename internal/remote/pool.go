@@ -219,7 +219,7 @@ func (c *hostConn) ensure(ctx context.Context, p *Pool, b budget) error {
 		c.dialOnce = done
 		c.mu.Unlock()
 
-		conn, bastion, key, cleanup, err := c.dialWithRetry(ctx, b)
+		conn, bastion, key, cleanup, err := c.dialWithRetry(ctx, b, start)
 
 		c.mu.Lock()
 		c.conn, c.bastion, c.hostKey, c.cleanup, c.dialErr = conn, bastion, key, cleanup, err
@@ -328,9 +328,10 @@ const GoneHint = "If the host is gone for good, take its resources out of the st
 	"or terraform state rm. See the Troubleshooting guide, \"A host that is gone for good\"."
 
 // dialWithRetry dials, retrying what can heal with exponential backoff
-// until ctx ends (ensure bounds it by the caller's budget b).
-func (c *hostConn) dialWithRetry(ctx context.Context, b budget) (*ssh.Client, *ssh.Client, ssh.PublicKey, func(), error) {
-	start := time.Now()
+// until ctx ends (ensure bounds it by the caller's budget b). start is
+// when the caller began to wait, on another caller's attempts first,
+// perhaps: a give-up says how long the caller waited in all.
+func (c *hostConn) dialWithRetry(ctx context.Context, b budget, start time.Time) (*ssh.Client, *ssh.Client, ssh.PublicKey, func(), error) {
 	backoff := 200 * time.Millisecond
 	retried := map[string]bool{}
 	for attempt := 1; ; attempt++ {
