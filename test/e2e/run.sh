@@ -207,7 +207,6 @@ got=$("$kubectl" config view --kubeconfig "$T/kube-proxy.conf" -o jsonpath='{.cl
 [ "$(admin -n kube-system get configmap kube-proxy -o jsonpath='{.data.config\.conf}')" = 'mode: iptables' ] || fail "the patch changed config.conf"
 echo "  kube-proxy's kubeconfig.conf now has server $got"
 
-
 # kill_under_load N WHAT: kill h<N>'s apiserver while load runs; a request
 # in flight on it may fail, none started after it refuses connections.
 kill_under_load() {
