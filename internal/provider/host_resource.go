@@ -734,7 +734,7 @@ func hostGoneHint(detail string) string {
 
 // stateOnlyAttributes are the attributes that say nothing about the host
 // until destroy.
-var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "timeouts"}
+var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "adopt", "timeouts"}
 
 // dropRecords leaves the files on the host and removes kha's records of
 // them, so that a later resource may write them without adopt. It never

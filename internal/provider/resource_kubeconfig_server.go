@@ -456,5 +456,9 @@ func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource
 	resp.Diagnostics.Append(d...)
 	m.SHA256 = types.StringValue(desiredDigest(out.files))
 	m.RemoteSHA256 = m.SHA256
+	// Destroy takes the edit back to the servers import found: what the
+	// kubeconfigs had, as for a file import leaves.
+	m.OnDestroy = types.StringValue(onDestroyRestore)
+	m.DestroyActions = destroyActions(out.files, &m.hostFields, func(string) (bool, bool) { return false, true }, true)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
