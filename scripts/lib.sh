@@ -10,9 +10,10 @@ dev_provider() {
   export TF_CLI_CONFIG_FILE=$1/cli.tfrc TF_IN_AUTOMATION=1
 }
 
-# sshd_files DIR ADDRESS PORT CLIENT_PUBKEY: host keys of the three types a
-# Debian server has (RSA, ECDSA, Ed25519), authorized_keys and a checked
-# sshd_config in DIR for a throwaway key-only sshd.
+# sshd_files DIR ADDRESS PORT CLIENT_PUBKEY [CONFIG]: host keys of the three
+# types a Debian server has (RSA, ECDSA, Ed25519), authorized_keys and a
+# checked sshd_config in DIR for a throwaway key-only sshd, with the lines
+# CONFIG added.
 sshd_files() {
   local d=$1 t
   for t in rsa ecdsa ed25519; do
@@ -33,6 +34,7 @@ UsePAM no
 StrictModes no
 UseDNS no
 MaxStartups 100:30:200
+${5:-}
 CFG
   install -d -m 0755 /run/sshd
   /usr/sbin/sshd -t -f "$d/sshd_config"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -135,5 +136,105 @@ func TestReadBudgetIsTheTimeoutWhenShorter(t *testing.T) {
 	_, err := NewPool(nil).GetForRead(context.Background(), cfg)
 	if err == nil || Unreachable(err) {
 		t.Fatalf("a refused login is an error of its own, not an unreachable host: %v", err)
+	}
+}
+
+// TestReadBudgetThroughBastion: behind a bastion, a target that does not
+// answer is unreachable after the read's own budget, as it is without one,
+// whether the bastion's connection to it hangs (a target off the network)
+// or the SSH handshake over that connection does (a target that accepts
+// and says nothing): a channel through a bastion has no deadlines of its
+// own, and the budget ending during an attempt is a timeout, not an error
+// that fails the plan.
+func TestReadBudgetThroughBastion(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	host, port, _ := net.SplitHostPort(silent.Addr().String())
+	for _, target := range []struct{ name, host, port string }{
+		{"a target that says nothing", host, port},
+		// TEST-NET-1 (RFC 5737): no host answers there.
+		{"a target off the network", "192.0.2.1", "22"},
+	} {
+		t.Run(target.name, func(t *testing.T) {
+			bastion := testhost.Start(t, testhost.Options{})
+			bastionCfg := configFor(bastion)
+			cfg := bastionCfg
+			cfg.Host = target.host
+			cfg.Port, _ = strconv.Atoi(target.port)
+			cfg.Timeout, cfg.RefreshTimeout = 0, time.Second
+			cfg.Bastion = &bastionCfg
+			pool := NewPool(nil)
+			t.Cleanup(pool.Close)
+			done := make(chan error, 1)
+			start := time.Now()
+			go func() {
+				_, err := pool.GetForRead(context.Background(), cfg)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !Unreachable(err) || !strings.Contains(err.Error(), "ssh.refresh_timeout 1s") {
+					t.Fatalf("want the read given up on as unreachable, naming ssh.refresh_timeout, got %v", err)
+				}
+				if took := time.Since(start); took > 3*time.Second {
+					t.Fatalf("the read gave up after %s, not its own 1s budget", took)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the read through the bastion was still waiting after 20s with a 1s budget")
+			}
+		})
+	}
+}
+
+// TestReadGaveUpIsNotRetriedByReads: once a read gave up on a host, the
+// next read of the same run fails at once with the same unreachable
+// error, as a plan reads one resource of a dead host after another; a
+// change (the apply's budget) still dials, and once it connects, reads
+// use the connection.
+func TestReadGaveUpIsNotRetriedByReads(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	cfg := configFor(s)
+	cfg.Port = testhost.FreePort(t, "127.0.0.1")
+	cfg.Timeout, cfg.RefreshTimeout = 0, time.Second
+	pool := NewPool(nil)
+	t.Cleanup(pool.Close)
+	ctx := context.Background()
+
+	if _, err := pool.GetForRead(ctx, cfg); !Unreachable(err) {
+		t.Fatalf("the first read: want unreachable, got %v", err)
+	}
+	start := time.Now()
+	_, err := pool.GetForRead(ctx, cfg)
+	if !Unreachable(err) || !strings.Contains(err.Error(), "not tried again") {
+		t.Fatalf("the second read: want the first one's unreachable error, not tried again, got %v", err)
+	}
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Fatalf("the second read took %s: it tried again", took)
+	}
+
+	forwardAfter(t, cfg.Address(), s.Address(), 0)
+	if _, err := pool.Get(ctx, cfg); err != nil {
+		t.Fatalf("a change dials whatever the reads found: %v", err)
+	}
+	if _, err := pool.GetForRead(ctx, cfg); err != nil {
+		t.Fatalf("a read after the change connected: %v", err)
 	}
 }

@@ -65,24 +65,29 @@ type hostConn struct {
 	hostKey  ssh.PublicKey
 	dialErr  error
 	dialOnce chan struct{}
+	readErr  error // a read that gave up, see readGaveUp
 }
 
 // Get returns the pool's client for cfg, connecting if needed within
 // cfg's Timeout: for changing the host. The returned client reconnects by
 // itself when its connection drops.
 func (p *Pool) Get(ctx context.Context, cfg Config) (*Client, error) {
-	return p.get(ctx, cfg, cfg.applyBudget())
+	return p.get(ctx, cfg, cfg.applyBudget(), false)
 }
 
 // GetForRead is Get for reading the host (refresh, plan), connecting
 // within cfg's RefreshTimeout: a plan does not wait minutes on a host
 // that is down. The budget is this caller's own: a caller with a longer
-// one that shares the dial goes on trying after this one gives up.
+// one that shares the dial goes on trying after this one gives up. Once
+// a read gave up on the host, later reads fail at once with its error
+// until a connection is made: a plan reads a host's resources one after
+// another where they depend on each other, and a dead host would
+// otherwise cost the budget once for each.
 func (p *Pool) GetForRead(ctx context.Context, cfg Config) (*Client, error) {
-	return p.get(ctx, cfg, cfg.readBudget())
+	return p.get(ctx, cfg, cfg.readBudget(), true)
 }
 
-func (p *Pool) get(ctx context.Context, cfg Config, b budget) (*Client, error) {
+func (p *Pool) get(ctx context.Context, cfg Config, b budget, read bool) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &StepError{Host: cfg.Address(), Step: "configure", Err: err}
 	}
@@ -93,10 +98,29 @@ func (p *Pool) get(ctx context.Context, cfg Config, b budget) (*Client, error) {
 		p.conns[cfg.key()] = c
 	}
 	p.mu.Unlock()
+	if err := c.readGaveUp(); read && err != nil {
+		return nil, err
+	}
 	if err := c.ensure(ctx, p, b); err != nil {
+		if read && Unreachable(err) {
+			c.mu.Lock()
+			c.readErr = err
+			c.mu.Unlock()
+		}
 		return nil, err
 	}
 	return &Client{hostConn: c, sudo: cfg.Sudo}, nil
+}
+
+// readGaveUp is the error of a read that gave up on the host, while no
+// connection was made since.
+func (c *hostConn) readGaveUp() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil || c.readErr == nil {
+		return nil
+	}
+	return fmt.Errorf("%w (not tried again: a read gave up on the host earlier in this run)", c.readErr)
 }
 
 // Dials reports how many SSH connections the pool has established.
@@ -195,7 +219,7 @@ func (c *hostConn) ensure(ctx context.Context, p *Pool, b budget) error {
 		c.dialOnce = done
 		c.mu.Unlock()
 
-		conn, bastion, key, cleanup, err := c.dialWithRetry(ctx, b)
+		conn, bastion, key, cleanup, err := c.dialWithRetry(ctx, b, start)
 
 		c.mu.Lock()
 		c.conn, c.bastion, c.hostKey, c.cleanup, c.dialErr = conn, bastion, key, cleanup, err
@@ -304,9 +328,10 @@ const GoneHint = "If the host is gone for good, take its resources out of the st
 	"or terraform state rm. See the Troubleshooting guide, \"A host that is gone for good\"."
 
 // dialWithRetry dials, retrying what can heal with exponential backoff
-// until ctx ends (ensure bounds it by the caller's budget b).
-func (c *hostConn) dialWithRetry(ctx context.Context, b budget) (*ssh.Client, *ssh.Client, ssh.PublicKey, func(), error) {
-	start := time.Now()
+// until ctx ends (ensure bounds it by the caller's budget b). start is
+// when the caller began to wait, on another caller's attempts first,
+// perhaps: a give-up says how long the caller waited in all.
+func (c *hostConn) dialWithRetry(ctx context.Context, b budget, start time.Time) (*ssh.Client, *ssh.Client, ssh.PublicKey, func(), error) {
 	backoff := 200 * time.Millisecond
 	retried := map[string]bool{}
 	for attempt := 1; ; attempt++ {
@@ -318,6 +343,13 @@ func (c *hostConn) dialWithRetry(ctx context.Context, b budget) (*ssh.Client, *s
 			return conn, bastion, key, cleanup, nil
 		}
 		reason := healing(err)
+		if reason == "" && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// The budget ended during the attempt: through a bastion, a
+			// target off the network keeps the channel open (or the
+			// handshake over it) waiting, where a direct dial reports a
+			// timeout.
+			reason = "connection timeouts"
+		}
 		if reason == "" {
 			c.log(ctx, LevelWarn, "connecting failed", map[string]any{"error": err.Error()})
 			if attempt > 1 {
@@ -408,9 +440,19 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 		}
 	}
 	if deadline, ok := ctx.Deadline(); ok {
-		_ = netConn.SetDeadline(deadline)
+		_ = netConn.SetDeadline(deadline) // a channel through a bastion has no deadlines: see below
 	}
+	// Through a bastion, only closing the channel ends a handshake that a
+	// silent target keeps waiting.
+	stop := context.AfterFunc(ctx, func() { netConn.Close() })
 	sshConn, chans, reqs, err := ssh.NewClientConn(netConn, cfg.Address(), clientCfg)
+	if !stop() { // ctx ended, and the channel is closed
+		if err == nil {
+			sshConn.Close()
+			err = errors.New("ssh: handshake done as the time to connect ended")
+		}
+		err = fmt.Errorf("%w: %w", err, ctx.Err())
+	}
 	if err != nil {
 		netConn.Close()
 		cleanup()

@@ -31,23 +31,17 @@ export KHA_E2E_DIR=${KHA_E2E_DIR:-/tmp/kha-e2e}
 T=$KHA_E2E_DIR
 kube=${KHA_KUBE_DIR:?run through make e2e, which sets KHA_KUBE_DIR}
 start=$(date +%s)
-log() { echo "== [$(($(date +%s) - start))s] $*"; }
-fail() { echo "E2E FAILED: $*" >&2; exit 1; }
 
 cd "$root"
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
-[ "$(id -u)" -eq 0 ] || fail "run as root: the test makes network namespaces"
-exec 9>/run/kha-e2e.lock
-flock -n 9 || fail "another end-to-end run holds /run/kha-e2e.lock"
-scripts/setup-host.sh
-eval "$(scripts/tf-env.sh)"
-tf=$TF_ACC_TERRAFORM_PATH
+# shellcheck source=test/e2e/common.sh
+. test/e2e/common.sh
+e2e_start /run/kha-e2e.lock end-to-end
 log "kube-apiserver, kubectl and kubeadm (built once from the Go module proxy, then cached in $kube)"
 "$here/build-kube.sh" "$kube" "${KUBE_VERSION:-1.36.3}"
 kubectl=$kube/kubectl
 
-load_pids=()
 cleanup() {
   set +e
   touch "$T/load.stop"
@@ -68,12 +62,6 @@ for i in 1 2 3 4 5 6; do cp "$pki/ca.crt" "$T/hosts/h$i/etc-kha/ca.crt"; done
 
 work=$T/tf && cp -r examples/ha-cluster "$work"
 dev_provider "$T"
-start_or_reload() { # pidfile start-command reload-signal
-  echo "if [ -s $1 ] && kill -0 \$(cat $1) 2>/dev/null; then kill -$3 \$(cat $1); else $2; fi"
-}
-stop() { # pidfile runtime-files...: stop the daemon, wait for it to exit, remove what it leaves
-  echo "if [ -s $1 ]; then p=\$(cat $1); kill \$p 2>/dev/null; for i in \$(seq 100); do kill -0 \$p 2>/dev/null || break; sleep 0.05; done; fi; rm -f $*"
-}
 draining='' removed='' # control-plane nodes on their way out (stage 7)
 vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terraform.tfvars.json
   jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert "$pki/apiserver.crt" \
@@ -99,11 +87,6 @@ vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terrafo
                kubelet_restart: "echo restarted >> /etc/kha/kubelet-restarts"}
   }' > "$work/terraform.tfvars.json"
 }
-tf() { # command args...: the terraform CLI in the working copy, bounded, its output in $T/<command>.log
-  local log=$T/$1.log
-  (cd "$work" && timeout 900 "$tf" "$1" -no-color -input=false "${@:2}") > "$log" 2>&1 || { cat "$log"; fail "terraform $*"; }
-}
-out() { (cd "$work" && "$tf" output -json "$1"); }
 
 log "terraform plan examples/ha-cluster in local_lb mode, before the cluster exists"
 vars local_lb 3 false
@@ -125,31 +108,9 @@ issue_cert "$pki" admin kha-e2e-admin DNS:admin clientAuth system:masters
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/sa.key" 2>/dev/null
 openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
 
-# kubelet_conf HOST SERVER: the node's kubeconfig as kubeadm writes it, with
-# the node's own client certificate inline.
+# kubelet_conf HOST SERVER: the node's kubeconfig as kubeadm writes it.
 kubelet_conf() {
-  issue_cert "$pki" "kubelet-$1" "system:node:$1" "DNS:$1" clientAuth system:nodes
-  cat > "$T/hosts/$1/etc-kha/kubelet.conf" <<KUBECONFIG
-apiVersion: v1
-clusters:
-- cluster:
-    certificate-authority-data: $(base64 -w0 < "$pki/ca.crt")
-    server: $2
-  name: kubernetes
-contexts:
-- context:
-    cluster: kubernetes
-    user: system:node:$1
-  name: system:node:$1@kubernetes
-current-context: system:node:$1@kubernetes
-kind: Config
-preferences: {}
-users:
-- name: system:node:$1
-  user:
-    client-certificate-data: $(base64 -w0 < "$pki/kubelet-$1.crt")
-    client-key-data: $(base64 -w0 < "$pki/kubelet-$1.key")
-KUBECONFIG
+  kubeconfig "$pki" "$1" "$2" > "$T/hosts/$1/etc-kha/kubelet.conf"
   chmod 600 "$T/hosts/$1/etc-kha/kubelet.conf"
   grep '^    server:' "$T/hosts/$1/etc-kha/kubelet.conf" > "$T/hosts/$1/kubelet-server.before"
 }
@@ -203,33 +164,9 @@ wait_ready() {
 for i in 1 2 3; do wait_ready h$i https://127.0.0.1:6443; done
 log "control plane ready"
 
-# Requests with each node's own kubeconfig, read afresh for each request,
-# every 50ms on a new connection, while a switch runs: what a kubelet would
-# see. load_start HOSTS...; load_stop WHAT.
+# The load: each node's kubelet.conf, from its network namespace.
 go build -o "$T/loadgen" ./test/e2e/loadgen
-load_start() {
-  rm -f "$T/load.stop" "$T"/load-*
-  load_hosts=("$@")
-  for h in "$@"; do
-    ip netns exec "kha-$h" "$T/loadgen" -kubeconfig "$T/hosts/$h/etc-kha/kubelet.conf" -stop "$T/load.stop" \
-      > "$T/load-$h" 2> "$T/load-$h.err" &
-    load_pids+=($!)
-  done
-  sleep 2
-}
-load_stop() { # what-happened [failures allowed per host]: stop, report, fail on failures
-  sleep 2
-  touch "$T/load.stop"
-  for p in "${load_pids[@]}"; do wait "$p"; done
-  load_pids=()
-  local h total failed slowest
-  for h in "${load_hosts[@]}"; do
-    read -r total failed slowest < <(awk '{n++; if ($2 != 0) f++; if ($3 > s) s = $3} END {printf "%d %d %d\n", n, f, s}' "$T/load-$h")
-    printf '  %-3s %4d requests with its own kubeconfig, %d failed, slowest %d ms\n' "$h" "$total" "$failed" "$slowest"
-    [ "$total" -ge 50 ] || fail "$h: too few requests during $1 to judge it"
-    [ "$failed" -le "${2:-0}" ] || { tail -n 5 "$T/load-$h.err"; fail "$h: $failed requests failed during $1"; }
-  done
-}
+load_run() { ip netns exec "kha-$1" "${@:2}" "$T/hosts/$1/etc-kha/kubelet.conf"; }
 server_of() { grep '^    server:' "$T/hosts/$1/etc-kha/kubelet.conf" | awk '{print $2}'; }
 
 log "1. direct: examples/ha-cluster applied as the cluster is (control-plane nodes' kubeconfigs to their own apiserver)"
@@ -276,11 +213,6 @@ got=$("$kubectl" config view --kubeconfig "$T/kube-proxy.conf" -o jsonpath='{.cl
 [ "$got" = "$(out kube_proxy_server | jq -r .)" ] && [ "$got" = https://127.0.0.1:6443 ] || fail "kube-proxy's server is $got"
 [ "$(admin -n kube-system get configmap kube-proxy -o jsonpath='{.data.config\.conf}')" = 'mode: iptables' ] || fail "the patch changed config.conf"
 echo "  kube-proxy's kubeconfig.conf now has server $got"
-
-# on HOST COMMAND: run in a test host's network, mount and UTS namespaces
-# (where its /etc/kha is), like a command given over SSH.
-on() { nsenter -t "$(cat "$T/hosts/$1/sshd.pid")" -m -n -u -- sh -c "$2"; }
-ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 # kill_under_load N WHAT: kill h<N>'s apiserver while load runs; a request
 # in flight on it may fail, none started after it refuses connections.
