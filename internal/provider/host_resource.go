@@ -450,7 +450,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 }
 
 // planDestroy fails the plan to destroy a resource whose host did not
-// answer the refresh, unless keep_on_destroy spares the host: destroy
+// answer the refresh, unless on_destroy = "keep" spares the host: destroy
 // would fail on it after ssh.timeout, and by then the plan's other
 // destroys would have changed the other hosts.
 func planDestroy(ctx context.Context, state tfsdk.State, private privateState) diag.Diagnostics {

@@ -324,7 +324,7 @@ func healing(err error) string {
 // the host will not come back, which touches no host.
 const GoneHint = "If the host is gone for good, take its resources out of the state without destroying them: " +
 	"a removed block with lifecycle { destroy = false }, then apply (OpenTofu: apply -refresh=false); " +
-	"or keep_on_destroy = true applied with -refresh=false, then destroy with -refresh=false; " +
+	"or on_destroy = \"keep\" applied with -refresh=false, then destroy with -refresh=false; " +
 	"or terraform state rm. See the Troubleshooting guide, \"A host that is gone for good\"."
 
 // dialWithRetry dials, retrying what can heal with exponential backoff
