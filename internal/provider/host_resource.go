@@ -884,13 +884,18 @@ func setDrift(ctx context.Context, private privateSetter, drift []string) diag.D
 	if len(drift) == 0 {
 		return private.SetKey(ctx, privateDrift, nil)
 	}
-	raw, err := json.Marshal(drift)
+	return setPrivateJSON(ctx, private, privateDrift, drift)
+}
+
+// setPrivateJSON records v under key as JSON, as private state must be.
+func setPrivateJSON(ctx context.Context, private privateSetter, key string, v any) diag.Diagnostics {
+	raw, err := json.Marshal(v)
 	if err != nil {
 		var diags diag.Diagnostics
-		diags.AddError("Internal Error", "encoding drift: "+err.Error())
+		diags.AddError("Internal Error", "encoding private state "+key+": "+err.Error())
 		return diags
 	}
-	return private.SetKey(ctx, privateDrift, raw)
+	return private.SetKey(ctx, key, raw)
 }
 
 // removeLeftovers removes the files of the prior state that the new set

@@ -42,13 +42,7 @@ func readOwnership(ctx context.Context, private privateState) (ownership, diag.D
 
 // write records the ownership.
 func (c ownership) write(ctx context.Context, private privateSetter) diag.Diagnostics {
-	raw, err := json.Marshal(c)
-	if err != nil {
-		var diags diag.Diagnostics
-		diags.AddError("Internal Error", "encoding the resource's claim: "+err.Error())
-		return diags
-	}
-	return private.SetKey(ctx, privateOwnership, raw)
+	return setPrivateJSON(ctx, private, privateOwnership, c)
 }
 
 // newOwnership is a claim of a new resource (or of one from before claims).
