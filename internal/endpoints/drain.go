@@ -25,7 +25,7 @@ func (c *cluster) referencesTo(n *node, r Result, in Input) []string {
 	}
 	var refs []string
 	for _, ne := range r.NodeEndpoints {
-		if host := hostOfURL(ne.URL); ne.Name == n.Name && !strings.HasPrefix(ne.URL, "https://localhost") && (own[host] || isLoopbackHost(host)) {
+		if host := hostOfURL(ne.URL); ne.Name == n.Name && !strings.HasPrefix(ne.URL, "https://localhost") && (own[host] || IsLoopbackHost(host)) {
 			refs = append(refs, fmt.Sprintf("node_endpoints[%q] %s: its own kubelet, until the node leaves", ne.Name, ne.URL))
 		} else if own[host] {
 			refs = append(refs, fmt.Sprintf("node_endpoints[%q] %s", ne.Name, ne.URL))
@@ -50,11 +50,6 @@ func (c *cluster) referencesTo(n *node, r Result, in Input) []string {
 		}
 	}
 	return refs
-}
-
-func isLoopbackHost(host string) bool {
-	a, ok := parseIP(host)
-	return ok && a.IsLoopback()
 }
 
 // drainingReferences warns, for each draining node, that it has left the
