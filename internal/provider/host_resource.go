@@ -621,8 +621,8 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		// changes, so a host that is gone for good can still be let go
 		// of this way.
 		tflog.Info(ctx, "only what destroy does or timeouts changed; the host is not contacted")
-		if out, d := P(&plan).render(&config); !d.HasError() && h.DestroyActions.IsUnknown() {
-			h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return own.savedKnown(p, true) }, true)
+		if out, d := P(&plan).render(&config); !d.HasError() {
+			own.settle(h, out.files)
 		}
 		diags.Append(state.Set(ctx, &plan)...)
 		return
@@ -693,18 +693,13 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	out.files = r.owned(out.files, own, h, capture)
 	failed, put, outcomes := r.putAll(ctx, client, m, out, diags)
 	own.record(out.files, outcomes)
-	settled := func(complete bool) {
-		if h.DestroyActions.IsUnknown() {
-			h.DestroyActions = destroyActions(out.files, h, func(p string) (bool, bool) { return own.savedKnown(p, true) }, complete)
-		}
-	}
 	if failed {
 		switch {
 		case priorState == nil && put > 0:
 			// Earlier files are on the host: keep a (tainted) state so
 			// that the next apply replaces the resource and cleans up.
 			h.RemoteSHA256 = types.StringNull()
-			settled(true)
+			own.settle(h, out.files)
 			diags.Append(state.Set(ctx, &plan)...)
 		case priorState != nil:
 			diags.Append(state.Set(ctx, &prior)...) // the state it had, with the claim its files may carry now
@@ -719,7 +714,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		}
 	}
 	own.Imported = false
-	settled(true)
+	own.settle(h, out.files)
 	h.RemoteSHA256 = types.StringValue(h.SHA256.ValueString())
 	diags.Append(state.Set(ctx, &plan)...)
 	diags.Append(own.write(ctx, private)...)

@@ -145,13 +145,14 @@ func (r *hostResource[M, P]) owned(items []remote.Item, c ownership, h *hostFiel
 		_ = h.DestroyActions.ElementsAs(context.Background(), &actions, false) // strings into strings
 	}
 	out := make([]remote.Item, len(items))
+	note := r.note()
 	for i, it := range items {
 		f, ok := it.(remote.File)
 		if !ok {
 			out[i] = it
 			continue
 		}
-		f.Claim = &remote.Claim{ID: c.ID, Note: r.note(), Adopt: h.Adopt.ValueBool() || c.Imported, Capture: capture,
+		f.Claim = &remote.Claim{ID: c.ID, Note: note, Adopt: h.Adopt.ValueBool() || c.Imported, Capture: capture,
 			Restore: h.OnDestroy.ValueString() == onDestroyRestore, Saved: actions[f.Path] == onDestroyRestore || c.Saved[f.Path]}
 		out[i] = f
 	}
@@ -169,5 +170,13 @@ func (c *ownership) record(files []remote.Item, outcomes []remote.Outcome) {
 			}
 			c.Saved[f.Path] = c.Saved[f.Path] || o.Saved
 		}
+	}
+}
+
+// settle fills destroy_actions where the plan could not know them, from
+// what the host saved of files: after an apply, which knows.
+func (c ownership) settle(h *hostFields, files []remote.Item) {
+	if h.DestroyActions.IsUnknown() {
+		h.DestroyActions = destroyActions(files, h, func(p string) (bool, bool) { return c.savedKnown(p, true) }, true)
 	}
 }
