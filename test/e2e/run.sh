@@ -396,25 +396,36 @@ cp_vip_wait() { # "N..." [hN]: wait until exactly one of h<N>, not hN, has the V
   [ "$(wc -w <<< "$holders")" = 1 ] && [ "$holders" != "${2:-}" ] || { tail -n 20 "$T"/kube-vip-h*.log >&2; fail "kube-vip: the VIP is on '$holders'"; }
   echo "$(ms_since "$t0") $holders"
 }
+# The VIP serves once the client's neighbour entry follows the holder's
+# gratuitous ARP: retried for 10 s, and on failure the evidence is printed.
+cp_vip_serves() { # holder: fail unless the VIP answers /readyz within 10 s
+  local deadline=$((SECONDS + 10))
+  until kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$deadline" ] && { sleep 0.2; continue; }
+    echo "the VIP should be on $1:" >&2; ip neigh show 10.77.0.200 >&2; ip -br addr show | grep 10.77 >&2
+    for i in 1 2 3; do echo "h$i: $(ip -n "kha-h$i" -br link show eth0)" >&2; done
+    tail -n 20 "$T"/kube-vip-h*.log >&2
+    return 1
+  done
+}
 t0=$(date +%s%N)
 for i in 1 2 3; do kube_vip_run "$i"; done
 r=$(cp_vip_wait "1 2 3")
 read -r ms holder <<< "$r"
 echo "  the VIP is on $holder alone, $ms ms after kube-vip started on h1-h3"
 [ "$(admin -n kube-system get lease plndr-cp-lock -o jsonpath='{.spec.holderIdentity}')" = "$holder" ] || fail "kube-vip: $holder holds the VIP but not the Lease"
-kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null || fail "kube-vip: the VIP does not serve"
+cp_vip_serves "$holder" || fail "kube-vip: the VIP does not serve"
 t0=$(date +%s%N); kube_vip_stop "${holder#h}"
 r=$(cp_vip_wait "1 2 3" "$holder")
 read -r ms next <<< "$r"
-kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null || fail "kube-vip: the VIP does not serve on $next"
+cp_vip_serves "$next" || fail "kube-vip: the VIP does not serve on $next"
 echo "  $holder's kube-vip stopped (as for an upgrade): the VIP is on $next alone after $ms ms"
 kube_vip_run "${holder#h}"
 t0=$(date +%s%N); ip -n "kha-$next" link set eth0 down
 rest=$(for i in 1 2 3; do [ "h$i" = "$next" ] || echo "$i"; done | tr '\n' ' ')
 r=$(cp_vip_wait "$rest")
 read -r ms third <<< "$r"
-for _ in $(seq 1 100); do kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null 2>&1 && break; sleep 0.1; done
-kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null || fail "kube-vip: the VIP does not serve on $third"
+cp_vip_serves "$third" || fail "kube-vip: the VIP does not serve on $third"
 echo "  $next dropped off the network: the VIP is on $third after $ms ms and serves after $(ms_since "$t0") ms (the Lease must expire: lease_duration 5s)"
 ip -n "kha-$next" link set eth0 up
 # The holder's apiserver stops answering while its kube-vip runs on: the
@@ -435,7 +446,7 @@ t0=$(date +%s%N); kill -STOP "$(cat "$T/cp/kas-$n.pid")"
 r=$(cp_vip_wait "1 2 3" "$holder")
 read -r ms next <<< "$r"
 kill -0 "$(cat "$T/kube-vip-$holder.pid")" 2>/dev/null && kv_alive=", its kube-vip running" || kv_alive=""
-kc root https://10.77.0.200:6443 --tls-server-name kubernetes >/dev/null || { kill -CONT "$(cat "$T/cp/kas-$n.pid")"; fail "kube-vip: the VIP does not serve on $next"; }
+cp_vip_serves "$next" || { kill -CONT "$(cat "$T/cp/kas-$n.pid")"; fail "kube-vip: the VIP does not serve on $next"; }
 kill -CONT "$(cat "$T/cp/kas-$n.pid")"
 # The bound, and 2 s for the scheduling delays of a shared 2-core machine.
 [ "$ms" -le 12000 ] || fail "kube-vip: the VIP left $holder, whose apiserver stopped, after $ms ms, not within 10 s (+2 s)"
