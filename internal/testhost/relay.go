@@ -1,0 +1,274 @@
+package testhost
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Relay is a TCP relay in front of a host that delays what it passes by
+// half a round-trip time in each direction, as a network between the
+// client and the host would. It is done in userspace because this
+// machine's kernel has no sch_netem (`tc qdisc add ... netem delay` fails
+// with "Specified qdisc kind is unknown").
+//
+// Every chunk read is stamped with the time it is due on the other side;
+// the writer sleeps until then while the reader goes on reading, so a bulk
+// transfer pays the delay once, not once per chunk, and order is kept.
+type Relay struct {
+	Host   string
+	Port   int
+	target string
+	rtt    time.Duration
+
+	listener net.Listener
+	mu       sync.Mutex
+	open     map[net.Conn]struct{}
+	stats    RelayStats
+	serving  sync.WaitGroup
+}
+
+// RelayStats are what a relay has carried so far; Sub gives what it
+// carried between two moments.
+type RelayStats struct {
+	// Conns is the connections accepted: each costs the client a round
+	// trip for TCP's handshake before it can send.
+	Conns int
+	// Turns counts the client's flights that had to wait for an answer
+	// (see turnCounter; a connection's first flight is one). Each costs
+	// a round trip.
+	Turns int
+}
+
+// RoundTrips is what the connections cost the client in round trips:
+// their handshakes and their turns.
+func (s RelayStats) RoundTrips() int { return s.Conns + s.Turns }
+
+// Sub is s less an earlier reading.
+func (s RelayStats) Sub(earlier RelayStats) RelayStats {
+	return RelayStats{Conns: s.Conns - earlier.Conns, Turns: s.Turns - earlier.Turns}
+}
+
+// relayChunk is the most a relay reads at once.
+const relayChunk = 32 << 10
+
+// Delay starts a relay on a free loopback port that forwards to target
+// with rtt of round-trip time, until the test ends.
+func Delay(t testing.TB, target string, rtt time.Duration) *Relay {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Relay{Host: "127.0.0.1", Port: portOf(t, l), target: target, rtt: rtt, listener: l, open: map[net.Conn]struct{}{}}
+	r.serving.Add(1)
+	go r.accept()
+	t.Cleanup(r.close)
+	return r
+}
+
+// Address is host:port, where clients connect.
+func (r *Relay) Address() string { return net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) }
+
+// KnownHostsName is the relay's address as known_hosts writes it.
+func (r *Relay) KnownHostsName() string { return "[" + r.Host + "]:" + strconv.Itoa(r.Port) }
+
+// Stats reads the relay's counters.
+func (r *Relay) Stats() RelayStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+func (r *Relay) close() {
+	r.listener.Close()
+	r.mu.Lock()
+	for c := range r.open {
+		c.Close()
+	}
+	r.open = nil
+	r.mu.Unlock()
+	r.serving.Wait()
+}
+
+func (r *Relay) accept() {
+	defer r.serving.Done()
+	for {
+		c, err := r.listener.Accept()
+		if err != nil {
+			return
+		}
+		r.mu.Lock()
+		r.stats.Conns++
+		r.mu.Unlock()
+		r.serving.Add(1)
+		go r.serve(c, time.Now())
+	}
+}
+
+// track keeps c to be closed with the relay; false when the relay is closed.
+func (r *Relay) track(c net.Conn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.open == nil {
+		return false
+	}
+	r.open[c] = struct{}{}
+	return true
+}
+
+func (r *Relay) untrack(c net.Conn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.open, c)
+}
+
+// serve relays one connection. The server sees it once the handshake's
+// SYN, SYN-ACK and ACK have crossed, one and a half round trips after the
+// client connected, so the relay dials the target then; the client's
+// first bytes, read meanwhile, arrive with the ACK at the earliest.
+func (r *Relay) serve(client net.Conn, connected time.Time) {
+	defer r.serving.Done()
+	defer client.Close()
+	if !r.track(client) {
+		return
+	}
+	defer r.untrack(client)
+	turns := &turnCounter{answered: true}
+	up := make(chan timedChunk, 64)
+	go r.read(client, up, func() int {
+		turn, first := turns.clientSends()
+		if first {
+			r.mu.Lock()
+			r.stats.Turns++
+			r.mu.Unlock()
+		}
+		return turn
+	})
+	time.Sleep(time.Until(connected.Add(r.rtt * 3 / 2)))
+	server, err := net.Dial("tcp", r.target)
+	if err != nil || !r.track(server) {
+		if server != nil {
+			server.Close()
+		}
+		client.Close()
+		drain(up)
+		return
+	}
+	defer r.untrack(server)
+	defer server.Close()
+	turns.serverSees(1) // the handshake was the first turn's
+	down := make(chan timedChunk, 64)
+	go r.read(server, down, turns.serverSeen)
+	var both sync.WaitGroup
+	both.Add(2)
+	closeBoth := func() { client.Close(); server.Close() }
+	go func() { defer both.Done(); write(server, up, turns.serverSees, closeBoth) }()
+	go func() { defer both.Done(); write(client, down, turns.clientReceives, closeBoth) }()
+	both.Wait()
+}
+
+// turnCounter follows one connection's turns. A turn is a flight of the
+// client that begins after an answer reached it: data the server sent
+// after the client's latest turn reached it. Data the server sends
+// unasked (sshd's KEXINIT right after its version) is no answer, so the
+// client's next flight did not wait a round trip for it.
+type turnCounter struct {
+	mu sync.Mutex
+	// turn is the client's latest turn, seen the latest the server has
+	// received; answered: an answer to turn has reached the client.
+	turn, seen int
+	answered   bool
+}
+
+// clientSends notes a flight of the client: the turn it belongs to, and
+// whether it begins it.
+func (c *turnCounter) clientSends() (turn int, first bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answered {
+		c.turn++
+		c.answered = false
+		return c.turn, true
+	}
+	return c.turn, false
+}
+
+// serverSees notes that data of turn reached the server.
+func (c *turnCounter) serverSees(turn int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen = max(c.seen, turn)
+}
+
+// serverSeen is the latest turn the server has received, as it sends.
+func (c *turnCounter) serverSeen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen
+}
+
+// clientReceives notes server data, sent after the server saw turn,
+// reaching the client.
+func (c *turnCounter) clientReceives(turn int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if turn >= c.turn {
+		c.answered = true
+	}
+}
+
+// timedChunk is data read from one side, due on the other at due; nil
+// data is the end of what that side sends. turn is the turn it belongs
+// to (the client's data) or answers (the server's).
+type timedChunk struct {
+	data []byte
+	due  time.Time
+	turn int
+}
+
+// read passes what src sends to out, stamped with turn(), then its end.
+func (r *Relay) read(src net.Conn, out chan<- timedChunk, turn func() int) {
+	defer close(out)
+	for {
+		buf := make([]byte, relayChunk)
+		n, err := src.Read(buf)
+		if n > 0 {
+			out <- timedChunk{data: buf[:n], due: time.Now().Add(r.rtt / 2), turn: turn()}
+		}
+		if err != nil {
+			out <- timedChunk{due: time.Now().Add(r.rtt / 2)}
+			return
+		}
+	}
+}
+
+// write delivers each chunk to dst when it is due and ends dst's sending
+// at the end; on a failed write it calls fail and discards the rest.
+// delivering notes each chunk's turn before it is written: once written,
+// dst may answer before write could note it.
+func write(dst net.Conn, in <-chan timedChunk, delivering func(turn int), fail func()) {
+	for c := range in {
+		time.Sleep(time.Until(c.due))
+		if c.data == nil {
+			if tcp, ok := dst.(*net.TCPConn); ok && tcp.CloseWrite() == nil {
+				continue
+			}
+			fail()
+			break
+		}
+		delivering(c.turn)
+		if _, err := dst.Write(c.data); err != nil {
+			fail()
+			break
+		}
+	}
+	drain(in)
+}
+
+func drain(in <-chan timedChunk) {
+	for range in {
+	}
+}
