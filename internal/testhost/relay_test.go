@@ -180,6 +180,12 @@ func TestRelayPropagatesCloses(t *testing.T) {
 			t.Errorf("server read %q, %v; want bye and the end", got, err)
 		}
 	})
+	// Both connections ended on both sides: the relay carries none.
+	for deadline := time.Now().Add(5 * time.Second); relay.Active() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the relay still carries %d connections", relay.Active())
+		}
+	}
 }
 
 // An SSH connection and one command through the relay, as x/crypto/ssh
