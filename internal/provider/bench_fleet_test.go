@@ -55,10 +55,7 @@ func BenchmarkFleet(b *testing.B) {
 	testhost.RequireUnprivilegedUser(b)
 	tf := terraformPath(b)
 	bin := buildProvider(b)
-	sizes := benchList(b, "KHA_BENCH_HOSTS", []int{10, 50, 100, 200}, func(s string) (int, bool) {
-		n, err := strconv.Atoi(s)
-		return n, err == nil && n >= 1
-	})
+	sizes := benchList(b, "KHA_BENCH_HOSTS", []int{10, 50, 100, 200}, positive)
 	networks := fleetNetworks(b)
 	for _, kind := range []fleetKind{fileFleet, fileRolloutFleet, haproxyFleet, provisionersFleet, ansibleFleet} {
 		for _, network := range networks {
@@ -106,10 +103,7 @@ func fleetNetworks(b *testing.B) []fleetNetwork {
 		d, err := time.ParseDuration(s)
 		return d, err == nil && d > 0
 	})
-	parallelisms := benchList(b, "KHA_BENCH_PARALLELISM", []int{10}, func(s string) (int, bool) {
-		n, err := strconv.Atoi(s)
-		return n, err == nil && n >= 1
-	})
+	parallelisms := benchList(b, "KHA_BENCH_PARALLELISM", []int{10}, positive)
 	var networks []fleetNetwork
 	for _, rtt := range rtts {
 		for _, p := range parallelisms {
@@ -124,6 +118,12 @@ func fleetNetworks(b *testing.B) []fleetNetwork {
 		}
 	}
 	return networks
+}
+
+// positive parses a number above 0.
+func positive(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 1
 }
 
 // benchList parses the comma list in the environment variable, or
