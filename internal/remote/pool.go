@@ -51,6 +51,7 @@ func (c *hostConn) Address() string { return c.cfg.Address() }
 // hostConn is a pooled connection to one host.
 type hostConn struct {
 	cfg      Config
+	pool     *Pool // that made it, which counts its dials
 	logger   Logger
 	sessions chan struct{}
 	// locks serialise read-modify-write changes of one directory by
@@ -58,8 +59,11 @@ type hostConn struct {
 	// covers other processes.
 	locks cache[string, *sync.Mutex] // by directory
 
-	mu       sync.Mutex
-	conn     *ssh.Client
+	mu   sync.Mutex
+	conn *ssh.Client
+	// lost is closed once conn has ended (its transport saw the host
+	// close it, or a failure): ensure learns it without asking the host.
+	lost     <-chan struct{}
 	bastion  *ssh.Client
 	cleanup  func()
 	hostKey  ssh.PublicKey
@@ -94,14 +98,14 @@ func (p *Pool) get(ctx context.Context, cfg Config, b budget, read bool) (*Clien
 	p.mu.Lock()
 	c, ok := p.conns[cfg.key()]
 	if !ok {
-		c = &hostConn{cfg: cfg, logger: p.logger, sessions: make(chan struct{}, SessionsPerHost)}
+		c = &hostConn{cfg: cfg, pool: p, logger: p.logger, sessions: make(chan struct{}, SessionsPerHost)}
 		p.conns[cfg.key()] = c
 	}
 	p.mu.Unlock()
 	if err := c.readGaveUp(); read && err != nil {
 		return nil, err
 	}
-	if err := c.ensure(ctx, p, b); err != nil {
+	if err := c.ensure(ctx, b); err != nil {
 		if read && Unreachable(err) {
 			c.mu.Lock()
 			c.readErr = err
@@ -158,6 +162,11 @@ func (c *hostConn) lockDir(dir string) func() {
 func (c *hostConn) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closeLocked()
+}
+
+// closeLocked is close with c.mu held.
+func (c *hostConn) closeLocked() {
 	if c.conn != nil {
 		c.conn.Close()
 		c.conn = nil
@@ -176,21 +185,21 @@ func (c *hostConn) close() {
 // caller's budget b. Concurrent callers share one dial; when the dial
 // gives up within its caller's budget, a waiter with time left dials
 // again within its own.
-func (c *hostConn) ensure(ctx context.Context, p *Pool, b budget) error {
+func (c *hostConn) ensure(ctx context.Context, b budget) error {
 	ctx, cancel := context.WithTimeout(ctx, b.d)
 	defer cancel()
 	start := time.Now()
 	for {
 		c.mu.Lock()
 		if c.conn != nil {
-			conn := c.conn
-			c.mu.Unlock()
-			if _, _, err := conn.SendRequest("keepalive@openssh.com", true, nil); err == nil {
+			select {
+			case <-c.lost:
+			default:
+				c.mu.Unlock()
 				return nil
 			}
+			c.closeLocked()
 			c.log(ctx, LevelInfo, "connection lost; reconnecting", nil)
-			c.close()
-			c.mu.Lock()
 		}
 		if wait := c.dialOnce; wait != nil {
 			c.mu.Unlock()
@@ -223,16 +232,29 @@ func (c *hostConn) ensure(ctx context.Context, p *Pool, b budget) error {
 
 		c.mu.Lock()
 		c.conn, c.bastion, c.hostKey, c.cleanup, c.dialErr = conn, bastion, key, cleanup, err
+		if conn != nil {
+			c.lost = watchEnd(conn)
+		}
 		c.dialOnce = nil
 		close(done)
 		c.mu.Unlock()
 		if err == nil {
-			p.mu.Lock()
-			p.dials++
-			p.mu.Unlock()
+			c.pool.mu.Lock()
+			c.pool.dials++
+			c.pool.mu.Unlock()
 		}
 		return err
 	}
+}
+
+// watchEnd returns a channel that is closed when conn ends.
+func watchEnd(conn *ssh.Client) <-chan struct{} {
+	lost := make(chan struct{})
+	go func() {
+		_ = conn.Wait()
+		close(lost)
+	}()
+	return lost
 }
 
 // GaveUpError is a connection given up on after retrying only failures
@@ -492,26 +514,58 @@ func (c *hostConn) DialTCP(ctx context.Context, address string) (net.Conn, error
 }
 
 // session opens a session on the pooled connection, waiting for a free
-// slot; release gives the slot back.
+// slot; release gives the slot back. A connection that the host closed
+// before this process noticed is made again, within a read's budget (the
+// host answered a moment ago): nothing ran on it.
 func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(), err error) {
 	select {
 	case c.sessions <- struct{}{}:
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	c.mu.Lock()
-	conn := c.conn
-	c.mu.Unlock()
-	if conn == nil {
-		<-c.sessions
-		return nil, nil, errors.New("connection closed")
+	lost, err := c.newSession(&s)
+	var refused *ssh.OpenChannelError // by a host that is there
+	if err != nil && !errors.As(err, &refused) && ended(lost) {
+		if err = c.ensure(ctx, c.cfg.readBudget()); err == nil {
+			_, err = c.newSession(&s)
+		}
 	}
-	s, err = conn.NewSession()
 	if err != nil {
 		<-c.sessions
-		return nil, nil, fmt.Errorf("opening an SSH session: %w", err)
+		return nil, nil, err
 	}
 	return s, func() { s.Close(); <-c.sessions }, nil
+}
+
+// newSession opens a session on the current connection into s, and
+// returns the connection's lost channel.
+func (c *hostConn) newSession(s **ssh.Session) (lost <-chan struct{}, err error) {
+	c.mu.Lock()
+	conn, lost := c.conn, c.lost
+	c.mu.Unlock()
+	if conn == nil {
+		return nil, errors.New("connection closed")
+	}
+	if *s, err = conn.NewSession(); err != nil {
+		return lost, fmt.Errorf("opening an SSH session: %w", err)
+	}
+	return lost, nil
+}
+
+// ended says whether the connection whose lost channel this is (nil: no
+// connection) has ended, waiting a moment for its transport to tell: a
+// session refused because the host closed the connection precedes that
+// by little.
+func ended(lost <-chan struct{}) bool {
+	if lost == nil {
+		return false
+	}
+	select {
+	case <-lost:
+		return true
+	case <-time.After(time.Second):
+		return false
+	}
 }
 
 // Run runs a command on the host and returns its output. stdin may be

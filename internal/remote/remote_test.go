@@ -814,6 +814,40 @@ func TestReconnectAfterDrop(t *testing.T) {
 	}
 }
 
+// TestReconnectAfterTheHostDropped: a pooled connection is used again
+// without asking the host whether it is alive; one the host dropped is
+// made again, whether the pool noticed before the next step or only when
+// the step's session was refused.
+func TestReconnectAfterTheHostDropped(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, pool := client(t, configFor(s))
+	for i, noticed := range []bool{true, false} {
+		dials := i + 2
+		c.mu.Lock()
+		lost := c.lost
+		if !noticed { // the pool learns of the end only as the session is refused
+			late := make(chan struct{})
+			c.lost = late
+			go func() { <-lost; close(late) }()
+		}
+		c.mu.Unlock()
+		s.DropConnections()
+		if noticed {
+			<-lost
+		}
+		c, err := pool.Get(context.Background(), configFor(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := observe(t, c, File{Path: "/nonexistent-kha"}); o.Exists {
+			t.Fatal("a missing file exists")
+		}
+		if pool.Dials() != dials {
+			t.Fatalf("noticed %v: dials = %d, want %d", noticed, pool.Dials(), dials)
+		}
+	}
+}
+
 func TestCheckPath(t *testing.T) {
 	for _, p := range []string{"", "relative/x", "/etc/x\n", "/etc/\x00", "/etc/dir/", "/etc/../x", "/etc//x"} {
 		if checkPath(p) == nil {
