@@ -43,7 +43,17 @@ func NewPool(logger Logger) *Pool {
 type Client struct {
 	*hostConn
 	sudo bool
+	// reads holds, once RememberReads asked for it, what ReadFile read
+	// by path, until an edit of the path starts from it.
+	reads map[string][]byte
 }
+
+// RememberReads makes the client keep what ReadFile reads for the next
+// edit of the same path (EditedFile's Put and Remove), which then starts
+// from it rather than reading the file again: its write refuses a file
+// that changed since, as it refuses one changed since it read it itself.
+// For the reads and edits of one operation, in one goroutine.
+func (c *Client) RememberReads() { c.reads = map[string][]byte{} }
 
 // Address is the host:port the client connects to.
 func (c *hostConn) Address() string { return c.cfg.Address() }

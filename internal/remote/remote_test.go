@@ -1218,6 +1218,41 @@ func TestPreflight(t *testing.T) {
 	})
 }
 
+// TestEditStartsFromTheReadBeforeIt: a client that remembers its reads
+// edits from the content it read, and still refuses a file that changed
+// since (a credential rotation), leaving the host's change; the next
+// edit reads the file again.
+func TestEditStartsFromTheReadBeforeIt(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	ctx := context.Background()
+	target := filepath.Join(t.TempDir(), "kubelet.conf")
+	if err := os.WriteFile(target, []byte("server=https://10.0.0.11:6443\nkey=v1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.RememberReads()
+	if _, err := c.ReadFile(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	rotated := "server=https://10.0.0.11:6443\nkey=v2\n"
+	if err := os.WriteFile(target, []byte(rotated), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edit := EditedFile{Path: target, Edit: serverEdit{want: "https://localhost:6443"}}
+	if _, err := c.Put(ctx, edit); err == nil || !strings.Contains(err.Error(), "changed on the host after kha read it") {
+		t.Fatalf("want the edit refused, got %v", err)
+	}
+	if got := string(mustRead(t, target)); got != rotated {
+		t.Fatalf("the host has %q", got)
+	}
+	if _, err := c.Put(ctx, edit); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(mustRead(t, target)), strings.Replace(rotated, "10.0.0.11", "localhost", 1); got != want {
+		t.Fatalf("the host has %q, want %q", got, want)
+	}
+}
+
 // serverEdit edits the "server=" line of a file, the way a kubeconfig's
 // server is edited, with a check the test controls.
 type serverEdit struct {

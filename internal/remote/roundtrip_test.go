@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,7 +29,9 @@ import (
 //     the command outlasts a round trip, its output then answering it: 3;
 //   - a put: that command, then its content, answered by the word that
 //     the host has the file already, or that the new file is validated
-//     and waits for the commit, which the script's end answers.
+//     and waits for the commit, which the script's end answers;
+//   - an edit: a read (the one before it, when the client remembers it)
+//     and a put.
 func TestRoundTrips(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	relay := testhost.Delay(t, s.Address(), 20*time.Millisecond)
@@ -40,6 +43,11 @@ func TestRoundTrips(t *testing.T) {
 	file := File{Path: filepath.Join(t.TempDir(), "lb.cfg"), Content: []byte("one\n"), ValidateCommand: "test -s %s"}
 	changed := file
 	changed.Content = []byte("two\n")
+	kubeconfig := filepath.Join(filepath.Dir(file.Path), "kubelet.conf")
+	if err := os.WriteFile(kubeconfig, []byte("server=https://10.0.0.11:6443\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edit := EditedFile{Path: kubeconfig, Edit: serverEdit{want: "https://localhost:6443"}}
 
 	var c *Client
 	get := func() error {
@@ -47,21 +55,26 @@ func TestRoundTrips(t *testing.T) {
 		c, err = pool.Get(ctx, cfg)
 		return err
 	}
-	put := func(f File, unchanged bool) func() error {
-		return func() error {
-			o, err := c.Put(ctx, f)
-			if err == nil && o.Unchanged != unchanged {
-				t.Errorf("%s: unchanged = %v, want %v", f.Content, o.Unchanged, unchanged)
-			}
-			return err
-		}
-	}
 	read := func() error {
 		o, err := c.Observe(ctx, []Item{changed})
 		if err == nil && changed.Drift(o[0]) != "" {
 			t.Errorf("read: %s", changed.Drift(o[0]))
 		}
 		return err
+	}
+	readToEdit := func() error {
+		c.RememberReads()
+		_, err := c.ReadFile(ctx, kubeconfig)
+		return err
+	}
+	put := func(it Item, unchanged bool) func() error {
+		return func() error {
+			o, err := c.Put(ctx, it)
+			if err == nil && o.Unchanged != unchanged {
+				t.Errorf("%v: unchanged = %v, want %v", it, o.Unchanged, unchanged)
+			}
+			return err
+		}
 	}
 	for _, step := range []struct {
 		name                         string
@@ -75,6 +88,9 @@ func TestRoundTrips(t *testing.T) {
 		{"put a changed file", put(changed, false), 0, 1, 4, 4},
 		{"put an unchanged file", put(changed, true), 0, 1, 3, 3},
 		{"read an unchanged file", read, 0, 1, 2, 3},
+		{"read a file to edit", readToEdit, 0, 1, 2, 3},
+		{"edit the file read", put(edit, false), 0, 1, 4, 4},
+		{"edit a file not read", put(EditedFile{Path: kubeconfig, Edit: serverEdit{want: "https://10.0.0.12:6443"}}, false), 0, 2, 6, 7},
 	} {
 		before, sessionsBefore := relay.Stats(), strings.Count(s.Log(), "Starting session:")
 		if err := step.run(); err != nil {
