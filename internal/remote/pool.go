@@ -533,11 +533,11 @@ func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(),
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	lost, err := c.newSession(&s)
+	s, lost, err := c.newSession()
 	var refused *ssh.OpenChannelError // by a host that is there
 	if err != nil && !errors.As(err, &refused) && ended(lost) {
 		if err = c.ensure(ctx, c.cfg.readBudget()); err == nil {
-			_, err = c.newSession(&s)
+			s, _, err = c.newSession()
 		}
 	}
 	if err != nil {
@@ -547,19 +547,20 @@ func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(),
 	return s, func() { s.Close(); <-c.sessions }, nil
 }
 
-// newSession opens a session on the current connection into s, and
-// returns the connection's lost channel.
-func (c *hostConn) newSession(s **ssh.Session) (lost <-chan struct{}, err error) {
+// newSession opens a session on the current connection, whose lost
+// channel it returns.
+func (c *hostConn) newSession() (*ssh.Session, <-chan struct{}, error) {
 	c.mu.Lock()
 	conn, lost := c.conn, c.lost
 	c.mu.Unlock()
 	if conn == nil {
-		return nil, errors.New("connection closed")
+		return nil, nil, errors.New("connection closed")
 	}
-	if *s, err = conn.NewSession(); err != nil {
-		return lost, fmt.Errorf("opening an SSH session: %w", err)
+	s, err := conn.NewSession()
+	if err != nil {
+		return nil, lost, fmt.Errorf("opening an SSH session: %w", err)
 	}
-	return lost, nil
+	return s, lost, nil
 }
 
 // ended says whether the connection whose lost channel this is (nil: no
