@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -28,52 +29,119 @@ import (
 // Phases: first (create on every host), noop (a plan with refresh that
 // finds nothing to do), change (one backend changed on every host). The
 // floor dials, writes and reads the digest back (first, change; the
-// HAProxy config is also checked with `haproxy -c`, as kha validates it) or
-// reads the digest only (noop), 10 hosts at a time as Terraform does.
+// HAProxy config is also checked with `haproxy -c` and reloaded, as kha
+// does) or reads the digest only (noop), P hosts at a time as Terraform
+// does at -parallelism=P.
 //
 // Metrics per phase, for kha and for the floor ("raw-" prefix): wall
 // seconds; controller CPU per host (terraform and the provider, or the
 // floor's own process); sshd CPU per host (sshd and everything its
-// sessions ran); connections, sessions and processes per host.
+// sessions ran); connections, sessions and processes per host; behind
+// relays, round trips per host (testhost.RelayStats.RoundTrips).
 //
 // kha_file+rollout is kha_file under the provider's rollout policy
-// (canary = 1, batch = 10), beside kha_file without it.
+// (canary = 1, batch = 10), beside kha_file without it. ansible is what
+// kubespray users run for the same work as kha_haproxy_config (see
+// ansibleFleet); its floor is kha_haproxy_config's.
 //
 // KHA_BENCH_HOSTS sets the fleet sizes (default 10,50,100,200);
-// KHA_BENCH_PROVIDER_DIR measures a prebuilt provider instead of this tree.
+// KHA_BENCH_RTT puts every host behind a relay with these round-trip
+// times (a comma list of durations such as 2ms,20ms,60ms; default none:
+// loopback) and KHA_BENCH_PARALLELISM sets -parallelism (a comma list;
+// default 10); each value is a level of the sub-benchmarks' names, as in
+// kha_file/rtt=20ms/p=10/hosts=200. KHA_BENCH_PROVIDER_DIR measures a
+// prebuilt provider instead of this tree.
 func BenchmarkFleet(b *testing.B) {
 	testhost.RequireUnprivilegedUser(b)
 	tf := terraformPath(b)
 	bin := buildProvider(b)
-	sizes := []int{10, 50, 100, 200}
-	if s := os.Getenv("KHA_BENCH_HOSTS"); s != "" {
-		sizes = nil
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				b.Fatalf("KHA_BENCH_HOSTS: %q is not a number of hosts", f)
+	sizes := benchList(b, "KHA_BENCH_HOSTS", []int{10, 50, 100, 200}, func(s string) (int, bool) {
+		n, err := strconv.Atoi(s)
+		return n, err == nil && n >= 1
+	})
+	networks := fleetNetworks(b)
+	for _, kind := range []fleetKind{fileFleet, fileRolloutFleet, haproxyFleet, provisionersFleet, ansibleFleet} {
+		for _, network := range networks {
+			for _, n := range sizes {
+				b.Run(kind.name()+network.name+fmt.Sprintf("/hosts=%d", n), func(b *testing.B) {
+					if kind.ansible {
+						requireAnsible(b)
+					}
+					f := startFleet(b, n, kind, network)
+					for b.Loop() {
+						run := f.terraform
+						if kind.ansible {
+							run = f.ansible
+						}
+						for _, p := range run(b, tf, bin) {
+							p.report(b, "")
+						}
+						if kind.rawWrite == "" {
+							continue // the floor of another kind
+						}
+						for _, p := range f.raw(b) {
+							p.report(b, "raw-")
+						}
+					}
+				})
 			}
-			sizes = append(sizes, n)
 		}
 	}
-	for _, kind := range []fleetKind{fileFleet, fileRolloutFleet, haproxyFleet, provisionersFleet} {
-		for _, n := range sizes {
-			b.Run(fmt.Sprintf("%s/hosts=%d", kind.name(), n), func(b *testing.B) {
-				f := startFleet(b, n, kind)
-				for b.Loop() {
-					for _, p := range f.terraform(b, tf, bin) {
-						p.report(b, "")
-					}
-					if kind.rawWrite == "" {
-						continue // the floor of another kind
-					}
-					for _, p := range f.raw(b) {
-						p.report(b, "raw-")
-					}
-				}
-			})
+}
+
+// fleetNetwork is how the controller reaches the hosts: behind relays
+// of a round-trip time or directly (rtt 0, no relay), and how many hosts
+// it works on at a time.
+type fleetNetwork struct {
+	rtt         time.Duration
+	parallelism int
+	// name is the levels it adds to a sub-benchmark's name.
+	name string
+}
+
+// fleetNetworks are KHA_BENCH_RTT × KHA_BENCH_PARALLELISM; a variable
+// that is not set adds no level to the names.
+func fleetNetworks(b *testing.B) []fleetNetwork {
+	rtts := benchList(b, "KHA_BENCH_RTT", []time.Duration{0}, func(s string) (time.Duration, bool) {
+		d, err := time.ParseDuration(s)
+		return d, err == nil && d > 0
+	})
+	parallelisms := benchList(b, "KHA_BENCH_PARALLELISM", []int{10}, func(s string) (int, bool) {
+		n, err := strconv.Atoi(s)
+		return n, err == nil && n >= 1
+	})
+	var networks []fleetNetwork
+	for _, rtt := range rtts {
+		for _, p := range parallelisms {
+			network := fleetNetwork{rtt: rtt, parallelism: p}
+			if os.Getenv("KHA_BENCH_RTT") != "" {
+				network.name += "/rtt=" + rtt.String()
+			}
+			if os.Getenv("KHA_BENCH_PARALLELISM") != "" {
+				network.name += fmt.Sprintf("/p=%d", p)
+			}
+			networks = append(networks, network)
 		}
 	}
+	return networks
+}
+
+// benchList parses the comma list in the environment variable, or
+// returns def when it is not set.
+func benchList[T any](b *testing.B, variable string, def []T, parse func(string) (T, bool)) []T {
+	s := os.Getenv(variable)
+	if s == "" {
+		return def
+	}
+	var list []T
+	for _, f := range strings.Split(s, ",") {
+		v, ok := parse(strings.TrimSpace(f))
+		if !ok {
+			b.Fatalf("%s: %q is not a valid value", variable, f)
+		}
+		list = append(list, v)
+	}
+	return list
 }
 
 // fleetKind is a resource under measurement and the floor's equivalent.
@@ -89,6 +157,8 @@ type fleetKind struct {
 	rawWrite string
 	// rawConfig is the content the floor writes at a generation.
 	rawConfig func(generation int) string
+	// ansible: the phases run ansible-playbook, not terraform.
+	ansible bool
 }
 
 func (k fleetKind) name() string {
@@ -149,21 +219,22 @@ var (
 		rawWrite:  fileFleet.rawWrite,
 		rawConfig: fileFleet.rawConfig,
 	}
+	// haproxyFleet's reload is a cheap stand-in (the hosts run no
+	// HAProxy) that ansibleFleet's handler and the floor run too, so
+	// the three do the same work on a host.
 	haproxyFleet = fleetKind{
 		resource: "kha_haproxy_config",
 		hcl: `resource "kha_haproxy_config" "lb" {
-  for_each            = var.hosts
-  listen              = { address = "127.0.0.1", port = 7443 }
-  backends            = [for i in range(3) : { name = "cp${i}", address = "10.0.${i == 0 ? var.generation : 0}.${i + 1}", port = 6443 }]
-  health_check        = { type = "tcp" }
+  for_each = var.hosts
+` + haproxyFleetSpec + `
   config_path         = "${each.value.dir}/haproxy.cfg"
   validate_command    = "/usr/sbin/haproxy -c -q -f %s"
-  reload_command      = ""
+  reload_command      = "` + fleetReload("${each.value.dir}") + `"
   destroy_command     = ""
   verify_after_reload = false
   ssh                 = { host = "127.0.0.1", port = each.value.port }
 }`,
-		rawWrite: `cat >"$1" && /usr/sbin/haproxy -c -q -f "$1"`,
+		rawWrite: `cat >"$1" && /usr/sbin/haproxy -c -q -f "$1" && ` + fleetReload(`"${1%/*}"`),
 		rawConfig: func(g int) string {
 			return fmt.Sprintf("global\n  maxconn 4000\ndefaults\n  mode tcp\n  timeout connect 1s\n  timeout client 10m\n"+
 				"  timeout server 10m\nfrontend kube_api\n  bind 127.0.0.1:7443\n  default_backend kube_api\nbackend kube_api\n"+
@@ -172,14 +243,28 @@ var (
 	}
 )
 
+// haproxyFleetSpec is haproxyFleet's load balancer: listen, backends (the
+// first one's address changes with var.generation) and health check.
+const haproxyFleetSpec = `  listen       = { address = "127.0.0.1", port = 7443 }
+  backends     = [for i in range(3) : { name = "cp${i}", address = "10.0.${i == 0 ? var.generation : 0}.${i + 1}", port = 6443 }]
+  health_check = { type = "tcp" }`
+
+// fleetReload is the reload of haproxyFleet, ansibleFleet and their
+// floor, given the config's directory as each writes it.
+func fleetReload(dir string) string { return "touch " + dir + "/reloaded" }
+
 type fleet struct {
-	kind     fleetKind
-	key      testhost.Key
-	servers  []*testhost.Server
+	kind    fleetKind
+	network fleetNetwork
+	key     testhost.Key
+	servers []*testhost.Server
+	// ports are where the controller reaches each server: its relay's,
+	// or its own without relays.
+	ports    []int
+	relays   *relayProcess
 	dirs     []string
 	work     string
 	uid, gid int
-	hostKeys map[string]ssh.PublicKey
 	// probeCost is how many PIDs one probe of the process counter uses.
 	probeCost []int
 }
@@ -191,7 +276,9 @@ type phase struct {
 	sshdCPU             time.Duration
 	conns, sessions     int
 	procs               int
-	hosts               int
+	// roundTrips is -1 without relays.
+	roundTrips int
+	hosts      int
 }
 
 func (p phase) report(b *testing.B, prefix string) {
@@ -202,17 +289,25 @@ func (p phase) report(b *testing.B, prefix string) {
 	b.ReportMetric(float64(p.conns)/n, prefix+p.name+"-conns/host")
 	b.ReportMetric(float64(p.sessions)/n, prefix+p.name+"-sessions/host")
 	b.ReportMetric(float64(p.procs)/n, prefix+p.name+"-procs/host")
+	if p.roundTrips >= 0 {
+		b.ReportMetric(float64(p.roundTrips)/n, prefix+p.name+"-rtts/host")
+	}
 }
 
-func startFleet(b testing.TB, n int, kind fleetKind) *fleet {
+// startFleet starts n hosts for kind; network's zero value reaches them
+// directly, 10 at a time.
+func startFleet(b testing.TB, n int, kind fleetKind, network fleetNetwork) *fleet {
 	u, err := user.Lookup(testhost.UnprivilegedUser)
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := &fleet{kind: kind, key: testhost.NewKey(b), work: b.TempDir(), hostKeys: map[string]ssh.PublicKey{}}
+	if network.parallelism == 0 {
+		network.parallelism = 10
+	}
+	f := &fleet{kind: kind, network: network, key: testhost.NewKey(b), work: b.TempDir()}
 	f.uid, _ = strconv.Atoi(u.Uid)
 	f.gid, _ = strconv.Atoi(u.Gid)
-	var knownHosts strings.Builder
+	var addresses []string
 	for i := 0; i < n; i++ {
 		s := testhost.Start(b, testhost.Options{AuthorizedKeys: []string{f.key.Public()}, PIDNamespace: true})
 		dir, err := os.MkdirTemp("", "kha-bench-host-")
@@ -223,10 +318,16 @@ func startFleet(b testing.TB, n int, kind fleetKind) *fleet {
 		if err := os.Chown(dir, f.uid, f.gid); err != nil {
 			b.Fatal(err)
 		}
-		f.servers, f.dirs = append(f.servers, s), append(f.dirs, dir)
-		f.hostKeys[s.Address()] = s.HostKey.Signer.PublicKey()
+		f.servers, f.dirs, f.ports = append(f.servers, s), append(f.dirs, dir), append(f.ports, s.Port)
+		addresses = append(addresses, s.Address())
+	}
+	if network.rtt > 0 {
+		f.relays, f.ports = startRelays(b, network.rtt, addresses)
+	}
+	var knownHosts strings.Builder
+	for i, s := range f.servers {
 		for _, k := range []testhost.Key{s.RSAHostKey, s.ECDSAHostKey, s.HostKey} {
-			fmt.Fprintf(&knownHosts, "[%s]:%d %s\n", s.Host, s.Port, k.Public())
+			fmt.Fprintf(&knownHosts, "[127.0.0.1]:%d %s\n", f.ports[i], k.Public())
 		}
 	}
 	f.write(b, "client_key", f.key.PEM)
@@ -274,23 +375,29 @@ func (f *fleet) variables(b testing.TB, generation int) {
 func (f *fleet) tfvars(b testing.TB, vars map[string]any) {
 	hosts := map[string]map[string]any{}
 	for i, s := range f.servers {
-		hosts[fmt.Sprintf("h%03d", i)] = map[string]any{"port": s.Port, "dir": f.dirs[i], "host_key": s.ECDSAHostKey.Public()}
+		hosts[fleetHostName(i)] = map[string]any{"port": f.ports[i], "dir": f.dirs[i], "host_key": s.ECDSAHostKey.Public()}
 	}
 	vars["hosts"] = hosts
 	text, _ := json.Marshal(vars)
 	f.write(b, "terraform.tfvars.json", string(text))
 }
 
+// fleetHostName is the name of the i-th host in for_each keys and
+// inventories.
+func fleetHostName(i int) string { return fmt.Sprintf("h%03d", i) }
+
 // snapshot is the fleet's counters at one moment.
 type snapshot struct {
 	sshdCPU         time.Duration
 	conns, sessions int
+	relayed         testhost.RelayStats
 	pids            []int
 }
 
 // take reads every host's counters. The process counter's probe is a
 // connection of its own: before the phase it runs first, after the phase
-// last, so neither probe is in the CPU and log counts between the two.
+// last, so neither probe is in the CPU, log and relay counts between the
+// two.
 func (f *fleet) take(b *testing.B, probeFirst bool) snapshot {
 	var s snapshot
 	if probeFirst {
@@ -306,29 +413,43 @@ func (f *fleet) take(b *testing.B, probeFirst bool) snapshot {
 		s.conns += strings.Count(log, "Accepted publickey")
 		s.sessions += strings.Count(log, "Starting session:")
 	}
+	if f.relays != nil {
+		s.relayed = f.relays.settled(b)
+	}
 	if !probeFirst {
 		s.pids = f.processCounters(b)
 	}
 	return s
 }
 
-// measure runs one phase and returns its cost; controller is the CPU the
-// phase used on this side.
-func (f *fleet) measure(b *testing.B, name string, run func() time.Duration) phase {
+// measure runs one phase and returns its cost; run does the phase's work
+// and returns its wall time and the CPU it used on this side.
+func (f *fleet) measure(b *testing.B, name string, run func() (wall, cpu time.Duration)) phase {
 	before := f.take(b, true)
-	start := time.Now()
-	controller := run()
-	wall := time.Since(start)
+	wall, controller := run()
 	b.StopTimer()
 	after := f.take(b, false)
 	b.StartTimer()
-	p := phase{name: name, wall: wall, controllerCPU: controller, hosts: len(f.servers),
+	p := phase{name: name, wall: wall, controllerCPU: controller, hosts: len(f.servers), roundTrips: -1,
 		sshdCPU: after.sshdCPU - before.sshdCPU, conns: after.conns - before.conns, sessions: after.sessions - before.sessions}
+	if f.relays != nil {
+		p.roundTrips = after.relayed.Sub(before.relayed).RoundTrips()
+	}
 	// The PIDs after's probe used up to its shell are not the phase's.
 	for i := range before.pids {
 		p.procs += after.pids[i] - before.pids[i] - f.probeCost[i]
 	}
 	return p
+}
+
+// timed wraps a phase's work that returns the CPU it used with its wall
+// time.
+func timed(work func() time.Duration) func() (wall, cpu time.Duration) {
+	return func() (time.Duration, time.Duration) {
+		start := time.Now()
+		cpu := work()
+		return time.Since(start), cpu
+	}
 }
 
 // processCounters asks each host's PID namespace for its newest PID: the
@@ -354,8 +475,9 @@ func (f *fleet) processCounters(b testing.TB) []int {
 // terraform runs the three phases through the CLI, then destroys.
 func (f *fleet) terraform(b *testing.B, tf, bin string) []phase {
 	terraform := devTerraform(b, tf, f.work, bin)
+	parallelism := fmt.Sprintf("-parallelism=%d", f.network.parallelism)
 	run := func(args ...string) (time.Duration, error) {
-		cmd := terraform(args...)
+		cmd := terraform(append(args, parallelism)...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -375,10 +497,10 @@ func (f *fleet) terraform(b *testing.B, tf, bin string) []phase {
 		}
 	}
 	f.variables(b, 1)
-	phases := []phase{f.measure(b, "first", must("apply", "-auto-approve"))}
-	phases = append(phases, f.measure(b, "noop", must("plan", "-detailed-exitcode")))
+	phases := []phase{f.measure(b, "first", timed(must("apply", "-auto-approve")))}
+	phases = append(phases, f.measure(b, "noop", timed(must("plan", "-detailed-exitcode"))))
 	f.variables(b, 2)
-	phases = append(phases, f.measure(b, "change", must("apply", "-auto-approve")))
+	phases = append(phases, f.measure(b, "change", timed(must("apply", "-auto-approve"))))
 	b.StopTimer()
 	must("destroy", "-auto-approve")()
 	b.StartTimer()
@@ -408,14 +530,14 @@ func (f *fleet) raw(b *testing.B) []phase {
 			return session(c, "sha256sum "+path(i), "")
 		}
 	}
-	selfCPU := func(work func(i int, c *ssh.Client) error) func() time.Duration {
-		return func() time.Duration {
+	selfCPU := func(work func(i int, c *ssh.Client) error) func() (wall, cpu time.Duration) {
+		return timed(func() time.Duration {
 			var before, after syscall.Rusage
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 			f.each(b, work)
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 			return time.Duration(after.Utime.Nano()-before.Utime.Nano()) + time.Duration(after.Stime.Nano()-before.Stime.Nano())
-		}
+		})
 	}
 	return []phase{
 		f.measure(b, "first", selfCPU(write(1))),
@@ -424,9 +546,10 @@ func (f *fleet) raw(b *testing.B) []phase {
 	}
 }
 
-// each dials every host, 10 at a time, and runs work on the connection.
+// each dials every host, the network's parallelism at a time, and runs
+// work on the connection.
 func (f *fleet) each(b testing.TB, work func(i int, c *ssh.Client) error) {
-	sem := make(chan struct{}, 10)
+	sem := make(chan struct{}, f.network.parallelism)
 	var wg sync.WaitGroup
 	errs := make(chan error, len(f.servers))
 	for i, s := range f.servers {
@@ -435,8 +558,8 @@ func (f *fleet) each(b testing.TB, work func(i int, c *ssh.Client) error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c, err := ssh.Dial("tcp", s.Address(), &ssh.ClientConfig{User: testhost.UnprivilegedUser,
-				Auth: []ssh.AuthMethod{ssh.PublicKeys(f.key.Signer)}, HostKeyCallback: ssh.FixedHostKey(f.hostKeys[s.Address()]),
+			c, err := ssh.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(f.ports[i])), &ssh.ClientConfig{User: testhost.UnprivilegedUser,
+				Auth: []ssh.AuthMethod{ssh.PublicKeys(f.key.Signer)}, HostKeyCallback: ssh.FixedHostKey(s.HostKey.Signer.PublicKey()),
 				HostKeyAlgorithms: []string{ssh.KeyAlgoED25519}})
 			if err == nil {
 				err = work(i, c)

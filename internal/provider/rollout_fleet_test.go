@@ -54,7 +54,7 @@ func TestAccRollout_fleet(t *testing.T) {
 	}
 	bin := buildProvider(t)
 	start := time.Now()
-	f := startFleet(t, n, rolloutCheckFleet)
+	f := startFleet(t, n, rolloutCheckFleet, fleetNetwork{})
 	t.Logf("%d hosts started in %s", n, time.Since(start).Round(time.Millisecond))
 	terraform := devTerraform(t, tf, f.work, bin)
 	apply := func() (string, time.Duration, error) {
@@ -236,7 +236,7 @@ func TestAccRollout_createNotAttempted(t *testing.T) {
 	tf := terraformPath(t)
 	bin := buildProvider(t)
 	const n = 6
-	f := startFleet(t, n, rolloutCheckFleet)
+	f := startFleet(t, n, rolloutCheckFleet, fleetNetwork{})
 	f.tfvars(t, map[string]any{"generation": 1, "validate": "false"})
 	cmd := devTerraform(t, tf, f.work, bin)("apply", "-auto-approve", "-parallelism=50")
 	out, err := cmd.CombinedOutput()

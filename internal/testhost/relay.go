@@ -27,6 +27,7 @@ type Relay struct {
 	mu       sync.Mutex
 	open     map[net.Conn]struct{}
 	stats    RelayStats
+	active   int
 	serving  sync.WaitGroup
 }
 
@@ -45,6 +46,11 @@ type RelayStats struct {
 // RoundTrips is what the connections cost the client in round trips:
 // their handshakes and their turns.
 func (s RelayStats) RoundTrips() int { return s.Conns + s.Turns }
+
+// Add is s and another relay's reading.
+func (s RelayStats) Add(other RelayStats) RelayStats {
+	return RelayStats{Conns: s.Conns + other.Conns, Turns: s.Turns + other.Turns}
+}
 
 // Sub is s less an earlier reading.
 func (s RelayStats) Sub(earlier RelayStats) RelayStats {
@@ -75,6 +81,14 @@ func (r *Relay) Address() string { return net.JoinHostPort(r.Host, strconv.Itoa(
 // KnownHostsName is the relay's address as known_hosts writes it.
 func (r *Relay) KnownHostsName() string { return "[" + r.Host + "]:" + strconv.Itoa(r.Port) }
 
+// Active is how many connections the relay carries now: a phase's count
+// is complete once its connections ended.
+func (r *Relay) Active() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.active
+}
+
 // Stats reads the relay's counters.
 func (r *Relay) Stats() RelayStats {
 	r.mu.Lock()
@@ -102,6 +116,7 @@ func (r *Relay) accept() {
 		}
 		r.mu.Lock()
 		r.stats.Conns++
+		r.active++
 		r.mu.Unlock()
 		r.serving.Add(1)
 		go r.serve(c, time.Now())
@@ -131,6 +146,11 @@ func (r *Relay) untrack(c net.Conn) {
 // first bytes, read meanwhile, arrive with the ACK at the earliest.
 func (r *Relay) serve(client net.Conn, connected time.Time) {
 	defer r.serving.Done()
+	defer func() {
+		r.mu.Lock()
+		r.active--
+		r.mu.Unlock()
+	}()
 	defer client.Close()
 	if !r.track(client) {
 		return

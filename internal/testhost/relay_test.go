@@ -13,9 +13,9 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// echoServer answers every connection with what it sends, until the
-// client stops sending; it returns the server's address.
-func echoServer(t *testing.T) string {
+// serve runs handle on every connection to a loopback listener, closing
+// the connection after it, until the test ends; it returns the address.
+func serve(t *testing.T, handle func(c net.Conn)) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -30,16 +30,26 @@ func echoServer(t *testing.T) string {
 			}
 			go func() {
 				defer c.Close()
-				_, _ = io.Copy(c, c)
+				handle(c)
 			}()
 		}
 	}()
 	return l.Addr().String()
 }
 
+// echo answers with what the client sends, until it stops sending.
+func echo(c net.Conn) { _, _ = io.Copy(c, c) }
+
+// giveBack reads all the client sends, then sends it back.
+func giveBack(c net.Conn) {
+	if b, err := io.ReadAll(c); err == nil {
+		_, _ = c.Write(b)
+	}
+}
+
 func TestRelayCountsEachExchangeAsARoundTrip(t *testing.T) {
 	const rtt, exchanges = 20 * time.Millisecond, 5
-	relay := Delay(t, echoServer(t), rtt)
+	relay := Delay(t, serve(t, echo), rtt)
 	start := time.Now()
 	c, err := net.Dial("tcp", relay.Address())
 	if err != nil {
@@ -71,35 +81,9 @@ func TestRelayCountsEachExchangeAsARoundTrip(t *testing.T) {
 	}
 }
 
-// returnServer reads all a connection sends, then sends it back; it
-// returns the server's address.
-func returnServer(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if b, err := io.ReadAll(c); err == nil {
-					_, _ = c.Write(b)
-				}
-			}()
-		}
-	}()
-	return l.Addr().String()
-}
-
 func TestRelayStreamsBulkTransfers(t *testing.T) {
 	const rtt, size = 50 * time.Millisecond, 8 << 20
-	relay := Delay(t, returnServer(t), rtt)
+	relay := Delay(t, serve(t, giveBack), rtt)
 	sent := make([]byte, size)
 	if _, err := rand.Read(sent); err != nil {
 		t.Fatal(err)
@@ -180,6 +164,12 @@ func TestRelayPropagatesCloses(t *testing.T) {
 			t.Errorf("server read %q, %v; want bye and the end", got, err)
 		}
 	})
+	// Both connections ended on both sides: the relay carries none.
+	for deadline := time.Now().Add(5 * time.Second); relay.Active() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the relay still carries %d connections", relay.Active())
+		}
+	}
 }
 
 // An SSH connection and one command through the relay, as x/crypto/ssh

@@ -225,6 +225,12 @@ func (s *Server) CPUTime() (time.Duration, error) {
 	for deadline := time.Now().Add(5 * time.Second); len(childPIDs(pid)) > 0 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
+	return ProcessCPU(pid)
+}
+
+// ProcessCPU is the CPU time a process and the children it has waited
+// for used so far.
+func ProcessCPU(pid int) (time.Duration, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
