@@ -115,15 +115,26 @@ func (p *Pool) get(ctx context.Context, cfg Config, b budget, read bool) (*Clien
 	if err := c.readGaveUp(); read && err != nil {
 		return nil, err
 	}
-	if err := c.ensure(ctx, b); err != nil {
-		if read && Unreachable(err) {
-			c.mu.Lock()
-			c.readErr = err
-			c.mu.Unlock()
-		}
+	ensure := c.ensure
+	if read {
+		ensure = c.ensureForRead
+	}
+	if err := ensure(ctx, b); err != nil {
 		return nil, err
 	}
 	return &Client{hostConn: c, sudo: cfg.Sudo}, nil
+}
+
+// ensureForRead is ensure for a read: one that gives up on the host is
+// kept (see readGaveUp).
+func (c *hostConn) ensureForRead(ctx context.Context, b budget) error {
+	err := c.ensure(ctx, b)
+	if Unreachable(err) {
+		c.mu.Lock()
+		c.readErr = err
+		c.mu.Unlock()
+	}
+	return err
 }
 
 // readGaveUp is the error of a read that gave up on the host, while no
@@ -536,7 +547,7 @@ func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(),
 	s, lost, err := c.newSession()
 	var refused *ssh.OpenChannelError // by a host that is there
 	if err != nil && !errors.As(err, &refused) && ended(lost) {
-		if err = c.ensure(ctx, c.cfg.readBudget()); err == nil {
+		if err = c.ensureForRead(ctx, c.cfg.readBudget()); err == nil {
 			s, _, err = c.newSession()
 		}
 	}

@@ -846,6 +846,18 @@ func TestReconnectAfterTheHostDropped(t *testing.T) {
 			t.Fatalf("noticed %v: dials = %d, want %d", noticed, pool.Dials(), dials)
 		}
 	}
+	// A host that is gone: the read whose session was refused gives up
+	// within its budget, and so do the reads after it, at once.
+	cfg := configFor(s)
+	cfg.Timeout = time.Second
+	c, pool = client(t, cfg)
+	s.Stop()
+	if _, err := c.Observe(context.Background(), []Item{File{Path: "/nonexistent-kha"}}); !Unreachable(err) {
+		t.Fatalf("want the read to give up, got %v", err)
+	}
+	if _, err := pool.GetForRead(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "not tried again") {
+		t.Fatalf("want the next read to fail at once, got %v", err)
+	}
 }
 
 func TestCheckPath(t *testing.T) {
