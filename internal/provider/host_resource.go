@@ -826,6 +826,7 @@ func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client
 		return out, nil
 	}
 	tflog.Debug(ctx, "reading what the host has before changing it")
+	client.RememberReads() // the edits that follow start from what it reads
 	if err := reader.readHost(ctx, client); err != nil {
 		var diags diag.Diagnostics
 		diags.AddError("Reading the Host Failed", err.Error())

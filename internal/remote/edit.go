@@ -63,7 +63,24 @@ func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
 		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
 	}
 	c.log(ctx, LevelDebug, "read", map[string]any{"path": path, "bytes": len(stdout)})
+	if c.reads != nil {
+		c.reads[path] = stdout
+	}
 	return stdout, nil
+}
+
+// readForEdit is the content an edit of path starts from: what the
+// client remembers of it (see RememberReads), or else what it reads now.
+func (c *Client) readForEdit(ctx context.Context, path string) ([]byte, error) {
+	current, ok := c.reads[path]
+	if !ok {
+		var err error
+		if current, err = c.ReadFile(ctx, path); err != nil {
+			return nil, err
+		}
+	}
+	delete(c.reads, path) // the edit changes it
+	return current, nil
 }
 
 // EditedFile is a file kha edits rather than owns (see Edit).
@@ -114,7 +131,7 @@ func (f EditedFile) remove(ctx context.Context, c *Client, _ string) error {
 
 // putEdit makes f's change on the host.
 func (c *Client) putEdit(ctx context.Context, f EditedFile, change func([]byte) ([]byte, error), what string) (Outcome, error) {
-	current, err := c.ReadFile(ctx, f.Path)
+	current, err := c.readForEdit(ctx, f.Path)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -43,7 +43,17 @@ func NewPool(logger Logger) *Pool {
 type Client struct {
 	*hostConn
 	sudo bool
+	// reads holds, once RememberReads asked for it, what ReadFile read
+	// by path, until an edit of the path starts from it.
+	reads map[string][]byte
 }
+
+// RememberReads makes the client keep what ReadFile reads for the next
+// edit of the same path (EditedFile's Put and Remove), which then starts
+// from it rather than reading the file again: its write refuses a file
+// that changed since, as it refuses one changed since it read it itself.
+// For the reads and edits of one operation, in one goroutine.
+func (c *Client) RememberReads() { c.reads = map[string][]byte{} }
 
 // Address is the host:port the client connects to.
 func (c *hostConn) Address() string { return c.cfg.Address() }
@@ -51,6 +61,7 @@ func (c *hostConn) Address() string { return c.cfg.Address() }
 // hostConn is a pooled connection to one host.
 type hostConn struct {
 	cfg      Config
+	pool     *Pool // that made it, which counts its dials
 	logger   Logger
 	sessions chan struct{}
 	// locks serialise read-modify-write changes of one directory by
@@ -58,8 +69,11 @@ type hostConn struct {
 	// covers other processes.
 	locks cache[string, *sync.Mutex] // by directory
 
-	mu       sync.Mutex
-	conn     *ssh.Client
+	mu   sync.Mutex
+	conn *ssh.Client
+	// lost is closed once conn has ended (its transport saw the host
+	// close it, or a failure): ensure learns it without asking the host.
+	lost     <-chan struct{}
 	bastion  *ssh.Client
 	cleanup  func()
 	hostKey  ssh.PublicKey
@@ -94,22 +108,33 @@ func (p *Pool) get(ctx context.Context, cfg Config, b budget, read bool) (*Clien
 	p.mu.Lock()
 	c, ok := p.conns[cfg.key()]
 	if !ok {
-		c = &hostConn{cfg: cfg, logger: p.logger, sessions: make(chan struct{}, SessionsPerHost)}
+		c = &hostConn{cfg: cfg, pool: p, logger: p.logger, sessions: make(chan struct{}, SessionsPerHost)}
 		p.conns[cfg.key()] = c
 	}
 	p.mu.Unlock()
 	if err := c.readGaveUp(); read && err != nil {
 		return nil, err
 	}
-	if err := c.ensure(ctx, p, b); err != nil {
-		if read && Unreachable(err) {
-			c.mu.Lock()
-			c.readErr = err
-			c.mu.Unlock()
-		}
+	ensure := c.ensure
+	if read {
+		ensure = c.ensureForRead
+	}
+	if err := ensure(ctx, b); err != nil {
 		return nil, err
 	}
 	return &Client{hostConn: c, sudo: cfg.Sudo}, nil
+}
+
+// ensureForRead is ensure for a read: one that gives up on the host is
+// kept (see readGaveUp).
+func (c *hostConn) ensureForRead(ctx context.Context, b budget) error {
+	err := c.ensure(ctx, b)
+	if Unreachable(err) {
+		c.mu.Lock()
+		c.readErr = err
+		c.mu.Unlock()
+	}
+	return err
 }
 
 // readGaveUp is the error of a read that gave up on the host, while no
@@ -158,6 +183,11 @@ func (c *hostConn) lockDir(dir string) func() {
 func (c *hostConn) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closeLocked()
+}
+
+// closeLocked is close with c.mu held.
+func (c *hostConn) closeLocked() {
 	if c.conn != nil {
 		c.conn.Close()
 		c.conn = nil
@@ -176,21 +206,21 @@ func (c *hostConn) close() {
 // caller's budget b. Concurrent callers share one dial; when the dial
 // gives up within its caller's budget, a waiter with time left dials
 // again within its own.
-func (c *hostConn) ensure(ctx context.Context, p *Pool, b budget) error {
+func (c *hostConn) ensure(ctx context.Context, b budget) error {
 	ctx, cancel := context.WithTimeout(ctx, b.d)
 	defer cancel()
 	start := time.Now()
 	for {
 		c.mu.Lock()
 		if c.conn != nil {
-			conn := c.conn
-			c.mu.Unlock()
-			if _, _, err := conn.SendRequest("keepalive@openssh.com", true, nil); err == nil {
+			select {
+			case <-c.lost:
+			default:
+				c.mu.Unlock()
 				return nil
 			}
+			c.closeLocked()
 			c.log(ctx, LevelInfo, "connection lost; reconnecting", nil)
-			c.close()
-			c.mu.Lock()
 		}
 		if wait := c.dialOnce; wait != nil {
 			c.mu.Unlock()
@@ -223,16 +253,29 @@ func (c *hostConn) ensure(ctx context.Context, p *Pool, b budget) error {
 
 		c.mu.Lock()
 		c.conn, c.bastion, c.hostKey, c.cleanup, c.dialErr = conn, bastion, key, cleanup, err
+		if conn != nil {
+			c.lost = watchEnd(conn)
+		}
 		c.dialOnce = nil
 		close(done)
 		c.mu.Unlock()
 		if err == nil {
-			p.mu.Lock()
-			p.dials++
-			p.mu.Unlock()
+			c.pool.mu.Lock()
+			c.pool.dials++
+			c.pool.mu.Unlock()
 		}
 		return err
 	}
+}
+
+// watchEnd returns a channel that is closed when conn ends.
+func watchEnd(conn *ssh.Client) <-chan struct{} {
+	lost := make(chan struct{})
+	go func() {
+		_ = conn.Wait()
+		close(lost)
+	}()
+	return lost
 }
 
 // GaveUpError is a connection given up on after retrying only failures
@@ -492,26 +535,59 @@ func (c *hostConn) DialTCP(ctx context.Context, address string) (net.Conn, error
 }
 
 // session opens a session on the pooled connection, waiting for a free
-// slot; release gives the slot back.
+// slot; release gives the slot back. A connection that the host closed
+// before this process noticed is made again, within a read's budget (the
+// host answered a moment ago): nothing ran on it.
 func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(), err error) {
 	select {
 	case c.sessions <- struct{}{}:
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	c.mu.Lock()
-	conn := c.conn
-	c.mu.Unlock()
-	if conn == nil {
-		<-c.sessions
-		return nil, nil, errors.New("connection closed")
+	s, lost, err := c.newSession()
+	var refused *ssh.OpenChannelError // by a host that is there
+	if err != nil && !errors.As(err, &refused) && ended(lost) {
+		if err = c.ensureForRead(ctx, c.cfg.readBudget()); err == nil {
+			s, _, err = c.newSession()
+		}
 	}
-	s, err = conn.NewSession()
 	if err != nil {
 		<-c.sessions
-		return nil, nil, fmt.Errorf("opening an SSH session: %w", err)
+		return nil, nil, err
 	}
 	return s, func() { s.Close(); <-c.sessions }, nil
+}
+
+// newSession opens a session on the current connection, whose lost
+// channel it returns.
+func (c *hostConn) newSession() (*ssh.Session, <-chan struct{}, error) {
+	c.mu.Lock()
+	conn, lost := c.conn, c.lost
+	c.mu.Unlock()
+	if conn == nil {
+		return nil, nil, errors.New("connection closed")
+	}
+	s, err := conn.NewSession()
+	if err != nil {
+		return nil, lost, fmt.Errorf("opening an SSH session: %w", err)
+	}
+	return s, lost, nil
+}
+
+// ended says whether the connection whose lost channel this is (nil: no
+// connection) has ended, waiting a moment for its transport to tell: a
+// session refused because the host closed the connection precedes that
+// by little.
+func ended(lost <-chan struct{}) bool {
+	if lost == nil {
+		return false
+	}
+	select {
+	case <-lost:
+		return true
+	case <-time.After(time.Second):
+		return false
+	}
 }
 
 // Run runs a command on the host and returns its output. stdin may be

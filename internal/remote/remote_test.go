@@ -814,6 +814,52 @@ func TestReconnectAfterDrop(t *testing.T) {
 	}
 }
 
+// TestReconnectAfterTheHostDropped: a pooled connection is used again
+// without asking the host whether it is alive; one the host dropped is
+// made again, whether the pool noticed before the next step or only when
+// the step's session was refused.
+func TestReconnectAfterTheHostDropped(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, pool := client(t, configFor(s))
+	for i, noticed := range []bool{true, false} {
+		dials := i + 2
+		c.mu.Lock()
+		lost := c.lost
+		if !noticed { // the pool learns of the end only as the session is refused
+			late := make(chan struct{})
+			c.lost = late
+			go func() { <-lost; close(late) }()
+		}
+		c.mu.Unlock()
+		s.DropConnections()
+		if noticed {
+			<-lost
+		}
+		c, err := pool.Get(context.Background(), configFor(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := observe(t, c, File{Path: "/nonexistent-kha"}); o.Exists {
+			t.Fatal("a missing file exists")
+		}
+		if pool.Dials() != dials {
+			t.Fatalf("noticed %v: dials = %d, want %d", noticed, pool.Dials(), dials)
+		}
+	}
+	// A host that is gone: the read whose session was refused gives up
+	// within its budget, and so do the reads after it, at once.
+	cfg := configFor(s)
+	cfg.Timeout = time.Second
+	c, pool = client(t, cfg)
+	s.Stop()
+	if _, err := c.Observe(context.Background(), []Item{File{Path: "/nonexistent-kha"}}); !Unreachable(err) {
+		t.Fatalf("want the read to give up, got %v", err)
+	}
+	if _, err := pool.GetForRead(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "not tried again") {
+		t.Fatalf("want the next read to fail at once, got %v", err)
+	}
+}
+
 func TestCheckPath(t *testing.T) {
 	for _, p := range []string{"", "relative/x", "/etc/x\n", "/etc/\x00", "/etc/dir/", "/etc/../x", "/etc//x"} {
 		if checkPath(p) == nil {
@@ -1182,6 +1228,41 @@ func TestPreflight(t *testing.T) {
 			t.Fatalf("the host has %q", got)
 		}
 	})
+}
+
+// TestEditStartsFromTheReadBeforeIt: a client that remembers its reads
+// edits from the content it read, and still refuses a file that changed
+// since (a credential rotation), leaving the host's change; the next
+// edit reads the file again.
+func TestEditStartsFromTheReadBeforeIt(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	ctx := context.Background()
+	target := filepath.Join(t.TempDir(), "kubelet.conf")
+	if err := os.WriteFile(target, []byte("server=https://10.0.0.11:6443\nkey=v1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.RememberReads()
+	if _, err := c.ReadFile(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	rotated := "server=https://10.0.0.11:6443\nkey=v2\n"
+	if err := os.WriteFile(target, []byte(rotated), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edit := EditedFile{Path: target, Edit: serverEdit{want: "https://localhost:6443"}}
+	if _, err := c.Put(ctx, edit); err == nil || !strings.Contains(err.Error(), "changed on the host after kha read it") {
+		t.Fatalf("want the edit refused, got %v", err)
+	}
+	if got := string(mustRead(t, target)); got != rotated {
+		t.Fatalf("the host has %q", got)
+	}
+	if _, err := c.Put(ctx, edit); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(mustRead(t, target)), strings.Replace(rotated, "10.0.0.11", "localhost", 1); got != want {
+		t.Fatalf("the host has %q, want %q", got, want)
+	}
 }
 
 // serverEdit edits the "server=" line of a file, the way a kubeconfig's
