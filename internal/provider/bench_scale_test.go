@@ -1,0 +1,178 @@
+package provider
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+// clusterWorkers is how many workers the 1,000-node configuration has
+// beside its 3 control-plane nodes; each has three host resources.
+const clusterWorkers = 997
+
+// benchmarkCluster measures the cluster_1000_nodes fixture: one
+// kha_cluster_endpoints and, per worker, a kha_haproxy_config, a
+// kha_hosts_entries and a kha_kubeconfig_server. The workers' files are
+// spread over the fleet's sshd hosts (KHA_BENCH_SCALE_HOSTS, default 100),
+// each worker in a directory of its own with the kubelet.conf and hosts
+// file a node has. render_only delivers only what has to be on a host
+// (the kubeconfig edits); hosts delivers every resource.
+func benchmarkCluster(b *testing.B, tf, bin string) {
+	n := 100
+	if s := os.Getenv("KHA_BENCH_SCALE_HOSTS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			b.Fatalf("KHA_BENCH_SCALE_HOSTS: %q is not a number of hosts", s)
+		}
+	}
+	for _, deliver := range []bool{false, true} {
+		name := "cluster_1000_nodes/render_only"
+		if deliver {
+			name = fmt.Sprintf("cluster_1000_nodes/hosts=%d", n)
+		}
+		b.Run(name, func(b *testing.B) {
+			testhost.RequireUnprivilegedUser(b)
+			f := startFleet(b, n, fleetKind{})
+			copyFixture(b, "cluster_1000_nodes", f.work)
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				f.clusterNodes(b, deliver, i)
+				b.StartTimer()
+				runScale(b, devTerraform(b, tf, f.work, bin), f.work, 1+3*clusterWorkers, true)
+			}
+		})
+	}
+}
+
+// clusterNodes gives each worker a new directory (one per iteration) on
+// host i mod n with the files a node has before kha (a kubelet.conf
+// pointing at the first control-plane node, an /etc/hosts), and writes
+// the variables.
+func (f *fleet) clusterNodes(b *testing.B, deliver bool, iteration int) {
+	nodes := map[string]map[string]any{}
+	for i := range clusterWorkers {
+		name := fmt.Sprintf("w%03d", i)
+		host := i % len(f.servers)
+		dir := filepath.Join(f.dirs[host], fmt.Sprintf("%s.%d", name, iteration))
+		files := map[string]string{
+			"kubelet.conf": "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://10.0.0.1:6443\n  name: kubernetes\n",
+			"hosts":        "127.0.0.1 localhost\n",
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for file, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, p := range []string{dir, filepath.Join(dir, "kubelet.conf"), filepath.Join(dir, "hosts")} {
+			if err := os.Chown(p, f.uid, f.gid); err != nil {
+				b.Fatal(err)
+			}
+		}
+		nodes[name] = map[string]any{"port": f.servers[host].Port, "dir": dir}
+	}
+	text, _ := json.Marshal(map[string]any{"nodes": nodes, "deliver": deliver})
+	f.write(b, "terraform.tfvars.json", string(text))
+}
+
+// BenchmarkResourceCost plans, applies and plans again (the no-op plan)
+// 3,000 instances of one resource, with no host, in variants that tell
+// apart what the cost per resource depends on: Terraform core's floor
+// (terraform_data), a small schema with few computed attributes
+// (kha_file) with a small or a large value, a large schema with many
+// computed ones (kha_haproxy_config, whose `rendered` is computed), a
+// marked block (kha_hosts_entries), `ssh` set on every resource (a plan
+// only: an apply would go to the hosts), and a value read from the
+// 1,000-node kha_cluster_endpoints directly or through a local value.
+func BenchmarkResourceCost(b *testing.B) {
+	tf := terraformPath(b)
+	bin := buildProvider(b)
+	const count = 3000
+	// endpoints is the 1,000-node configuration's kha_cluster_endpoints,
+	// which the variants with _ref in their name read from.
+	endpoints := `resource "kha_cluster_endpoints" "e" {
+  control_plane_nodes = [for i in range(3) : { name = "cp${i}", ip = "10.0.0.${i + 1}" }]
+  worker_addresses    = { for i in range(997) : format("w%03d", i) => format("10.1.%d.%d", floor(i / 250), 1 + i % 250) }
+  local_lb            = { type = "haproxy" }
+}`
+	large := strings.Repeat("# a line of a large config file, 64 bytes long, to fill it up\n", 256)
+	for _, c := range []struct {
+		name, hcl string
+		apply     bool
+	}{
+		{"terraform_data", `resource "terraform_data" "r" {
+  count = 3000
+  input = "frontend kube_api # ${count.index}\n"
+}`, true},
+		{"kha_file", `resource "kha_file" "r" {
+  count   = 3000
+  path    = "/etc/kha/${count.index}.cfg"
+  content = "frontend kube_api # ${count.index}\n"
+}`, true},
+		{"kha_file+16KiB", `resource "kha_file" "r" {
+  count   = 3000
+  path    = "/etc/kha/${count.index}.cfg"
+  content = "# ${count.index}\n` + strings.ReplaceAll(large, "\n", `\n`) + `"
+}`, true},
+		{"kha_file+ssh", `resource "kha_file" "r" {
+  count   = 3000
+  path    = "/etc/kha/${count.index}.cfg"
+  content = "frontend kube_api # ${count.index}\n"
+  ssh     = { host = "10.1.${floor(count.index / 250)}.${1 + count.index % 250}" }
+}`, false},
+		{"kha_file+endpoints_ref", endpoints + `
+resource "kha_file" "r" {
+  count   = 3000
+  path    = "/etc/kha/${count.index}.cfg"
+  content = "server ${kha_cluster_endpoints.e.node_endpoints[format("w%03d", count.index % 997)]}\n"
+}`, true},
+		{"kha_file+endpoints_via_local", endpoints + `
+locals {
+  node_endpoints = kha_cluster_endpoints.e.node_endpoints
+}
+resource "kha_file" "r" {
+  count   = 3000
+  path    = "/etc/kha/${count.index}.cfg"
+  content = "server ${local.node_endpoints[format("w%03d", count.index % 997)]}\n"
+}`, true},
+		{"kha_hosts_entries", `resource "kha_hosts_entries" "r" {
+  count   = 3000
+  entries = ["127.0.0.1 localhost", "10.0.0.${1 + count.index % 250} node${count.index}"]
+  path    = "/etc/kha/${count.index}.hosts"
+}`, true},
+		{"kha_haproxy_config", `resource "kha_haproxy_config" "r" {
+  count        = 3000
+  listen       = { address = "127.0.0.1", port = 6443 }
+  backends     = [for i in range(3) : { name = "cp${i}", address = "10.0.0.${i + 1}", port = 6443 }]
+  health_check = { type = "tcp" }
+  config_path  = "/etc/kha/${count.index}.cfg"
+}`, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			work := b.TempDir()
+			main := `terraform {
+  required_providers {
+    kha = { source = "kha/kha" }
+  }
+}
+provider "kha" {
+  default_ssh = { user = "kha", password = "-", insecure_trust_on_first_use = true }
+}
+` + c.hcl + "\n"
+			if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(main), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				runScale(b, devTerraform(b, tf, work, bin), work, count, c.apply)
+			}
+		})
+	}
+}
