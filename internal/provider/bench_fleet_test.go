@@ -3,7 +3,9 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -517,7 +519,7 @@ func runScale(b *testing.B, terraform func(args ...string) *exec.Cmd, work strin
 	run("noop", "plan", "-detailed-exitcode") // exit status 2: changes
 	b.StopTimer()
 	for _, name := range []string{"terraform.tfstate", "terraform.tfstate.backup"} {
-		if err := os.Remove(filepath.Join(work, name)); err != nil {
+		if err := os.Remove(filepath.Join(work, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			b.Fatal(err)
 		}
 	}
