@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
@@ -84,14 +83,15 @@ func (f *fleet) clusterNodes(b *testing.B, deliver bool, iteration int) {
 }
 
 // BenchmarkResourceCost plans, applies and plans again (the no-op plan)
-// 3,000 instances of one resource, with no host, in variants that tell
-// apart what the cost per resource depends on: Terraform core's floor
-// (terraform_data), a small schema with few computed attributes
-// (kha_file) with a small or a large value, a large schema with many
-// computed ones (kha_haproxy_config, whose `rendered` is computed), a
-// marked block (kha_hosts_entries), `ssh` set on every resource (a plan
-// only: an apply would go to the hosts), and a value read from the
-// 1,000-node kha_cluster_endpoints directly or through a local value.
+// 3,000 instances of one resource that only renders (no `ssh`: no host),
+// in variants that tell apart what the cost per resource depends on:
+// Terraform core's floor (terraform_data); a small schema with few
+// computed attributes (kha_hosts_entries) with a small or a large value
+// (the block is both an input and the computed `block`); a large schema
+// with many computed attributes (kha_haproxy_config, 46 attributes, its
+// `rendered` computed); `ssh` set on every resource (a plan only: an
+// apply would go to the hosts); and a value read from the 1,000-node
+// kha_cluster_endpoints directly or through a local value.
 func BenchmarkResourceCost(b *testing.B) {
 	tf := terraformPath(b)
 	bin := buildProvider(b)
@@ -102,52 +102,37 @@ func BenchmarkResourceCost(b *testing.B) {
   control_plane_nodes = [for i in range(3) : { name = "cp${i}", ip = "10.0.0.${i + 1}" }]
   worker_addresses    = { for i in range(997) : format("w%03d", i) => format("10.1.%d.%d", floor(i / 250), 1 + i % 250) }
   local_lb            = { type = "haproxy" }
+}
+`
+	hostsEntries := func(entries string) string {
+		return `resource "kha_hosts_entries" "r" {
+  count   = 3000
+  entries = ` + entries + `
+  path    = "/etc/kha/${count.index}.hosts"
 }`
-	large := strings.Repeat("# a line of a large config file, 64 bytes long, to fill it up\n", 256)
+	}
 	for _, c := range []struct {
 		name, hcl string
 		apply     bool
 	}{
 		{"terraform_data", `resource "terraform_data" "r" {
   count = 3000
-  input = "frontend kube_api # ${count.index}\n"
+  input = "10.0.0.1 node${count.index}"
 }`, true},
-		{"kha_file", `resource "kha_file" "r" {
+		{"kha_hosts_entries", hostsEntries(`["127.0.0.1 localhost", "10.0.0.1 node${count.index}"]`), true},
+		{"kha_hosts_entries+16KiB", hostsEntries(`[for i in range(512) : "10.0.${floor(i / 250)}.${1 + i % 250} node${count.index}-${i}"]`), true},
+		{"kha_hosts_entries+ssh", `resource "kha_hosts_entries" "r" {
   count   = 3000
-  path    = "/etc/kha/${count.index}.cfg"
-  content = "frontend kube_api # ${count.index}\n"
-}`, true},
-		{"kha_file+16KiB", `resource "kha_file" "r" {
-  count   = 3000
-  path    = "/etc/kha/${count.index}.cfg"
-  content = "# ${count.index}\n` + strings.ReplaceAll(large, "\n", `\n`) + `"
-}`, true},
-		{"kha_file+ssh", `resource "kha_file" "r" {
-  count   = 3000
-  path    = "/etc/kha/${count.index}.cfg"
-  content = "frontend kube_api # ${count.index}\n"
+  entries = ["127.0.0.1 localhost", "10.0.0.1 node${count.index}"]
+  path    = "/etc/kha/${count.index}.hosts"
   ssh     = { host = "10.1.${floor(count.index / 250)}.${1 + count.index % 250}" }
 }`, false},
-		{"kha_file+endpoints_ref", endpoints + `
-resource "kha_file" "r" {
-  count   = 3000
-  path    = "/etc/kha/${count.index}.cfg"
-  content = "server ${kha_cluster_endpoints.e.node_endpoints[format("w%03d", count.index % 997)]}\n"
-}`, true},
-		{"kha_file+endpoints_via_local", endpoints + `
-locals {
-  node_endpoints = kha_cluster_endpoints.e.node_endpoints
+		{"kha_hosts_entries+endpoints_ref", endpoints + hostsEntries(
+			`["${kha_cluster_endpoints.e.local_lb_node_ips[format("w%03d", count.index % 997)]} node${count.index}"]`), true},
+		{"kha_hosts_entries+endpoints_via_local", endpoints + `locals {
+  node_ips = kha_cluster_endpoints.e.local_lb_node_ips
 }
-resource "kha_file" "r" {
-  count   = 3000
-  path    = "/etc/kha/${count.index}.cfg"
-  content = "server ${local.node_endpoints[format("w%03d", count.index % 997)]}\n"
-}`, true},
-		{"kha_hosts_entries", `resource "kha_hosts_entries" "r" {
-  count   = 3000
-  entries = ["127.0.0.1 localhost", "10.0.0.${1 + count.index % 250} node${count.index}"]
-  path    = "/etc/kha/${count.index}.hosts"
-}`, true},
+` + hostsEntries(`["${local.node_ips[format("w%03d", count.index % 997)]} node${count.index}"]`), true},
 		{"kha_haproxy_config", `resource "kha_haproxy_config" "r" {
   count        = 3000
   listen       = { address = "127.0.0.1", port = 6443 }
