@@ -96,6 +96,9 @@ func BenchmarkResourceCost(b *testing.B) {
 	tf := terraformPath(b)
 	bin := buildProvider(b)
 	const count = 3000
+	// KHA_BENCH_PLAN_ONLY=1 measures the plans alone, for a quick look:
+	// the applies take most of the time.
+	planOnly := os.Getenv("KHA_BENCH_PLAN_ONLY") != ""
 	// endpoints is the 1,000-node configuration's kha_cluster_endpoints,
 	// which the variants with _ref in their name read from.
 	endpoints := `resource "kha_cluster_endpoints" "e" {
@@ -156,7 +159,7 @@ provider "kha" {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				runScale(b, devTerraform(b, tf, work, bin), work, count, c.apply)
+				runScale(b, devTerraform(b, tf, work, bin), work, count, c.apply && !planOnly)
 			}
 		})
 	}
