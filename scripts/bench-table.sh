@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench-table.sh: run a go test -bench command of BenchmarkFleet and
-# BenchmarkPlanScale, show its output on stderr and print its results as
-# tables on stdout; exits with the command's status.
+# bench-table.sh: run a go test -bench command of BenchmarkFleet,
+# BenchmarkPlanScale and BenchmarkResourceCost, show its output on stderr
+# and print its results as tables on stdout; exits with the command's status.
 # Use: scripts/bench-table.sh go test -run '^$' -bench ... ./internal/provider
 set -euo pipefail
 "$@" 2>&1 | tee /dev/stderr | awk '
@@ -68,11 +68,13 @@ BEGIN { split("first noop change", phases, " ") }
     if ("raw-first-s" in m) for (p = 1; p <= 3; p++) own_floor[res, net, phases[p]] = metric("raw-" phases[p] "-s")
   }
 }
-/^BenchmarkPlanScale\// {
-  split($1, parts, "/"); name = parts[2]; sub(/-[0-9]+$/, "", name)
+/^Benchmark(PlanScale|ResourceCost)\// {
+  name = $1; sub(/^Benchmark[A-Za-z]+\//, "", name); sub(/-[0-9]+$/, "", name)
   delete m
   for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
-  scale[++srows] = sprintf("| %-26s | %6s | %7s | %7s | %8s |", name, metric("plan-s"), metric("plan-cpu-s"), metric("apply-s"), metric("apply-cpu-s"))
+  scale[++srows] = sprintf("| %-34s | %6s | %7s | %7s | %8s | %6s | %7s | %5s / %5s / %5s |", name,
+    metric("plan-s"), metric("plan-cpu-s"), metric("apply-s"), metric("apply-cpu-s"), metric("noop-s"), metric("noop-cpu-s"),
+    metric("plan-cpu-ms/res"), metric("apply-cpu-ms/res"), metric("noop-cpu-ms/res"))
 }
 # The floor res is compared with in net at phase ph.
 function floor_of(res, net, ph) {
@@ -136,10 +138,10 @@ END {
     print ""
   }
   if (srows) {
-    print "Scale: through the terraform CLI, no hosts (controller CPU: terraform and the provider)"
+    print "Scale: through the terraform CLI (controller CPU: terraform and the provider; apply includes its plan; no-op: a plan with refresh after the apply)"
     print ""
-    print "| configuration              | plan s | plan CPU s | apply s | apply CPU s |"
-    print "|----------------------------|-------:|--------:|--------:|---------:|"
+    print "| configuration                      | plan s | plan CPU s | apply s | apply CPU s | no-op s | no-op CPU s | CPU ms per resource: plan / apply / no-op |"
+    print "|------------------------------------|-------:|--------:|--------:|---------:|-------:|--------:|----------------------:|"
     for (i = 1; i <= srows; i++) print scale[i]
   }
 }'

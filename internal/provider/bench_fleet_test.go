@@ -3,9 +3,12 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -577,49 +580,71 @@ func (f *fleet) each(b testing.TB, work func(i int, c *ssh.Client) error) {
 	}
 }
 
-// BenchmarkPlanScale times large configurations through the CLI, with no
-// host: kha_cluster_endpoints with 3 control-plane nodes and 5,000 workers
-// in each form (plan, then apply), and a plan of 1,000 kha_haproxy_config
-// for_each instances. Metrics: wall seconds and controller CPU seconds
-// (terraform and the provider) of the plan and the apply.
+// BenchmarkPlanScale times large configurations through the CLI:
+// kha_cluster_endpoints with 3 control-plane nodes and 5,000 workers in
+// each form (plan, apply, then a plan with refresh that finds nothing to
+// do), a plan of 1,000 kha_haproxy_config for_each instances, and a
+// 1,000-node cluster's whole configuration (scaleCluster). Metrics per
+// phase: wall seconds, controller CPU seconds (terraform and the
+// provider) and controller CPU milliseconds per resource.
 func BenchmarkPlanScale(b *testing.B) {
 	tf := terraformPath(b)
 	bin := buildProvider(b)
 	for _, c := range []struct {
-		name  string
-		apply bool
-	}{{"endpoints_worker_nodes", true}, {"endpoints_worker_addresses", true}, {"haproxy_for_each", false}} {
+		name      string
+		resources int
+		apply     bool
+	}{{"endpoints_worker_nodes", 1, true}, {"endpoints_worker_addresses", 1, true}, {"haproxy_for_each", 1001, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			work := b.TempDir()
-			fixture, err := os.ReadFile(filepath.Join("testdata", "BenchmarkPlanScale", c.name, "main.tf"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(work, "main.tf"), fixture, 0o600); err != nil {
-				b.Fatal(err)
-			}
-			terraform := devTerraform(b, tf, work, bin)
-			run := func(args ...string) (wall, cpu time.Duration) {
-				cmd := terraform(args...)
-				start := time.Now()
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("terraform %s: %v\n%s", args[0], err, out)
-				}
-				return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-			}
+			copyFixture(b, c.name, work)
 			for b.Loop() {
-				wall, cpu := run("plan", "-out=plan.tfplan")
-				b.ReportMetric(wall.Seconds(), "plan-s")
-				b.ReportMetric(cpu.Seconds(), "plan-cpu-s")
-				if c.apply {
-					wall, cpu = run("apply", "-auto-approve")
-					b.ReportMetric(wall.Seconds(), "apply-s")
-					b.ReportMetric(cpu.Seconds(), "apply-cpu-s")
-					b.StopTimer()
-					run("destroy", "-auto-approve")
-					b.StartTimer()
-				}
+				runScale(b, devTerraform(b, tf, work, bin), work, c.resources, c.apply)
 			}
 		})
 	}
+	benchmarkCluster(b, tf, bin)
+}
+
+// copyFixture puts a BenchmarkPlanScale fixture's main.tf into work.
+func copyFixture(b *testing.B, name, work string) {
+	fixture, err := os.ReadFile(filepath.Join("testdata", "BenchmarkPlanScale", name, "main.tf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "main.tf"), fixture, 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// runScale plans, and with apply applies (its own plan included) and
+// plans again (the no-op plan, with refresh: it must find nothing to do),
+// reporting each phase. The state is then dropped rather than destroyed,
+// which at thousands of resources takes longer than all three phases:
+// whatever the resources put on hosts goes with the hosts.
+func runScale(b *testing.B, terraform func(args ...string) *exec.Cmd, work string, resources int, apply bool) {
+	run := func(phase string, args ...string) {
+		cmd := terraform(args...)
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("terraform %s: %v\n%s", args[0], err, out)
+		}
+		wall, cpu := time.Since(start), cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()
+		b.ReportMetric(wall.Seconds(), phase+"-s")
+		b.ReportMetric(cpu.Seconds(), phase+"-cpu-s")
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(resources), phase+"-cpu-ms/res")
+	}
+	run("plan", "plan")
+	if !apply {
+		return
+	}
+	run("apply", "apply", "-auto-approve")
+	run("noop", "plan", "-detailed-exitcode") // exit status 2: changes
+	b.StopTimer()
+	for _, name := range []string{"terraform.tfstate", "terraform.tfstate.backup"} {
+		if err := os.Remove(filepath.Join(work, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			b.Fatal(err)
+		}
+	}
+	b.StartTimer()
 }
