@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
@@ -25,8 +24,8 @@ const clusterWorkers = 997
 func benchmarkCluster(b *testing.B, tf, bin string) {
 	n := 100
 	if s := os.Getenv("KHA_BENCH_SCALE_HOSTS"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+		var ok bool
+		if n, ok = positive(s); !ok {
 			b.Fatalf("KHA_BENCH_SCALE_HOSTS: %q is not a number of hosts", s)
 		}
 	}

@@ -66,7 +66,7 @@ func TestAccRollout_fleet(t *testing.T) {
 		return out.String(), time.Since(start), err
 	}
 	content := func(i, generation int) string {
-		return fmt.Sprintf("frontend kube_api # h%03d\n  server cp0 10.0.%d.1:6443\n", i, generation)
+		return fmt.Sprintf("frontend kube_api # %s\n  server cp0 10.0.%d.1:6443\n", fleetHostName(i), generation)
 	}
 
 	// A good change: every host, canary first, then batches.
@@ -148,7 +148,7 @@ func TestAccRollout_fleet(t *testing.T) {
 		}
 	}
 	for i := range f.dirs {
-		address := fmt.Sprintf("kha_file.lb[%q]", fmt.Sprintf("h%03d", i))
+		address := fmt.Sprintf("kha_file.lb[%q]", fleetHostName(i))
 		got, ok := errorsOf[address]
 		switch {
 		case !ok:
@@ -159,8 +159,8 @@ func TestAccRollout_fleet(t *testing.T) {
 			t.Errorf("%s: got %q, want it to say %q", address, got, want)
 		}
 	}
-	t.Logf("the canary's error:\n%s", errorsOf[fmt.Sprintf("kha_file.lb[%q]", fmt.Sprintf("h%03d", canary))])
-	t.Logf("the others' (h%03d):\n%s", (canary+1)%n, errorsOf[fmt.Sprintf("kha_file.lb[%q]", fmt.Sprintf("h%03d", (canary+1)%n))])
+	t.Logf("the canary's error:\n%s", errorsOf[fmt.Sprintf("kha_file.lb[%q]", fleetHostName(canary))])
+	t.Logf("the others' (%s):\n%s", fleetHostName((canary+1)%n), errorsOf[fmt.Sprintf("kha_file.lb[%q]", fleetHostName((canary+1)%n))])
 
 	// Every resource keeps the state of generation 1.
 	text, err := os.ReadFile(filepath.Join(f.work, "terraform.tfstate"))
