@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -193,21 +194,9 @@ func endProcesses(b testing.TB, dir string) time.Duration {
 		if time.Now().After(deadline) {
 			b.Fatalf("processes %v of %s did not end", ended, dir)
 		}
-		ended = running(ended)
+		ended = slices.DeleteFunc(ended, func(pid int) bool { return !testhost.ProcessRunning(pid) })
 	}
 	return cpu
-}
-
-// running are the processes of pids that have not exited (zombies have).
-func running(pids []int) []int {
-	var left []int
-	for _, pid := range pids {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if i := bytes.LastIndexByte(stat, ')'); err == nil && i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' {
-			left = append(left, pid)
-		}
-	}
-	return left
 }
 
 // haproxyFleetRendered is what kha_haproxy_config renders for

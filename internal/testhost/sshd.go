@@ -231,19 +231,9 @@ func (s *Server) CPUTime() (time.Duration, error) {
 // ProcessCPU is the CPU time a process and the children it has waited
 // for used so far.
 func ProcessCPU(pid int) (time.Duration, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	fields, err := processStat(pid)
 	if err != nil {
 		return 0, err
-	}
-	// Fields after the command name: state is the first, utime, stime,
-	// cutime and cstime the 12th to 15th, in clock ticks (USER_HZ, 100).
-	i := bytes.LastIndexByte(stat, ')')
-	var fields []string
-	if i >= 0 {
-		fields = strings.Fields(string(stat[i+1:]))
-	}
-	if len(fields) < 15 {
-		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, stat)
 	}
 	var ticks int64
 	for _, f := range fields[11:15] {
@@ -254,6 +244,32 @@ func ProcessCPU(pid int) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+// ProcessRunning says whether pid is a process that has not exited (a
+// zombie has).
+func ProcessRunning(pid int) bool {
+	fields, err := processStat(pid)
+	return err == nil && fields[0] != "Z"
+}
+
+// processStat is /proc/<pid>/stat's fields after the command name: the
+// state first; utime, stime, cutime and cstime the 12th to 15th, in clock
+// ticks (USER_HZ, 100).
+func processStat(pid int) ([]string, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	var fields []string
+	if i >= 0 {
+		fields = strings.Fields(string(stat[i+1:]))
+	}
+	if len(fields) < 15 {
+		return nil, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, stat)
+	}
+	return fields, nil
 }
 
 // sshdPID is the listening sshd's PID.
