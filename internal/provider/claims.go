@@ -325,6 +325,10 @@ func (m *kubeconfigServerModel) claimName() string {
 	return fmt.Sprintf("kha_kubeconfig_server with server = %q", m.Server.ValueString())
 }
 
+func (m *servingCertificateModel) claimName() string {
+	return fmt.Sprintf("kha_apiserver_serving_certificate with certificate_path = %q", m.CertificatePath.ValueString())
+}
+
 func (m *haproxyConfigModel) claimName() string { return m.lbClaimName(haproxyKind) }
 
 func (m *nginxConfigModel) claimName() string { return m.lbClaimName(nginxKind) }

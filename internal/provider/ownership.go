@@ -121,6 +121,8 @@ func destroyActions(items []remote.Item, h *hostFields, saved func(path string) 
 				}
 			case remote.Block:
 				action = actionRemoveBlock
+			case remote.IssuedCertificate: // destroy leaves it
+				action = onDestroyKeep
 			default: // an edit of a file kha does not own
 				action = actionUndoEdit
 			}

@@ -93,6 +93,7 @@ func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	p.pool.BeginRun()
 	data := &providerData{pool: p.pool, claims: newClaims()}
 	var diags diag.Diagnostics
 	if data.rollout, diags = rolloutFrom(ctx, m.Rollout); diags.HasError() {
@@ -121,6 +122,7 @@ func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewHostsEntriesResource,
 		NewKeepalivedConfigResource,
 		NewKubeconfigServerResource,
+		NewAPIServerServingCertificateResource,
 		NewKubeVIPResource,
 	}
 }

@@ -52,6 +52,8 @@ const (
 	exitRecord      exitCode = 39
 	exitNoOriginal  exitCode = 40
 	exitPutBack     exitCode = 41
+	exitCA          exitCode = 42
+	exitIssue       exitCode = 43
 	exitTimeout     exitCode = 124 // timeout(1)'s, when the command ran out of time
 	exitHangup      exitCode = 129 // 128 + the signal, as a shell reports it
 	exitInterrupt   exitCode = 130
@@ -94,10 +96,13 @@ var exitCodes = map[exitCode]exitMeaning{
 		". Two resources that write one file overwrite each other on every apply: give one of them another path, or, " +
 		"if that resource is gone (destroyed with on_destroy = \"keep\", or its state lost), set adopt = true to take the " +
 		"file over"},
-	exitRecord:      {"EXIT_RECORD", "keep kha's record of the file", untouched},
-	exitNoOriginal:  {"EXIT_NO_ORIGINAL", "put back the file that was there before kha", "the saved copy is gone; nothing was removed"},
-	exitPutBack:     {"EXIT_PUT_BACK", "put back the file that was there before kha", "the file kha wrote is still in place"},
-	exitReplaced:    {"EXIT_REPLACED", "upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
+	exitRecord:     {"EXIT_RECORD", "keep kha's record of the file", untouched},
+	exitNoOriginal: {"EXIT_NO_ORIGINAL", "put back the file that was there before kha", "the saved copy is gone; nothing was removed"},
+	exitPutBack:    {"EXIT_PUT_BACK", "put back the file that was there before kha", "the file kha wrote is still in place"},
+	exitReplaced:   {"EXIT_REPLACED", "upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
+	exitCA: {"EXIT_CA", "issue the certificate", "the CA's certificate or key is missing on the host, or the two are not " +
+		"one CA's; the certificate in place is untouched"},
+	exitIssue:       {"EXIT_ISSUE", "issue the certificate", "openssl failed (its output follows); the certificate in place is untouched"},
 	exitNoTimeout:   {"EXIT_NO_TIMEOUT", "find timeout(1)", "the host has no timeout(1)"},
 	exitMakeLockDir: {"EXIT_MAKE_LOCK_DIR", "create the lock directory", "the file is untouched"},
 	exitLockDir:     {"EXIT_LOCK_DIR", "lock", "the lock directory is not this user's; the file is untouched"},

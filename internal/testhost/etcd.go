@@ -146,8 +146,10 @@ func generateCA(name string) (testCA, error) {
 	if err != nil {
 		return testCA{}, err
 	}
+	// Ten years, as kubeadm's CA: certificates issued from it on a node
+	// must not outlive it.
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(10 * 365 * 24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -186,6 +188,20 @@ func newCA(t testing.TB) testCA {
 func (ca testCA) write(t testing.TB, dir, name string) string {
 	p := filepath.Join(dir, name+".crt")
 	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeKey writes the CA's key as dir/name.key.
+func (ca testCA) writeKey(t testing.TB, dir, name string) string {
+	t.Helper()
+	der, err := x509.MarshalECPrivateKey(ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name+".key")
+	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -40,10 +40,24 @@ type KubeAPIServer struct {
 // --anonymous-auth.
 func StartKubeAPIServer(t testing.TB, etcd *EtcdCluster, ip string, anonymous bool) *KubeAPIServer {
 	t.Helper()
+	cert, key := TestPKI(t).WriteServerFiles(t, t.TempDir())
+	return startKubeAPIServer(t, etcd, ip, anonymous, cert, key)
+}
+
+// StartKubeAPIServerServing is StartKubeAPIServer, hardened (no anonymous
+// requests), serving the certificate and key in these files, which it
+// reloads when they change, as kube-apiserver does: they must be valid
+// for ip and signed by the test PKI's CA.
+func StartKubeAPIServerServing(t testing.TB, etcd *EtcdCluster, ip, certFile, keyFile string) *KubeAPIServer {
+	t.Helper()
+	return startKubeAPIServer(t, etcd, ip, false, certFile, keyFile)
+}
+
+func startKubeAPIServer(t testing.TB, etcd *EtcdCluster, ip string, anonymous bool, cert, key string) *KubeAPIServer {
+	t.Helper()
 	binary := filepath.Join(KubeDir(t), "kube-apiserver")
 	pki := TestPKI(t)
 	dir := t.TempDir()
-	cert, key := pki.WriteServerFiles(t, dir)
 	ca := pki.WriteCAFile(t, dir)
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -90,6 +90,24 @@ func (p PKI) WriteCAFile(t testing.TB, dir string) string {
 	return p.ca.write(t, dir, "ca")
 }
 
+// WriteCAPair writes the CA certificate and key as dir/ca.crt and
+// dir/ca.key, as kubeadm keeps them on a control-plane node.
+func (p PKI) WriteCAPair(t testing.TB, dir string) (certFile, keyFile string) {
+	t.Helper()
+	return p.ca.write(t, dir, "ca"), p.ca.writeKey(t, dir, "ca")
+}
+
+// WriteOtherCAPair writes a CA's certificate and key that signed none of
+// the test servers, as dir/other-ca.crt and dir/other-ca.key.
+func WriteOtherCAPair(t testing.TB, dir string) (certFile, keyFile string) {
+	t.Helper()
+	ca, err := generateCA("kha-other-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca.write(t, dir, "other-ca"), ca.writeKey(t, dir, "other-ca")
+}
+
 // WriteClientFiles issues a client certificate for user name and writes
 // it as dir/name.crt with its key in dir/name.key, as kubeadm names its
 // pairs.

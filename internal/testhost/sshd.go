@@ -323,18 +323,38 @@ func (s *Server) Stop() {
 // connections, as a network failure or a crashed client would end them:
 // the clients see their connections close, and the commands the sessions
 // ran go on without them.
-func (s *Server) DropConnections() {
-	var drop func(pid int)
-	drop = func(pid int) {
+func (s *Server) DropConnections() { s.signalConnections(syscall.SIGKILL) }
+
+// FreezeConnections stops the sshd processes that serve the server's
+// connections, as a network partition that neither end notices: the
+// clients wait on them, and the commands the sessions ran wait on their
+// input. It returns what thaws them.
+func (s *Server) FreezeConnections() (thaw func()) {
+	stopped := s.signalConnections(syscall.SIGSTOP)
+	return func() {
+		for _, pid := range stopped {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+}
+
+// signalConnections sends sig to the sshd processes below the listener,
+// and returns them.
+func (s *Server) signalConnections(sig syscall.Signal) []int {
+	var signalled []int
+	var walk func(pid int)
+	walk = func(pid int) {
 		for _, child := range childPIDs(pid) {
 			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", child))
 			if strings.HasPrefix(strings.TrimSpace(string(comm)), "sshd") {
-				drop(child)
-				_ = syscall.Kill(child, syscall.SIGKILL)
+				walk(child)
+				_ = syscall.Kill(child, sig)
+				signalled = append(signalled, child)
 			}
 		}
 	}
-	drop(s.sshdPID())
+	walk(s.sshdPID())
+	return signalled
 }
 
 // RequireSSHD checks that an sshd can be started here.

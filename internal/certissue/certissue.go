@@ -1,0 +1,329 @@
+// Package certissue decides what an apiserver serving certificate issued
+// on a node must hold: its SANs (the plan's, and those of the live
+// certificate kept), subject, key algorithm and validity, the way kubeadm
+// issues it; it renders that as openssl's extension section and checks a
+// certificate against it. Plain Go: no host, no Terraform.
+package certissue
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The key algorithms, by kubeadm's names (ClusterConfiguration's
+// encryptionAlgorithm).
+const (
+	RSA2048   = "RSA-2048"
+	RSA3072   = "RSA-3072"
+	RSA4096   = "RSA-4096"
+	ECDSAP256 = "ECDSA-P256"
+	ECDSAP384 = "ECDSA-P384"
+)
+
+// Algorithms are the key algorithms a certificate can be issued with.
+var Algorithms = []string{RSA2048, RSA3072, RSA4096, ECDSAP256, ECDSAP384}
+
+// kubeadm's defaults for a certificate it issues without a live one to
+// follow: RSA-2048, one year, CN kube-apiserver.
+const (
+	DefaultAlgorithm  = RSA2048
+	DefaultValidity   = 365 * 24 * time.Hour
+	DefaultCommonName = "kube-apiserver"
+)
+
+// Want is what the configuration asks of the certificate.
+type Want struct {
+	DNSNames    []string
+	IPAddresses []string
+	// KeepLiveSANs adds the SANs of the certificate on the node to the
+	// issued one (a node name kubeadm added, say).
+	KeepLiveSANs bool
+	// Algorithm and Validity, when set, replace the live certificate's.
+	Algorithm string
+	Validity  time.Duration
+}
+
+// SANs is a canonical, sorted, repeat-free SAN set.
+type SANs struct {
+	DNSNames    []string
+	IPAddresses []string
+}
+
+// Strings are the SANs as openssl writes them: DNS:name, IP:address.
+func (s SANs) Strings() []string {
+	out := make([]string, 0, len(s.DNSNames)+len(s.IPAddresses))
+	for _, d := range s.DNSNames {
+		out = append(out, "DNS:"+d)
+	}
+	for _, ip := range s.IPAddresses {
+		out = append(out, "IP:"+ip)
+	}
+	return out
+}
+
+// dnsName is a DNS SAN kha writes into openssl's configuration: labels of
+// letters, digits, hyphens and underscores, a leading "*." wildcard at
+// most. Nothing that openssl's configuration syntax would read as more
+// than a name (",", "$", "#", blanks) gets through.
+var dnsName = regexp.MustCompile(`^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?$`)
+
+// NewSANs canonicalises SANs: lowercase names, IPs in their shortest
+// form, sorted, once each. An entry that is neither is an error naming it.
+func NewSANs(dns, ips []string) (SANs, error) {
+	var s SANs
+	for _, d := range dns {
+		d = strings.TrimSuffix(strings.ToLower(d), ".")
+		if len(d) > 253 || !dnsName.MatchString(d) {
+			return SANs{}, fmt.Errorf("%q is not a DNS name", d)
+		}
+		s.DNSNames = append(s.DNSNames, d)
+	}
+	for _, ip := range ips {
+		a, err := netip.ParseAddr(ip)
+		if err != nil || a.Zone() != "" {
+			return SANs{}, fmt.Errorf("%q is not an IP address", ip)
+		}
+		s.IPAddresses = append(s.IPAddresses, a.Unmap().String())
+	}
+	slices.Sort(s.DNSNames)
+	slices.Sort(s.IPAddresses)
+	s.DNSNames, s.IPAddresses = slices.Compact(s.DNSNames), slices.Compact(s.IPAddresses)
+	return s, nil
+}
+
+// SANsOf are a certificate's SANs, canonical.
+func SANsOf(c *x509.Certificate) SANs {
+	var s SANs
+	for _, d := range c.DNSNames {
+		s.DNSNames = append(s.DNSNames, strings.TrimSuffix(strings.ToLower(d), "."))
+	}
+	for _, ip := range c.IPAddresses {
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			s.IPAddresses = append(s.IPAddresses, a.Unmap().String())
+		}
+	}
+	slices.Sort(s.DNSNames)
+	slices.Sort(s.IPAddresses)
+	s.DNSNames, s.IPAddresses = slices.Compact(s.DNSNames), slices.Compact(s.IPAddresses)
+	return s
+}
+
+// union is s with other's SANs added.
+func (s SANs) union(other SANs) SANs {
+	out := SANs{DNSNames: append(slices.Clone(s.DNSNames), other.DNSNames...), IPAddresses: append(slices.Clone(s.IPAddresses), other.IPAddresses...)}
+	slices.Sort(out.DNSNames)
+	slices.Sort(out.IPAddresses)
+	out.DNSNames, out.IPAddresses = slices.Compact(out.DNSNames), slices.Compact(out.IPAddresses)
+	return out
+}
+
+// missing are the SANs of s that have does not.
+func (s SANs) missing(have SANs) []string {
+	var out []string
+	for _, d := range s.DNSNames {
+		if !slices.Contains(have.DNSNames, d) {
+			out = append(out, "DNS:"+d)
+		}
+	}
+	for _, ip := range s.IPAddresses {
+		if !slices.Contains(have.IPAddresses, ip) {
+			out = append(out, "IP:"+ip)
+		}
+	}
+	return out
+}
+
+// Equal says whether two canonical sets are the same.
+func (s SANs) Equal(other SANs) bool {
+	return slices.Equal(s.DNSNames, other.DNSNames) && slices.Equal(s.IPAddresses, other.IPAddresses)
+}
+
+// Issue is one certificate to issue.
+type Issue struct {
+	CommonName string
+	SANs       SANs
+	Algorithm  string
+	Days       int
+	// Serial is the serial number in hex, random.
+	Serial string
+}
+
+// commonName is a subject CN kha passes to openssl's -subj as it is.
+var commonName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._:@-]{0,63}$`)
+
+// Plan is the certificate to issue: want's SANs (and the live
+// certificate's, when kept), the live certificate's subject CN, key
+// algorithm and validity (kubeadm's defaults without one), never past the
+// CA's end. now is when it is issued; serial its serial number in hex.
+func Plan(want Want, live, ca *x509.Certificate, now time.Time, serial string) (Issue, error) {
+	sans, err := NewSANs(want.DNSNames, want.IPAddresses)
+	if err != nil {
+		return Issue{}, err
+	}
+	if len(sans.DNSNames)+len(sans.IPAddresses) == 0 {
+		return Issue{}, errors.New("no SANs: an apiserver certificate needs at least one")
+	}
+	out := Issue{CommonName: DefaultCommonName, SANs: sans, Algorithm: DefaultAlgorithm, Serial: serial}
+	validity := DefaultValidity
+	if live != nil {
+		if want.KeepLiveSANs {
+			out.SANs = sans.union(SANsOf(live))
+		}
+		if commonName.MatchString(live.Subject.CommonName) {
+			out.CommonName = live.Subject.CommonName
+		}
+		if a := AlgorithmOf(live); a != "" {
+			out.Algorithm = a
+		}
+		if d := live.NotAfter.Sub(live.NotBefore); d >= 24*time.Hour {
+			validity = d
+		}
+	}
+	if want.Algorithm != "" {
+		out.Algorithm = want.Algorithm
+	}
+	if want.Validity > 0 {
+		validity = want.Validity
+	}
+	if !slices.Contains(Algorithms, out.Algorithm) {
+		return Issue{}, fmt.Errorf("unknown key algorithm %q (one of %s)", out.Algorithm, strings.Join(Algorithms, ", "))
+	}
+	// openssl counts whole days from now; a certificate outliving its CA
+	// stops verifying when the CA does.
+	days := math.Ceil(validity.Hours() / 24)
+	if left := math.Floor(ca.NotAfter.Sub(now).Hours() / 24); left < days {
+		days = left
+	}
+	if days < 1 {
+		return Issue{}, fmt.Errorf("the CA (%s) expires on %s, in less than a day: renew the CA first", ca.Subject.CommonName, ca.NotAfter.UTC().Format(time.RFC3339))
+	}
+	out.Days = int(days)
+	return out, nil
+}
+
+// AlgorithmOf is the key algorithm of a certificate by kubeadm's names, or
+// "" for one kha does not issue (Ed25519, DSA, odd sizes).
+func AlgorithmOf(c *x509.Certificate) string {
+	switch k := c.PublicKey.(type) {
+	case *rsa.PublicKey:
+		switch k.N.BitLen() {
+		case 2048:
+			return RSA2048
+		case 3072:
+			return RSA3072
+		case 4096:
+			return RSA4096
+		}
+	case *ecdsa.PublicKey:
+		switch k.Curve {
+		case elliptic.P256():
+			return ECDSAP256
+		case elliptic.P384():
+			return ECDSAP384
+		}
+	case ed25519.PublicKey:
+	}
+	return ""
+}
+
+// Extensions is openssl's extension section "v3" for the certificate:
+// a server certificate as kubeadm makes it (key usage, serverAuth, the
+// SANs, key identifiers).
+func (i Issue) Extensions() string {
+	usage := "digitalSignature,keyEncipherment"
+	if strings.HasPrefix(i.Algorithm, "ECDSA") {
+		usage = "digitalSignature"
+	}
+	return "[v3]\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical," + usage + "\nextendedKeyUsage=serverAuth\n" +
+		"subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\nsubjectAltName=" + strings.Join(i.SANs.Strings(), ",") + "\n"
+}
+
+// Subject is openssl's -subj for the certificate.
+func (i Issue) Subject() string { return "/CN=" + i.CommonName }
+
+// Check says why an issued certificate is not the one planned: other
+// SANs, another CN or key algorithm, not signed by ca, not a server
+// certificate; nil when it is.
+func (i Issue) Check(c, ca *x509.Certificate) error {
+	if got := SANsOf(c); !got.Equal(i.SANs) {
+		return fmt.Errorf("it has the SANs %s, not %s", strings.Join(got.Strings(), ","), strings.Join(i.SANs.Strings(), ","))
+	}
+	if c.Subject.CommonName != i.CommonName {
+		return fmt.Errorf("its CN is %q, not %q", c.Subject.CommonName, i.CommonName)
+	}
+	if a := AlgorithmOf(c); a != i.Algorithm {
+		return fmt.Errorf("its key is %s, not %s", orUnknown(a), i.Algorithm)
+	}
+	return VerifiesAgainst(c, ca)
+}
+
+func orUnknown(a string) string {
+	if a == "" {
+		return "of another kind"
+	}
+	return a
+}
+
+// VerifiesAgainst says why c is not a server certificate that ca signed.
+func VerifiesAgainst(c, ca *x509.Certificate) error {
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	if _, err := c.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		return fmt.Errorf("it does not verify against the CA %q: %v", ca.Subject.CommonName, err)
+	}
+	return nil
+}
+
+// Lacks says what a certificate lacks of want, for the drift check: the
+// planned SANs it does not have (and, without KeepLiveSANs, the ones it
+// has beyond them), a signature other than ca's, its end. "" when it has
+// all it should.
+func Lacks(c, ca *x509.Certificate, want Want, now time.Time) string {
+	sans, err := NewSANs(want.DNSNames, want.IPAddresses)
+	if err != nil {
+		return err.Error()
+	}
+	have := SANsOf(c)
+	var problems []string
+	if m := sans.missing(have); len(m) > 0 {
+		problems = append(problems, "lacks "+strings.Join(m, ","))
+	}
+	if extra := have.missing(sans); !want.KeepLiveSANs && len(extra) > 0 {
+		problems = append(problems, "has SANs beyond the planned ones: "+strings.Join(extra, ","))
+	}
+	if ca != nil {
+		if err := VerifiesAgainst(c, ca); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if now.After(c.NotAfter) {
+		problems = append(problems, "expired on "+c.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return strings.Join(problems, "; ")
+}
+
+// ParsePEM is the first certificate of a PEM text.
+func ParsePEM(text []byte) (*x509.Certificate, error) {
+	for {
+		var block *pem.Block
+		block, text = pem.Decode(text)
+		if block == nil {
+			return nil, errors.New("no PEM certificate in it")
+		}
+		if block.Type == "CERTIFICATE" {
+			return x509.ParseCertificate(block.Bytes)
+		}
+	}
+}

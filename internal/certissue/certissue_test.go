@@ -1,0 +1,196 @@
+package certissue
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+var now = time.Now()
+
+// testCert issues a certificate (self-signed when parent is nil).
+func testCert(t testing.TB, cn string, pub any, priv any, parent *x509.Certificate, notBefore, notAfter time.Time, dns []string, ips ...string) *x509.Certificate {
+	t.Helper()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, NotBefore: notBefore, NotAfter: notAfter,
+		DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	for _, ip := range ips {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
+	}
+	if parent == nil {
+		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage, tmpl.ExtKeyUsage = true, true, x509.KeyUsageCertSign, nil
+		parent = tmpl
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+type testPKI struct {
+	ca   *x509.Certificate
+	key  *ecdsa.PrivateKey
+	live *x509.Certificate
+}
+
+func newTestPKI(t testing.TB, caEnd time.Time) testPKI {
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := testCert(t, "kubernetes", &caKey.PublicKey, caKey, nil, now.Add(-time.Hour), caEnd, nil)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := testCert(t, "kube-apiserver", &rsaKey.PublicKey, caKey, ca, now.Add(-24*time.Hour), now.Add(364*24*time.Hour),
+		[]string{"cp1", "kubernetes", "kubernetes.default"}, "10.96.0.1", "10.0.0.11")
+	return testPKI{ca: ca, key: caKey, live: live}
+}
+
+func TestPlan(t *testing.T) {
+	p := newTestPKI(t, now.Add(10*365*24*time.Hour))
+	want := Want{DNSNames: []string{"API.example.com.", "kubernetes"}, IPAddresses: []string{"10.0.0.100", "::ffff:10.0.0.11", "fd00::0001"}}
+	cases := []struct {
+		name    string
+		want    Want
+		live    *x509.Certificate
+		caEnd   time.Time
+		check   func(Issue) string
+		wantErr string
+	}{
+		{name: "kubeadm's defaults without a live certificate", want: want, check: func(i Issue) string {
+			if i.Algorithm != RSA2048 || i.Days != 365 || i.CommonName != "kube-apiserver" {
+				return "not kubeadm's defaults"
+			}
+			if strings.Join(i.SANs.Strings(), ",") != "DNS:api.example.com,DNS:kubernetes,IP:10.0.0.100,IP:10.0.0.11,IP:fd00::1" {
+				return "SANs not canonical"
+			}
+			return ""
+		}},
+		{name: "the live certificate's SANs, algorithm and validity are kept", want: Want{DNSNames: want.DNSNames, IPAddresses: want.IPAddresses, KeepLiveSANs: true},
+			live: p.live, check: func(i Issue) string {
+				if i.Algorithm != RSA2048 || i.Days != 365 {
+					return "not the live certificate's algorithm or validity"
+				}
+				if got := strings.Join(i.SANs.Strings(), ","); got != "DNS:api.example.com,DNS:cp1,DNS:kubernetes,DNS:kubernetes.default,IP:10.0.0.100,IP:10.0.0.11,IP:10.96.0.1,IP:fd00::1" {
+					return "SANs " + got
+				}
+				return ""
+			}},
+		{name: "the configuration's algorithm and validity win", want: Want{DNSNames: want.DNSNames, Algorithm: ECDSAP384, Validity: 90 * 24 * time.Hour},
+			live: p.live, check: func(i Issue) string {
+				if i.Algorithm != ECDSAP384 || i.Days != 90 || len(i.SANs.IPAddresses) != 0 {
+					return "the configuration lost"
+				}
+				return ""
+			}},
+		{name: "never past the CA's end", want: want, caEnd: now.Add(100*24*time.Hour + time.Hour), check: func(i Issue) string {
+			if i.Days != 100 {
+				return "days past the CA's end"
+			}
+			return ""
+		}},
+		{name: "a CA about to end", want: want, caEnd: now.Add(time.Hour), wantErr: "renew the CA first"},
+		{name: "no SANs", want: Want{}, wantErr: "no SANs"},
+		{name: "a name openssl would read as more", want: Want{DNSNames: []string{"a.example.com,IP:1.2.3.4"}}, wantErr: "not a DNS name"},
+		{name: "a newline", want: Want{DNSNames: []string{"a\n[v3]"}}, wantErr: "not a DNS name"},
+		{name: "an IP with a zone", want: Want{IPAddresses: []string{"fe80::1%eth0"}}, wantErr: "not an IP address"},
+		{name: "an unknown algorithm", want: Want{DNSNames: []string{"a"}, Algorithm: "DSA-1024"}, wantErr: "unknown key algorithm"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ca := p.ca
+			if !tc.caEnd.IsZero() {
+				ca = newTestPKI(t, tc.caEnd).ca
+			}
+			got, err := Plan(tc.want, tc.live, ca, now, "0a")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if why := tc.check(got); why != "" {
+				t.Fatalf("%s: %+v", why, got)
+			}
+		})
+	}
+}
+
+func TestExtensions(t *testing.T) {
+	i := Issue{CommonName: "kube-apiserver", Algorithm: ECDSAP256, SANs: SANs{DNSNames: []string{"a.example.com"}, IPAddresses: []string{"10.0.0.1"}}}
+	got := i.Extensions()
+	for _, want := range []string{"keyUsage=critical,digitalSignature\n", "extendedKeyUsage=serverAuth\n", "subjectAltName=DNS:a.example.com,IP:10.0.0.1\n", "basicConstraints=critical,CA:FALSE\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	i.Algorithm = RSA2048
+	if !strings.Contains(i.Extensions(), "keyUsage=critical,digitalSignature,keyEncipherment\n") {
+		t.Error("an RSA key is for key encipherment too, as kubeadm issues it")
+	}
+}
+
+func TestLacks(t *testing.T) {
+	p := newTestPKI(t, now.Add(365*24*time.Hour))
+	other := newTestPKI(t, now.Add(365*24*time.Hour))
+	cases := []struct {
+		name string
+		c    *x509.Certificate
+		ca   *x509.Certificate
+		want Want
+		is   string
+	}{
+		{"has all it should", p.live, p.ca, Want{DNSNames: []string{"kubernetes"}, IPAddresses: []string{"10.0.0.11"}, KeepLiveSANs: true}, ""},
+		{"a new load balancer name", p.live, p.ca, Want{DNSNames: []string{"api.example.com", "kubernetes"}, KeepLiveSANs: true}, "lacks DNS:api.example.com"},
+		{"more than planned, without keep", p.live, p.ca, Want{DNSNames: []string{"cp1", "kubernetes", "kubernetes.default"}, IPAddresses: []string{"10.96.0.1"}},
+			"has SANs beyond the planned ones: IP:10.0.0.11"},
+		{"another CA's", p.live, other.ca, Want{DNSNames: []string{"kubernetes"}, KeepLiveSANs: true}, "does not verify against the CA"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Lacks(tc.c, tc.ca, tc.want, now)
+			if tc.is == "" && got != "" || !strings.Contains(got, tc.is) {
+				t.Fatalf("Lacks = %q, want %q", got, tc.is)
+			}
+		})
+	}
+	if got := Lacks(p.live, p.ca, Want{DNSNames: []string{"kubernetes"}, KeepLiveSANs: true}, now.Add(400*24*time.Hour)); !strings.Contains(got, "expired") {
+		t.Fatalf("an expired certificate: %q", got)
+	}
+}
+
+// FuzzNewSANs: whatever the input, a SAN that passes never carries what
+// openssl's configuration would read as more than one value.
+func FuzzNewSANs(f *testing.F) {
+	for _, seed := range []string{"kubernetes", "*.example.com", "a,b", "a\nb", "10.0.0.1", "fd00::1", "$ENV::x", "a b", "x#y", "under_score"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sans, err := NewSANs([]string{s}, nil)
+		if err == nil {
+			for _, d := range sans.DNSNames {
+				if strings.ContainsAny(d, ",\n\r$# \t:=[]\\\"'") {
+					t.Fatalf("%q passed as %q", s, d)
+				}
+			}
+		}
+		sans, err = NewSANs(nil, []string{s})
+		if err == nil && strings.ContainsAny(sans.IPAddresses[0], ",\n$# %") {
+			t.Fatalf("%q passed as IP %q", s, sans.IPAddresses[0])
+		}
+	})
+}

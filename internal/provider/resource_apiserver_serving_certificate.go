@@ -1,0 +1,371 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/certissue"
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+var (
+	_ resource.ResourceWithConfigure        = (*apiserverServingCertificateResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*apiserverServingCertificateResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*apiserverServingCertificateResource)(nil)
+	_ resource.ResourceWithImportState      = (*apiserverServingCertificateResource)(nil)
+)
+
+// NewAPIServerServingCertificateResource is the constructor of
+// kha_apiserver_serving_certificate.
+func NewAPIServerServingCertificateResource() resource.Resource {
+	return &apiserverServingCertificateResource{hostResource[servingCertificateModel, *servingCertificateModel]{name: "apiserver_serving_certificate"}}
+}
+
+type apiserverServingCertificateResource struct {
+	hostResource[servingCertificateModel, *servingCertificateModel]
+}
+
+type servingCertificateModel struct {
+	hostFields
+	SANs              *sansModel     `tfsdk:"sans"`
+	KeepLiveSANs      types.Bool     `tfsdk:"keep_live_sans"`
+	CertificatePath   types.String   `tfsdk:"certificate_path"`
+	KeyPath           types.String   `tfsdk:"key_path"`
+	CACertificatePath types.String   `tfsdk:"ca_certificate_path"`
+	CAKeyPath         types.String   `tfsdk:"ca_key_path"`
+	KeyAlgorithm      types.String   `tfsdk:"key_algorithm"`
+	Validity          types.String   `tfsdk:"validity"`
+	APIServerAddress  types.String   `tfsdk:"apiserver_address"`
+	VerifyEndpoints   []types.String `tfsdk:"verify_endpoints"`
+	ServingTimeout    types.String   `tfsdk:"serving_timeout"`
+	VerifyTimeout     types.String   `tfsdk:"verify_timeout"`
+	ReloadCommand     types.String   `tfsdk:"reload_command"`
+}
+
+// sansModel is kha_cluster_endpoints' apiserver_cert_sans.
+type sansModel struct {
+	DNSNames    []types.String `tfsdk:"dns_names"`
+	IPAddresses []types.String `tfsdk:"ip_addresses"`
+}
+
+func (m *servingCertificateModel) fields() *hostFields { return &m.hostFields }
+
+// kubeadm's paths.
+const (
+	kubeadmPKI = "/etc/kubernetes/pki/"
+)
+
+func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	sanList := func(what string) schema.ListAttribute {
+		return schema.ListAttribute{Required: true, ElementType: types.StringType, MarkdownDescription: what}
+	}
+	pathAttr := func(def, what string) schema.StringAttribute {
+		return schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(def),
+			Validators: []validator.String{filePathValidator()}, MarkdownDescription: what + " Default `" + def + "`."}
+	}
+	attrs := map[string]schema.Attribute{
+		"sans": schema.SingleNestedAttribute{
+			Required: true,
+			MarkdownDescription: "The SANs the certificate must have: `kha_cluster_endpoints.<name>.apiserver_cert_sans` as it is, so " +
+				"that every endpoint of the plan verifies. The plan's check against the live certificate " +
+				"(`kha_apiserver_certificate`, `existing_cert_sans`) then gives way to this resource.",
+			Attributes: map[string]schema.Attribute{
+				"dns_names":    sanList("DNS SANs."),
+				"ip_addresses": sanList("IP SANs."),
+			},
+		},
+		"keep_live_sans": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Issue the certificate with the SANs of the certificate on the node too (kubeadm adds the " +
+				"node's host name, the advertise address and the `kubernetes` Service's names), so that no name a client " +
+				"uses today stops verifying. With `false` the certificate has `sans` alone, and a certificate with more is " +
+				"drift. Default `true`."},
+		"certificate_path":    pathAttr(kubeadmPKI+"apiserver.crt", "The serving certificate, as kube-apiserver's `--tls-cert-file` names it."),
+		"key_path":            pathAttr(kubeadmPKI+"apiserver.key", "Its key (`--tls-private-key-file`), in the certificate's directory."),
+		"ca_certificate_path": pathAttr(kubeadmPKI+"ca.crt", "The cluster CA's certificate, which clients verify the apiserver against."),
+		"ca_key_path": pathAttr(kubeadmPKI+"ca.key", "The cluster CA's key, which signs the certificate on the node: it is "+
+			"read by `openssl` there and never leaves the host."),
+		"key_algorithm": schema.StringAttribute{Optional: true,
+			Validators: []validator.String{stringvalidator.OneOf(certissue.Algorithms...)},
+			MarkdownDescription: "The new key's algorithm, by kubeadm's names (`encryptionAlgorithm`). Default: the " +
+				"algorithm of the certificate on the node, else `RSA-2048`, as kubeadm."},
+		"validity": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "How long the new certificate is valid, in whole days (e.g. `8760h`). Default: as long as " +
+				"the certificate on the node was (kubeadm's `certificateValidityPeriod`), else one year; never past the CA's end."},
+		"apiserver_address": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("127.0.0.1:6443"),
+			Validators: []validator.String{hostPortValidator{}},
+			MarkdownDescription: "Where the node's kube-apiserver listens, as seen from the node (reached through the SSH " +
+				"connection). After the swap kha waits until it serves the new certificate. Default `127.0.0.1:6443`."},
+		"verify_endpoints": schema.ListAttribute{Optional: true, ElementType: types.StringType,
+			Validators: []validator.List{listvalidator.UniqueValues(), listvalidator.ValueStringsAre(serverURLValidator{})},
+			MarkdownDescription: "Every other endpoint that reaches this node's apiserver, as its clients name it: the node's " +
+				"address, the node-local load balancer (`https://localhost:6443`), the VIP by address and by name. Each is " +
+				"dialled from the node until a handshake lands on this node's apiserver (the one that presents the new " +
+				"certificate), which must then verify against the cluster CA for the endpoint's host, as clients verify it; " +
+				"handshakes that land on another node's apiserver are skipped. If an endpoint never reaches this node within " +
+				"`verify_timeout`, or does not verify, the previous certificate goes back."},
+		"serving_timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("90s"),
+			Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "How long the apiserver may take to serve the new certificate. kube-apiserver reloads its " +
+				"serving certificate from disk when the file changes (within a minute at worst); one that does not needs " +
+				"`reload_command`. Default `90s`."},
+		"verify_timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("30s"),
+			Validators:          []validator.String{durationValidator()},
+			MarkdownDescription: "How long each of `verify_endpoints` may take to reach this node's apiserver. Default `30s`."},
+		"reload_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(""),
+			MarkdownDescription: "Run after the swap, and after a rollback: empty for kube-apiserver, which reloads the " +
+				"certificate by itself; a restart (`crictl stop $(crictl ps -q --name kube-apiserver)`) for one that does not."},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Re-issues a control-plane node's apiserver serving certificate with the plan's SANs, on the " +
+			"node, and proves it served before it keeps it: the seeds' x509 trap (a new load balancer name that the " +
+			"certificate lacks) becomes one plan.\n\n" +
+			"When the certificate on the node lacks a SAN of `sans` (or is not signed by the CA, or has expired), apply " +
+			"makes a new key and certificate on the node with `openssl`, signed by the cluster CA's key where it lies " +
+			"(`/etc/kubernetes/pki/ca.key`; it never leaves the host, and the new key never reaches state, plan or logs), " +
+			"with the subject, key algorithm and validity of the certificate it replaces (kubeadm's: `CN=kube-apiserver`, " +
+			"RSA-2048, one year), key usage and `serverAuth` as kubeadm sets them. It checks the new certificate (SANs, " +
+			"chain to the CA) before anything changes, keeps hard links of the previous pair, renames key and certificate " +
+			"into place with their mode and owner, runs `reload_command`, waits until the apiserver serves the new " +
+			"certificate and verifies it through `verify_endpoints`. Any failure puts the previous pair back, and kha " +
+			"waits until the apiserver serves it again. If the connection is lost after the swap, the node puts the " +
+			"previous pair back by itself once no verdict came in time. A kept change leaves the previous pair in " +
+			"`.apiserver.crt.kha.previous/` next to the certificate, for a rollback by hand.\n\n" +
+			"Nodes go **one at a time**: certificates signed by one CA (one cluster) change one after another in a run " +
+			"whatever Terraform's `-parallelism`, each proven before the next starts, and after a failure no other node " +
+			"of the cluster changes in that run. Unlike kubespray and kubeadm, which regenerate certificates on every " +
+			"node at once and leave verification to the operator, kha never has two apiservers without a proven " +
+			"certificate.\n\n" +
+			"Refresh reads the certificate (never the key) and reports drift when it no longer has what `sans` asks. " +
+			"Destroy leaves the certificate in place, whatever `on_destroy` says. Import with `host:port:path` of the " +
+			"certificate.",
+		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the certificate.",
+			"Digest of what the certificate must have (its SANs and CA); `remote_sha256` is the digest of what the node's has."),
+	}
+}
+
+// hostPortValidator wants host:port.
+type hostPortValidator struct{}
+
+func (hostPortValidator) Description(context.Context) string {
+	return "must be host:port, such as 127.0.0.1:6443"
+}
+func (v hostPortValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (v hostPortValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if !known(req.ConfigValue) {
+		return
+	}
+	if err := checkServerURL("https://" + req.ConfigValue.ValueString()); err != nil || !hasPort(req.ConfigValue.ValueString()) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Address", fmt.Sprintf("%q %s (IPv6 in brackets: [::1]:6443).",
+			req.ConfigValue.ValueString(), v.Description(ctx)))
+	}
+}
+
+func hasPort(hostPort string) bool {
+	_, port, err := net.SplitHostPort(hostPort)
+	return err == nil && port != ""
+}
+
+func durationOr(v types.String, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(v.ValueString()); err == nil {
+		return d
+	}
+	return def // unknown in a new resource's plan: the default
+}
+
+func (m *servingCertificateModel) render(*servingCertificateModel) (rendered, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	want := certissue.Want{KeepLiveSANs: !m.KeepLiveSANs.Equal(types.BoolValue(false)), Algorithm: m.KeyAlgorithm.ValueString()}
+	if m.SANs != nil {
+		want.DNSNames, want.IPAddresses = stringValues(m.SANs.DNSNames), stringValues(m.SANs.IPAddresses)
+	}
+	if _, err := certissue.NewSANs(want.DNSNames, want.IPAddresses); err != nil {
+		diags.AddAttributeError(path.Root("sans"), "Invalid SAN", err.Error()+": give kha_cluster_endpoints' apiserver_cert_sans.")
+	} else if len(want.DNSNames)+len(want.IPAddresses) == 0 {
+		diags.AddAttributeError(path.Root("sans"), "No SANs", "an apiserver certificate needs at least one SAN: give kha_cluster_endpoints' apiserver_cert_sans.")
+	}
+	if v := m.Validity.ValueString(); v != "" {
+		want.Validity = durationOr(m.Validity, 0)
+		if want.Validity < 24*time.Hour {
+			diags.AddAttributeError(path.Root("validity"), "Validity Too Short", fmt.Sprintf("%s is less than a day: a certificate is "+
+				"issued for whole days, e.g. 8760h for a year.", v))
+		}
+	}
+	cert, key := m.CertificatePath.ValueString(), m.KeyPath.ValueString()
+	if known(m.CertificatePath) && known(m.KeyPath) && filepath.Dir(cert) != filepath.Dir(key) {
+		diags.AddAttributeError(path.Root("key_path"), "Key in Another Directory", fmt.Sprintf("%s is not in %s, the "+
+			"certificate's directory: the key and the certificate are renamed into place side by side.", key, filepath.Dir(cert)))
+	}
+	serving, verify := durationOr(m.ServingTimeout, 90*time.Second), durationOr(m.VerifyTimeout, 30*time.Second)
+	endpoints := stringValues(m.VerifyEndpoints)
+	check := apiserverCertificateCheck{address: m.APIServerAddress.ValueString(), endpoints: endpoints, serving: serving, verify: verify}
+	if !known(m.APIServerAddress) {
+		check.address = "127.0.0.1:6443"
+	}
+	return rendered{alwaysDelivered: true, files: []remote.Item{remote.IssuedCertificate{
+		CertPath: cert, KeyPath: key, CACertPath: m.CACertificatePath.ValueString(), CAKeyPath: m.CAKeyPath.ValueString(),
+		Want: want, ReloadCommand: m.ReloadCommand.ValueString(), Check: check,
+		// Past the longest the checks can take, the node stops waiting.
+		ConfirmWithin: serving + verify*time.Duration(len(endpoints)+1) + 15*time.Second,
+	}}}, diags
+}
+
+// apiserverCertificateCheck proves a certificate on a node's apiserver:
+// served at its address, then through each endpoint.
+type apiserverCertificateCheck struct {
+	address         string
+	endpoints       []string
+	serving, verify time.Duration
+}
+
+// retryPause is the pause between two handshakes that did not show what
+// a check waits for.
+const retryPause = 200 * time.Millisecond
+
+// Serving waits until the apiserver presents cert.
+func (k apiserverCertificateCheck) Serving(ctx context.Context, c *remote.Client, cert *x509.Certificate) error {
+	ctx, cancel := context.WithTimeout(ctx, k.serving)
+	defer cancel()
+	var last error
+	for {
+		raw, err := handshakeCertificate(ctx, c, k.address, "", "")
+		switch {
+		case err == nil && bytes.Equal(raw, cert.Raw):
+			return nil
+		case err == nil:
+			last = errors.New("it still serves another certificate")
+		default:
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the apiserver at %s did not serve the new certificate (serial %x) within %s: %v", k.address,
+				cert.SerialNumber, k.serving, last)
+		case <-time.After(retryPause):
+		}
+	}
+}
+
+// Verify dials each endpoint until a handshake lands on the apiserver
+// that presents cert, which must verify against ca for the endpoint's
+// host.
+func (k apiserverCertificateCheck) Verify(ctx context.Context, c *remote.Client, cert, ca *x509.Certificate) error {
+	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}))
+	if err := verifyChain(cert.Raw, nil, caPEM, hostOf(k.address)); err != nil {
+		return fmt.Errorf("%s: %w", k.address, err)
+	}
+	for _, endpoint := range k.endpoints {
+		if err := k.verifyEndpoint(ctx, c, endpoint, cert, caPEM); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k apiserverCertificateCheck) verifyEndpoint(ctx context.Context, c *remote.Client, endpoint string, cert *x509.Certificate, caPEM string) error {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return err
+	}
+	address := u.Host
+	if u.Port() == "" {
+		address = net.JoinHostPort(u.Hostname(), "443")
+	}
+	ctx, cancel := context.WithTimeout(ctx, k.verify)
+	defer cancel()
+	others, last := 0, error(nil)
+	for {
+		raw, err := handshakeCertificate(ctx, c, address, u.Hostname(), "")
+		if err == nil && bytes.Equal(raw, cert.Raw) {
+			if err := verifyChain(raw, nil, caPEM, u.Hostname()); err != nil {
+				return fmt.Errorf("%s: %w", endpoint, err)
+			}
+			return nil
+		}
+		if err == nil {
+			others++
+		} else {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			why := fmt.Sprintf("%d handshakes landed on other apiservers", others)
+			if last != nil {
+				why += fmt.Sprintf(", the last failure: %v", last)
+			}
+			return fmt.Errorf("%s never reached this node's apiserver within %s (%s): is the node a backend of it?", endpoint, k.verify, why)
+		case <-time.After(retryPause / 4):
+		}
+	}
+}
+
+// hostOf is the host of host:port.
+func hostOf(address string) string {
+	host, _, _ := net.SplitHostPort(address)
+	return host
+}
+
+// ImportState takes host:port:path of the certificate; the SANs are the
+// certificate's, the paths kubeadm's next to it.
+func (r *apiserverServingCertificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	m := servingCertificateModel{KeepLiveSANs: types.BoolValue(true), APIServerAddress: types.StringValue("127.0.0.1:6443"),
+		ServingTimeout: types.StringValue("90s"), VerifyTimeout: types.StringValue("30s"), ReloadCommand: types.StringValue("")}
+	example := "10.0.0.11:22:" + kubeadmPKI + "apiserver.crt"
+	rest, client := r.importHost(ctx, req.ID, example, &m.hostFields, resp.Private, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !filePathPattern.MatchString(rest) {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not an absolute path to a file, e.g. %s.", rest, req.ID, example))
+		return
+	}
+	dir := filepath.Dir(rest)
+	m.CertificatePath, m.KeyPath = types.StringValue(rest), types.StringValue(filepath.Join(dir, "apiserver.key"))
+	m.CACertificatePath, m.CAKeyPath = types.StringValue(filepath.Join(dir, "ca.crt")), types.StringValue(filepath.Join(dir, "ca.key"))
+	text, err := client.ReadFile(ctx, rest)
+	var cert *x509.Certificate
+	if err == nil {
+		cert, err = certissue.ParsePEM(text)
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Import Failed", fmt.Sprintf("%s: %v", rest, err))
+		return
+	}
+	sans := certissue.SANsOf(cert)
+	m.SANs = &sansModel{DNSNames: typedStrings(sans.DNSNames), IPAddresses: typedStrings(sans.IPAddresses)}
+	out, d := m.render(nil)
+	resp.Diagnostics.Append(d...)
+	m.SHA256 = types.StringValue(desiredDigest(out.files))
+	m.RemoteSHA256 = m.SHA256
+	m.DestroyActions = destroyActions(out.files, &m.hostFields, func(string) (bool, bool) { return false, true }, true)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// typedStrings are values as a list of known strings.
+func typedStrings(values []string) []types.String {
+	out := make([]types.String, len(values))
+	for i, v := range values {
+		out[i] = types.StringValue(v)
+	}
+	return out
+}
