@@ -206,15 +206,13 @@ func checkHostPort(s string) error {
 	if strings.Contains(s, "://") {
 		return fmt.Errorf("%q is a URL; controlPlaneEndpoint is host:port without a scheme, e.g. kha_cluster_endpoints' kubeadm_control_plane_endpoint", s)
 	}
+	if ip, err := netip.ParseAddr(s); err == nil && ip.Is6() {
+		return fmt.Errorf("%q is an IPv6 address without brackets: write [<address>]:<port>, e.g. [fd00::100]:6443 "+
+			"(kubeadm cannot parse a bare IPv6 endpoint)", s)
+	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
-		if ip, perr := netip.ParseAddr(s); perr == nil && ip.Is6() {
-			return fmt.Errorf("%q has no port: use [%s]:6443", s, s)
-		}
-		if i := strings.LastIndex(s, ":"); i > 0 && strings.Count(s, ":") > 1 && !strings.HasPrefix(s, "[") {
-			return fmt.Errorf("%q: an IPv6 address must be in brackets, as in [%s]:%s (kubeadm cannot parse it bare)", s, s[:i], s[i+1:])
-		}
-		return fmt.Errorf("%q is not host:port, e.g. lb.example.com:6443", s)
+		return fmt.Errorf("%q is not host:port, e.g. lb.example.com:6443 or [fd00::100]:6443", s)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return fmt.Errorf("%q has an invalid port", s)
@@ -222,8 +220,8 @@ func checkHostPort(s string) error {
 	if host == "" {
 		return fmt.Errorf("%q has no host", s)
 	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() && !strings.HasPrefix(s, "[") {
-		return fmt.Errorf("%q: an IPv6 address must be in brackets", s)
+	if ip, err := netip.ParseAddr(host); strings.HasPrefix(s, "[") && (err != nil || !ip.Is6()) {
+		return fmt.Errorf("%q: brackets are for IPv6 addresses only", s)
 	}
 	if _, err := netip.ParseAddr(host); err != nil && !dnsNamePattern.MatchString(host) {
 		return fmt.Errorf("%q: %q is neither an IP address nor a DNS name", s, host)
