@@ -127,8 +127,6 @@ func (r *endpointConfigMapsResource) Schema(ctx context.Context, _ resource.Sche
 			strconv.Itoa(clusterconfig.ConflictRetries) + " times. Nothing is written when nothing changes.\n\n" +
 			"Refresh reads the ConfigMaps, so an edit made outside Terraform (`kubectl edit`) shows in the next plan and " +
 			"apply puts it back. Destroy puts back what `previous` recorded, the same way, and leaves the rest as it is.\n\n" +
-			"The Kubernetes API is spoken with Go's `net/http` and the YAML library kha already uses, not client-go: " +
-			"client-go would double the provider's size (31.6 MB to 63.6 MB) for three requests.\n\n" +
 			"Import with `host`, `host:port` or `host:port:/path/to/admin.conf`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
