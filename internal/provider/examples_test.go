@@ -92,10 +92,11 @@ var exampleNeeds = map[string]exampleNeed{
 		// ("not on this host unless copied there").
 		"/etc/haproxy/kubernetes-ca.crt": func(t *testing.T) string { return testhost.TestPKI(t).CAPEM },
 	}},
-	// It talks to the apiserver that the node's admin.conf names, which
-	// no throwaway host has: TestAccEndpointConfigMaps_lifecycle applies
-	// the same configuration to a real kube-apiserver, through sshd.
-	"kha_endpoint_configmaps": {skip: "needs a kube-apiserver behind its node; TestAccEndpointConfigMaps_lifecycle covers it"},
+	"kha_endpoint_configmaps": {seeds: map[string]func(*testing.T) string{
+		// The node's admin.conf names a real kube-apiserver, where
+		// kubeadm init's ConfigMaps are.
+		"/etc/kubernetes/admin.conf": exampleEndpointCluster,
+	}},
 	"kha_kubeconfig_server": {seeds: map[string]func(*testing.T) string{
 		// kubeadm join's kubelet.conf, pointing at the first control-plane node.
 		"/etc/kubernetes/kubelet.conf": exampleKubeletConf,

@@ -29,18 +29,25 @@ import (
 
 const endpointConfigMapsAddr = "kha_endpoint_configmaps.cluster"
 
-// testCluster is a real kube-apiserver with a control-plane node (sshd)
-// whose /etc/kubernetes/admin.conf is a cluster admin's, as kubeadm
-// writes it, and an HTTP client with the same credentials for the test's
-// own requests (what kubeadm and kubectl would do).
-type testCluster struct {
-	server  string // https://127.0.0.1:<port>
-	node    *testhost.Server
-	client  *http.Client
-	secrets []string // of admin.conf, which must reach no state or plan
+// kubeCluster is a real kube-apiserver with an admin kubeconfig as
+// kubeadm writes it (a system:masters client certificate, inline) and an
+// HTTP client with the same credentials for the test's own requests (what
+// kubeadm and kubectl would do).
+type kubeCluster struct {
+	server    string // https://127.0.0.1:<port>
+	adminConf string
+	client    *http.Client
+	secrets   []string // of adminConf, which must reach no state or plan
 }
 
-func startTestCluster(t *testing.T) *testCluster {
+// testCluster is a kubeCluster with a control-plane node (sshd) whose
+// /etc/kubernetes/admin.conf is the cluster's.
+type testCluster struct {
+	*kubeCluster
+	node *testhost.Server
+}
+
+func startKubeCluster(t *testing.T) *kubeCluster {
 	t.Helper()
 	testhost.KubeDir(t)
 	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1", ClientPort: testhost.FreePort(t, "127.0.0.1"), PeerPort: testhost.FreePort(t, "127.0.0.1")}
@@ -49,9 +56,8 @@ func startTestCluster(t *testing.T) *testCluster {
 	pki := testhost.TestPKI(t)
 	cert, key := pki.ClientPEM(t, "kubernetes-admin", "system:masters")
 	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
-	c := &testCluster{server: "https://" + kas.Address, node: testhost.Start(t, testhost.Options{PrivateDir: "/etc/kubernetes"}),
-		secrets: []string{strings.Split(string(key), "\n")[1], b64(key)[:40]}}
-	adminConf := fmt.Sprintf(`apiVersion: v1
+	c := &kubeCluster{server: "https://" + kas.Address, secrets: []string{strings.Split(string(key), "\n")[1], b64(key)[:40]}}
+	c.adminConf = fmt.Sprintf(`apiVersion: v1
 clusters:
 - cluster:
     certificate-authority-data: %s
@@ -70,9 +76,6 @@ users:
     client-certificate-data: %s
     client-key-data: %s
 `, b64([]byte(pki.CAPEM)), c.server, b64(cert), b64(key))
-	if err := os.WriteFile(c.node.HostPath("/etc/kubernetes/admin.conf"), []byte(adminConf), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	pair, err := tls.X509KeyPair(cert, key)
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +85,48 @@ users:
 	return c
 }
 
+func startTestCluster(t *testing.T) *testCluster {
+	t.Helper()
+	c := &testCluster{kubeCluster: startKubeCluster(t), node: testhost.Start(t, testhost.Options{PrivateDir: "/etc/kubernetes"})}
+	if err := os.WriteFile(c.node.HostPath("/etc/kubernetes/admin.conf"), []byte(c.adminConf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// kubeadmInit makes the ConfigMaps (and kube-proxy's DaemonSet) as
+// kubeadm init does, all pointing at server.
+func (c *kubeCluster) kubeadmInit(t testing.TB, clusterConfiguration, server string, kubeProxy bool) {
+	t.Helper()
+	c.create(t, clusterconfig.KubeadmConfig, map[string]string{"ClusterConfiguration": clusterConfiguration})
+	c.create(t, clusterconfig.ClusterInfo, map[string]string{"kubeconfig": clusterInfoKubeconfig(server), "jws-kubeconfig-abcdef": testJWS})
+	if !kubeProxy {
+		return
+	}
+	c.create(t, clusterconfig.KubeProxy, map[string]string{"config.conf": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n",
+		"kubeconfig.conf": kubeProxyKubeconfig(server)})
+	c.do(t, http.MethodPost, "/apis/apps/v1/namespaces/kube-system/daemonsets", map[string]any{"apiVersion": "apps/v1", "kind": "DaemonSet",
+		"metadata": map[string]any{"name": "kube-proxy", "namespace": "kube-system"},
+		"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]string{"k8s-app": "kube-proxy"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]string{"k8s-app": "kube-proxy"}},
+				"spec": map[string]any{"containers": []any{map[string]string{"name": "kube-proxy", "image": "registry.k8s.io/kube-proxy:v1.36.3"}}}}}},
+		http.StatusCreated)
+}
+
+// testJWS stands for a bootstrap token's signature of cluster-info.
+const testJWS = "eyJhbGciOiJIUzI1NiIsImtpZCI6ImFiY2RlZiJ9..signed-by-the-bootstrap-signer"
+
+// exampleEndpointCluster is a cluster for examples/resources/
+// kha_endpoint_configmaps: kubeadm's ConfigMaps pointing at the example's
+// first control-plane node, and the admin.conf its node has.
+func exampleEndpointCluster(t *testing.T) string {
+	c := startKubeCluster(t)
+	c.kubeadmInit(t, readClusterConfigurationTestdata(t, "with-sans.yaml"), "https://10.0.0.11:6443", true)
+	return c.adminConf
+}
+
 // do sends one request and wants one of the statuses.
-func (c *testCluster) do(t testing.TB, method, path string, body any, want ...int) []byte {
+func (c *kubeCluster) do(t testing.TB, method, path string, body any, want ...int) []byte {
 	t.Helper()
 	var reader *bytes.Reader
 	if body != nil {
@@ -125,7 +168,7 @@ func configMapPath(ref clusterconfig.Ref) string {
 
 // create makes a ConfigMap as kubeadm does; the namespaces the apiserver
 // makes itself may take a moment.
-func (c *testCluster) create(t testing.TB, ref clusterconfig.Ref, data map[string]string) {
+func (c *kubeCluster) create(t testing.TB, ref clusterconfig.Ref, data map[string]string) {
 	t.Helper()
 	body := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": ref.Name, "namespace": ref.Namespace}, "data": data}
 	deadline := time.Now().Add(30 * time.Second)
@@ -153,7 +196,7 @@ type testConfigMap struct {
 	Data map[string]string `json:"data"`
 }
 
-func (c *testCluster) get(t testing.TB, ref clusterconfig.Ref) testConfigMap {
+func (c *kubeCluster) get(t testing.TB, ref clusterconfig.Ref) testConfigMap {
 	t.Helper()
 	var cm testConfigMap
 	if err := json.Unmarshal(c.do(t, http.MethodGet, configMapPath(ref), nil, http.StatusOK), &cm); err != nil {
@@ -163,7 +206,7 @@ func (c *testCluster) get(t testing.TB, ref clusterconfig.Ref) testConfigMap {
 }
 
 // edit changes one key by hand, as kubectl edit would.
-func (c *testCluster) edit(t testing.TB, ref clusterconfig.Ref, old, new string) {
+func (c *kubeCluster) edit(t testing.TB, ref clusterconfig.Ref, old, new string) {
 	t.Helper()
 	value := c.get(t, ref).Data[ref.Key]
 	if !strings.Contains(value, old) {
@@ -172,7 +215,7 @@ func (c *testCluster) edit(t testing.TB, ref clusterconfig.Ref, old, new string)
 	c.do(t, http.MethodPatch, configMapPath(ref), map[string]any{"data": map[string]string{ref.Key: strings.Replace(value, old, new, 1)}}, http.StatusOK)
 }
 
-func (c *testCluster) server_(t testing.TB, ref clusterconfig.Ref) string {
+func (c *kubeCluster) serverOf(t testing.TB, ref clusterconfig.Ref) string {
 	t.Helper()
 	server, err := clusterconfig.KubeconfigServer(c.get(t, ref).Data[ref.Key])
 	if err != nil {
@@ -247,17 +290,7 @@ func TestAccEndpointConfigMaps_lifecycle(t *testing.T) {
 	t.Setenv("TF_ACC_TEMP_DIR", work)
 	const first, kubeadmEndpoint = "https://10.0.0.11:6443", "10.0.0.11:6443"
 	kubeadmWrote := readClusterConfigurationTestdata(t, "with-sans.yaml")
-	const jws = "eyJhbGciOiJIUzI1NiIsImtpZCI6ImFiY2RlZiJ9..signed-by-the-bootstrap-signer"
-	c.create(t, clusterconfig.KubeadmConfig, map[string]string{"ClusterConfiguration": kubeadmWrote})
-	c.create(t, clusterconfig.ClusterInfo, map[string]string{"kubeconfig": clusterInfoKubeconfig(first), "jws-kubeconfig-abcdef": jws})
-	c.create(t, clusterconfig.KubeProxy, map[string]string{"config.conf": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n",
-		"kubeconfig.conf": kubeProxyKubeconfig(first)})
-	c.do(t, http.MethodPost, "/apis/apps/v1/namespaces/kube-system/daemonsets", map[string]any{"apiVersion": "apps/v1", "kind": "DaemonSet",
-		"metadata": map[string]any{"name": "kube-proxy", "namespace": "kube-system"},
-		"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]string{"k8s-app": "kube-proxy"}},
-			"template": map[string]any{"metadata": map[string]any{"labels": map[string]string{"k8s-app": "kube-proxy"}},
-				"spec": map[string]any{"containers": []any{map[string]string{"name": "kube-proxy", "image": "registry.k8s.io/kube-proxy:v1.36.3"}}}}}},
-		http.StatusCreated)
+	c.kubeadmInit(t, kubeadmWrote, first, true)
 	restartedAt := func() string {
 		var ds struct {
 			Spec struct {
@@ -302,7 +335,7 @@ func TestAccEndpointConfigMaps_lifecycle(t *testing.T) {
 				return fmt.Errorf("kubeadm-config has\n%s\nwant\n%s", got, want(endpoint))
 			}
 			info := c.get(t, clusterconfig.ClusterInfo)
-			if info.Data["kubeconfig"] != strings.Replace(clusterInfoKubeconfig(first), first, clusterInfo, 1) || info.Data["jws-kubeconfig-abcdef"] != jws {
+			if info.Data["kubeconfig"] != strings.Replace(clusterInfoKubeconfig(first), first, clusterInfo, 1) || info.Data["jws-kubeconfig-abcdef"] != testJWS {
 				return fmt.Errorf("cluster-info has %v", info.Data)
 			}
 			if got := c.get(t, clusterconfig.KubeProxy).Data["kubeconfig.conf"]; got != kubeProxyKubeconfig(kubeProxy) {
@@ -324,7 +357,7 @@ func TestAccEndpointConfigMaps_lifecycle(t *testing.T) {
 			if got := c.get(t, clusterconfig.KubeadmConfig).Data["ClusterConfiguration"]; got != kubeadmWrote {
 				return fmt.Errorf("destroy left kubeadm-config as\n%s\nwant kubeadm's\n%s", got, kubeadmWrote)
 			}
-			if info, proxy := c.server_(t, clusterconfig.ClusterInfo), c.server_(t, clusterconfig.KubeProxy); info != first || proxy != first {
+			if info, proxy := c.serverOf(t, clusterconfig.ClusterInfo), c.serverOf(t, clusterconfig.KubeProxy); info != first || proxy != first {
 				return fmt.Errorf("destroy left cluster-info at %s and kube-proxy at %s, want %s", info, proxy, first)
 			}
 			return nil
@@ -392,8 +425,7 @@ func TestAccEndpointConfigMaps_lifecycle(t *testing.T) {
 func TestAccEndpointConfigMaps_withoutKubeProxy(t *testing.T) {
 	c := startTestCluster(t)
 	kubeadmWrote := readClusterConfigurationTestdata(t, "init-defaults.yaml")
-	c.create(t, clusterconfig.KubeadmConfig, map[string]string{"ClusterConfiguration": kubeadmWrote})
-	c.create(t, clusterconfig.ClusterInfo, map[string]string{"kubeconfig": clusterInfoKubeconfig("https://10.0.0.11:6443")})
+	c.kubeadmInit(t, kubeadmWrote, "https://10.0.0.11:6443", false)
 	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		CheckDestroy: func(*terraform.State) error {
@@ -417,7 +449,7 @@ func TestAccEndpointConfigMaps_withoutKubeProxy(t *testing.T) {
 				if got != want {
 					return fmt.Errorf("kubeadm-config has\n%s\nwant\n%s", got, want)
 				}
-				if server := c.server_(t, clusterconfig.ClusterInfo); server != "https://[fd00::100]:6443" {
+				if server := c.serverOf(t, clusterconfig.ClusterInfo); server != "https://[fd00::100]:6443" {
 					return fmt.Errorf("cluster-info has %s", server)
 				}
 				return nil
