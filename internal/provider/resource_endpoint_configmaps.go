@@ -130,7 +130,7 @@ func (r *endpointConfigMapsResource) Schema(ctx context.Context, _ resource.Sche
 			"Import with `host`, `host:port` or `host:port:/path/to/admin.conf`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "`host:port` of the node the apiserver is reached from."},
+				MarkdownDescription: "`host:port:admin_kubeconfig_path` of the node the apiserver is reached from, as import takes it."},
 			"ssh": resourceSSHAttribute(),
 			"admin_kubeconfig_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(defaultAdminKubeconfig),
 				Validators: []validator.String{filePathValidator()},
@@ -597,7 +597,7 @@ func (r *endpointConfigMapsResource) apply(ctx context.Context, timeout time.Dur
 		}
 	}
 	plan.Previous = previous.forPlan(plan).object(diags)
-	plan.ID = types.StringValue(c.client.Address())
+	plan.ID = types.StringValue(c.client.Address() + ":" + plan.AdminKubeconfigPath.ValueString())
 	if diags.HasError() {
 		return
 	}
@@ -757,7 +757,7 @@ func (r *endpointConfigMapsResource) ImportState(ctx context.Context, req resour
 		resp.Diagnostics.AddError("Importing the Endpoint ConfigMaps Failed", err.Error())
 		return
 	}
-	m.ID = types.StringValue(c.client.Address())
+	m.ID = types.StringValue(c.client.Address() + ":" + kubeconfigPath)
 	m.ControlPlaneEndpoint, m.ClusterInfoServer, m.CertSANs, m.KubeProxyServer = live.ControlPlaneEndpoint, live.ClusterInfoServer, live.CertSANs, live.KubeProxyServer
 	// Destroy puts back what import found.
 	m.Previous = live.object(&resp.Diagnostics)

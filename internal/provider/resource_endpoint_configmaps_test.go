@@ -6,15 +6,20 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -369,7 +374,7 @@ func TestAccEndpointConfigMaps_lifecycle(t *testing.T) {
 					plancheck.ExpectUnknownValue(endpointConfigMapsAddr, tfjsonpath.New("previous")),
 					plancheck.ExpectKnownValue(endpointConfigMapsAddr, tfjsonpath.New("cluster_info_server"), knownvalue.StringExact("https://lb.example.com:6443"))}},
 				ConfigStateChecks: []statecheck.StateCheck{noSecretsInState(work, c.secrets), previous,
-					statecheck.ExpectKnownValue(endpointConfigMapsAddr, tfjsonpath.New("id"), knownvalue.StringExact(c.node.Address()))},
+					statecheck.ExpectKnownValue(endpointConfigMapsAddr, tfjsonpath.New("id"), knownvalue.StringExact(c.node.Address()+":/etc/kubernetes/admin.conf"))},
 				Check: resource.ComposeTestCheckFunc(hasEndpoint("lb.example.com:6443", "https://lb.example.com:6443", local), func(*terraform.State) error {
 					if got := c.get(t, clusterconfig.KubeadmConfig).Metadata.Annotations["example.com/edited"]; got != "meanwhile" {
 						return fmt.Errorf("the change made between kha's read and write was overwritten (annotation %q)", got)
@@ -479,4 +484,115 @@ func TestEndpointConfigMaps_planTimeChecks(t *testing.T) {
 			t.Errorf("%q: got %v, want %q", s, err, want)
 		}
 	}
+}
+
+// switchedRelay forwards a port to a target until it is switched off:
+// then nothing listens there and the connections it carried are cut, as
+// when a host goes down; switched on, it listens on the same port again.
+type switchedRelay struct {
+	t      *testing.T
+	target string
+	port   int
+	mu     sync.Mutex
+	l      net.Listener
+	conns  []net.Conn
+}
+
+func newSwitchedRelay(t *testing.T, target string) *switchedRelay {
+	r := &switchedRelay{t: t, target: target, port: testhost.FreePort(t, "127.0.0.1")}
+	r.on()
+	t.Cleanup(r.off)
+	return r
+}
+
+func (r *switchedRelay) on() {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port)))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.l = l
+	r.mu.Unlock()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", r.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			r.mu.Lock()
+			r.conns = append(r.conns, c, up)
+			r.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+}
+
+func (r *switchedRelay) off() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.l != nil {
+		r.l.Close()
+		r.l = nil
+	}
+	for _, c := range r.conns {
+		c.Close()
+	}
+	r.conns = nil
+}
+
+// TestAccEndpointConfigMaps_unreachableDuringRefresh: while the node does
+// not answer, refresh warns, naming it, and keeps the prior state, so the
+// plan goes on; once it answers again, destroy puts kubeadm's values back.
+func TestAccEndpointConfigMaps_unreachableDuringRefresh(t *testing.T) {
+	c := startTestCluster(t)
+	kubeadmWrote := readClusterConfigurationTestdata(t, "with-sans.yaml")
+	c.kubeadmInit(t, kubeadmWrote, "https://10.0.0.11:6443", false)
+	relay := newSwitchedRelay(t, c.node.Address())
+	vars := c.vars()
+	vars["port"] = config.IntegerVariable(relay.port)
+	recorder := &planRecorder{}
+	address := net.JoinHostPort("127.0.0.1", strconv.Itoa(relay.port))
+	warned := planCheckFunc(func() error {
+		var n int
+		for _, d := range recorder.take() {
+			if d.Severity == tfprotov6.DiagnosticSeverityWarning && d.Summary == "Host Unreachable: "+address {
+				if !strings.Contains(d.Detail, "connection refused") {
+					return fmt.Errorf("the warning does not say why: %s", d.Detail)
+				}
+				n++
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("no warning named the unreachable node %s", address)
+		}
+		return nil
+	})
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: recorder.factories(),
+		CheckDestroy: func(*terraform.State) error {
+			if got := c.get(t, clusterconfig.KubeadmConfig).Data["ClusterConfiguration"]; got != kubeadmWrote {
+				return fmt.Errorf("destroy left kubeadm-config as\n%s", got)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars},
+			{
+				PreConfig:       func() { relay.off(); recorder.reset() },
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{warned, plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				PreConfig:       relay.on,
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	}))
 }
