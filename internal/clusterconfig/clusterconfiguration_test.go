@@ -202,7 +202,11 @@ func FuzzClusterConfigurationEdits(f *testing.F) {
 		check := func(what string, out []byte, want func(map[string]any)) {
 			var got, expected any
 			_ = yaml.Unmarshal([]byte(doc), &expected)
-			want(expected.(map[string]any))
+			m, ok := expected.(map[string]any)
+			if !ok {
+				t.Fatalf("%q decoded once as a mapping, then not", doc)
+			}
+			want(m)
 			if err := yaml.Unmarshal(out, &got); err != nil || !reflect.DeepEqual(got, expected) {
 				t.Fatalf("%s of\n%q\ngave\n%q", what, doc, out)
 			}
@@ -228,7 +232,8 @@ func FuzzClusterConfigurationEdits(f *testing.F) {
 				if yaml.Unmarshal(removed, &got) != nil {
 					t.Fatalf("removing certSANs gave YAML that does not decode: %q", removed)
 				}
-				if api, ok := got.(map[string]any)["apiServer"].(map[string]any); ok {
+				root, _ := got.(map[string]any)
+				if api, ok := root["apiServer"].(map[string]any); ok {
 					if _, still := api["certSANs"]; still {
 						t.Fatalf("certSANs still in %q", removed)
 					}

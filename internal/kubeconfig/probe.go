@@ -118,6 +118,7 @@ func (e *endpoint) transport(ctx context.Context, err error) error {
 type endpoint struct {
 	address, port string
 	client        *http.Client
+	httpTransport *http.Transport
 	header        http.Header
 }
 
@@ -179,8 +180,9 @@ func (c *Config) endpointOf(ctx context.Context, nc NamedCluster, read Reader, d
 			e.header.Set("Authorization", "Bearer "+token)
 		}
 	}
-	e.client = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx, e.address) }}}
+	e.httpTransport = &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx, e.address) }}
+	e.client = &http.Client{Transport: e.httpTransport}
 	return e, nil
 }
 
@@ -259,7 +261,7 @@ func Connect(ctx context.Context, content []byte, read Reader, dial Dialer) (*AP
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q at %s: %w", nc.Name, nc.Cluster.Server, err)
 	}
-	e.client.Transport.(*http.Transport).DisableKeepAlives = false // several requests, one TLS session
+	e.httpTransport.DisableKeepAlives = false // several requests, one TLS session
 	return &APIClient{Server: nc.Cluster.Server, e: e}, nil
 }
 
