@@ -13,11 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kha/terraform-provider-kha/internal/buildinfo"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
-	"sync/atomic"
 	"time"
 )
 
