@@ -25,7 +25,9 @@ import (
 
 // ClusterConfiguration is what kha reads of kubeadm's ClusterConfiguration.
 type ClusterConfiguration struct {
-	ControlPlaneEndpoint string
+	// ControlPlaneEndpoint is "" when absent (HasControlPlaneEndpoint false).
+	ControlPlaneEndpoint    string
+	HasControlPlaneEndpoint bool
 	// CertSANs is apiServer.certSANs; nil when the field is absent.
 	CertSANs []string
 }
@@ -40,7 +42,7 @@ const (
 // ReadClusterConfiguration decodes the values kha manages.
 func ReadClusterConfiguration(content string) (ClusterConfiguration, error) {
 	var c struct {
-		ControlPlaneEndpoint string `yaml:"controlPlaneEndpoint"`
+		ControlPlaneEndpoint *string `yaml:"controlPlaneEndpoint"`
 		APIServer            struct {
 			CertSANs *[]string `yaml:"certSANs"`
 		} `yaml:"apiServer"`
@@ -48,7 +50,10 @@ func ReadClusterConfiguration(content string) (ClusterConfiguration, error) {
 	if err := yaml.Unmarshal([]byte(content), &c); err != nil {
 		return ClusterConfiguration{}, fmt.Errorf("the ClusterConfiguration is not YAML kha can read: %v", sanitize(err))
 	}
-	out := ClusterConfiguration{ControlPlaneEndpoint: c.ControlPlaneEndpoint}
+	var out ClusterConfiguration
+	if c.ControlPlaneEndpoint != nil {
+		out.ControlPlaneEndpoint, out.HasControlPlaneEndpoint = *c.ControlPlaneEndpoint, true
+	}
 	if c.APIServer.CertSANs != nil {
 		out.CertSANs = append([]string{}, *c.APIServer.CertSANs...)
 	}
@@ -74,6 +79,30 @@ func SetControlPlaneEndpoint(content []byte, endpoint string) ([]byte, error) {
 		},
 		nodes: func(root *yaml.Node) {
 			setMapValue(root, keyEndpoint, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: endpoint})
+		},
+	})
+}
+
+// RemoveControlPlaneEndpoint returns content without controlPlaneEndpoint:
+// what destroy leaves where kubeadm had left it out.
+func RemoveControlPlaneEndpoint(content []byte) ([]byte, error) {
+	return editDocument(content, documentEdit{
+		what: "controlPlaneEndpoint",
+		want: func(root map[string]any) { delete(root, keyEndpoint) },
+		splice: func(lines []string, root *yaml.Node) ([]string, bool) {
+			key, v := mapEntry(root, keyEndpoint)
+			if v == nil || v.Kind != yaml.ScalarNode || v.Line != key.Line || !leadingSpaces(lines[key.Line-1], key.Column) {
+				return nil, false
+			}
+			return replaceLines(lines, key.Line, key.Line, nil), true
+		},
+		nodes: func(root *yaml.Node) {
+			for i := 0; i+1 < len(root.Content); i += 2 {
+				if root.Content[i].Value == keyEndpoint {
+					root.Content = append(root.Content[:i], root.Content[i+2:]...)
+					return
+				}
+			}
 		},
 	})
 }

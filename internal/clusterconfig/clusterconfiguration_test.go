@@ -141,9 +141,8 @@ func TestClusterConfigurationRoundTrip(t *testing.T) {
 			if after.ControlPlaneEndpoint != "lb.example.com:6443" || !reflect.DeepEqual(after.CertSANs, []string{"lb.example.com"}) {
 				t.Fatalf("read back %+v", after)
 			}
-			if before.ControlPlaneEndpoint == "" {
-				// kubeadm left it out; kha puts back the empty value.
-				out, err = SetControlPlaneEndpoint(out, "")
+			if !before.HasControlPlaneEndpoint {
+				out, err = RemoveControlPlaneEndpoint(out)
 			} else {
 				out, err = SetControlPlaneEndpoint(out, before.ControlPlaneEndpoint)
 			}
@@ -155,12 +154,8 @@ func TestClusterConfigurationRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := in
-			if before.ControlPlaneEndpoint == "" {
-				want = strings.Replace(in, "controllerManager:", "controlPlaneEndpoint: \"\"\ncontrollerManager:", 1)
-			}
-			if string(out) != want {
-				t.Errorf("got:\n%s\nwant:\n%s", out, want)
+			if string(out) != in {
+				t.Errorf("got:\n%s\nwant:\n%s", out, in)
 			}
 		})
 	}
@@ -172,7 +167,7 @@ func TestReadClusterConfiguration(t *testing.T) {
 		t.Fatalf("%+v %v", c, err)
 	}
 	c, err = ReadClusterConfiguration(readTestdata(t, "init-defaults.yaml"))
-	if err != nil || c.ControlPlaneEndpoint != "" || c.CertSANs != nil {
+	if err != nil || c.ControlPlaneEndpoint != "" || c.HasControlPlaneEndpoint || c.CertSANs != nil {
 		t.Fatalf("%+v %v", c, err)
 	}
 	if _, err := ReadClusterConfiguration("apiServer: [\nkey: secret-value"); err == nil || strings.Contains(err.Error(), "secret") {
@@ -213,6 +208,15 @@ func FuzzClusterConfigurationEdits(f *testing.F) {
 		}
 		if out, err := SetControlPlaneEndpoint([]byte(doc), endpoint); err == nil {
 			check("controlPlaneEndpoint", out, func(m map[string]any) { m["controlPlaneEndpoint"] = endpoint })
+			if removed, err := RemoveControlPlaneEndpoint(out); err == nil {
+				var got map[string]any
+				if yaml.Unmarshal(removed, &got) != nil {
+					t.Fatalf("removing controlPlaneEndpoint gave YAML that does not decode: %q", removed)
+				}
+				if _, still := got["controlPlaneEndpoint"]; still {
+					t.Fatalf("controlPlaneEndpoint still in %q", removed)
+				}
+			}
 			if again, err := SetControlPlaneEndpoint(out, endpoint); err != nil || string(again) != string(out) {
 				t.Fatalf("setting the same endpoint again changed %q to %q (%v)", out, again, err)
 			}

@@ -163,7 +163,7 @@ func (r *endpointConfigMapsResource) Schema(ctx context.Context, _ resource.Sche
 					"`kube_proxy_server` is first set, or at import): destroy puts them back. Endpoints are not secret.",
 				Attributes: map[string]schema.Attribute{
 					"control_plane_endpoint": schema.StringAttribute{Computed: true,
-						MarkdownDescription: "`controlPlaneEndpoint` (`\"\"` when kubeadm left it out)."},
+						MarkdownDescription: "`controlPlaneEndpoint`; null when kubeadm left it out (destroy removes it then)."},
 					"cert_sans": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 						MarkdownDescription: "`apiServer.certSANs`; null when it was absent (destroy removes it then) or `cert_sans` is unset."},
 					"cluster_info_server": schema.StringAttribute{Computed: true, MarkdownDescription: "cluster-info's `server`."},
@@ -400,21 +400,23 @@ func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointCon
 
 // readValues reads what the three ConfigMaps hold now. A missing
 // kube-proxy ConfigMap has a null server; a missing kubeadm-config or
-// cluster-info reads as "" (drift, which the apply then reports).
-func (c *cluster) readValues(ctx context.Context) (endpointValues, error) {
-	v := endpointValues{CertSANs: types.ListNull(types.StringType), KubeProxyServer: types.StringNull(),
+// cluster-info reads as "" (drift, which the apply then reports). Where
+// controlPlaneEndpoint is absent, as kubeadm leaves it without one, its
+// value is "" and endpointAbsent is set.
+func (c *cluster) readValues(ctx context.Context) (v endpointValues, endpointAbsent bool, err error) {
+	v = endpointValues{CertSANs: types.ListNull(types.StringType), KubeProxyServer: types.StringNull(),
 		ControlPlaneEndpoint: types.StringValue(""), ClusterInfoServer: types.StringValue("")}
 	content, err := clusterconfig.Get(ctx, c.api, clusterconfig.KubeadmConfig, c.log)
 	switch {
 	case errors.Is(err, clusterconfig.ErrNotFound):
 	case err != nil:
-		return v, err
+		return v, false, err
 	default:
 		cc, err := clusterconfig.ReadClusterConfiguration(content)
 		if err != nil {
-			return v, fmt.Errorf("ConfigMap %s: %w", clusterconfig.KubeadmConfig, err)
+			return v, false, fmt.Errorf("ConfigMap %s: %w", clusterconfig.KubeadmConfig, err)
 		}
-		v.ControlPlaneEndpoint = types.StringValue(cc.ControlPlaneEndpoint)
+		v.ControlPlaneEndpoint, endpointAbsent = types.StringValue(cc.ControlPlaneEndpoint), !cc.HasControlPlaneEndpoint
 		if cc.CertSANs != nil {
 			v.CertSANs = stringList(cc.CertSANs)
 		}
@@ -428,15 +430,24 @@ func (c *cluster) readValues(ctx context.Context) (endpointValues, error) {
 			continue
 		}
 		if err != nil {
-			return v, err
+			return v, false, err
 		}
 		server, err := clusterconfig.KubeconfigServer(content)
 		if err != nil {
-			return v, fmt.Errorf("ConfigMap %s, key %s: %w", each.ref, each.ref.Key, err)
+			return v, false, fmt.Errorf("ConfigMap %s, key %s: %w", each.ref, each.ref.Key, err)
 		}
 		*each.to = types.StringValue(server)
 	}
-	return v, nil
+	return v, endpointAbsent, nil
+}
+
+// asPrevious is what `previous` records of values read: an absent
+// controlPlaneEndpoint is null, which destroy removes again.
+func (v endpointValues) asPrevious(endpointAbsent bool) endpointValues {
+	if endpointAbsent {
+		v.ControlPlaneEndpoint = types.StringNull()
+	}
+	return v
 }
 
 // edit runs one ConfigMap edit, calling the test hook between read and
@@ -451,24 +462,27 @@ func (c *cluster) edit(ctx context.Context, ref clusterconfig.Ref, f func(string
 }
 
 // target is what the ConfigMaps should hold after an operation; a null
-// value leaves its field alone, and null certSANs with removeSANs removes
-// the field.
+// value leaves its field alone, and removeEndpoint and removeSANs remove
+// theirs.
 type target struct {
 	endpoint, clusterInfo, kubeProxy types.String
 	sans                             types.List
-	removeSANs                       bool
+	removeEndpoint, removeSANs       bool
 	restartKubeProxy                 bool
 }
 
 // put edits the ConfigMaps to t. A missing kube-proxy ConfigMap is an
 // error only when t sets its server.
 func (c *cluster) put(ctx context.Context, t target, diags *diag.Diagnostics) {
-	if !t.endpoint.IsNull() || !t.sans.IsNull() || t.removeSANs {
+	if !t.endpoint.IsNull() || t.removeEndpoint || !t.sans.IsNull() || t.removeSANs {
 		_, err := c.edit(ctx, clusterconfig.KubeadmConfig, func(current string) (string, error) {
 			out := []byte(current)
 			var err error
-			if !t.endpoint.IsNull() {
+			switch {
+			case !t.endpoint.IsNull():
 				out, err = clusterconfig.SetControlPlaneEndpoint(out, t.endpoint.ValueString())
+			case t.removeEndpoint:
+				out, err = clusterconfig.RemoveControlPlaneEndpoint(out)
 			}
 			switch {
 			case err != nil:
@@ -578,12 +592,12 @@ func (r *endpointConfigMapsResource) apply(ctx context.Context, timeout time.Dur
 		return
 	}
 	defer c.api.Close()
-	live, err := c.readValues(ctx)
+	live, endpointAbsent, err := c.readValues(ctx)
 	if err != nil {
 		diags.AddError("Reading the Endpoint ConfigMaps Failed", err.Error())
 		return
 	}
-	previous := live
+	previous := live.asPrevious(endpointAbsent)
 	var priorPrevious endpointValues
 	if prior != nil {
 		priorPrevious, d = previousOf(ctx, prior.Previous)
@@ -643,7 +657,7 @@ func (r *endpointConfigMapsResource) Read(ctx context.Context, req resource.Read
 		return
 	}
 	defer c.api.Close()
-	live, err := c.readValues(ctx)
+	live, _, err := c.readValues(ctx)
 	if err != nil && nothingAnswers(err) {
 		resp.Diagnostics.AddAttributeWarning(path.Root("admin_kubeconfig_path"), "Apiserver Unreachable: "+c.api.Server,
 			fmt.Sprintf("The ConfigMaps were not read: the apiserver did not answer from %s (%v).\n\nThe resource keeps its "+
@@ -700,7 +714,8 @@ func (r *endpointConfigMapsResource) Delete(ctx context.Context, req resource.De
 		return
 	}
 	defer c.api.Close()
-	t := target{endpoint: prev.ControlPlaneEndpoint, clusterInfo: prev.ClusterInfoServer, restartKubeProxy: state.RestartKubeProxy.ValueBool()}
+	t := target{endpoint: prev.ControlPlaneEndpoint, removeEndpoint: prev.ControlPlaneEndpoint.IsNull(), clusterInfo: prev.ClusterInfoServer,
+		restartKubeProxy: state.RestartKubeProxy.ValueBool()}
 	if !state.CertSANs.IsNull() {
 		t.sans, t.removeSANs = prev.CertSANs, prev.CertSANs.IsNull()
 	}
@@ -752,7 +767,7 @@ func (r *endpointConfigMapsResource) ImportState(ctx context.Context, req resour
 		return
 	}
 	defer c.api.Close()
-	live, err := c.readValues(ctx)
+	live, endpointAbsent, err := c.readValues(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("Importing the Endpoint ConfigMaps Failed", err.Error())
 		return
@@ -760,6 +775,6 @@ func (r *endpointConfigMapsResource) ImportState(ctx context.Context, req resour
 	m.ID = types.StringValue(c.client.Address() + ":" + kubeconfigPath)
 	m.ControlPlaneEndpoint, m.ClusterInfoServer, m.CertSANs, m.KubeProxyServer = live.ControlPlaneEndpoint, live.ClusterInfoServer, live.CertSANs, live.KubeProxyServer
 	// Destroy puts back what import found.
-	m.Previous = live.object(&resp.Diagnostics)
+	m.Previous = live.asPrevious(endpointAbsent).object(&resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -434,10 +434,8 @@ func TestAccEndpointConfigMaps_withoutKubeProxy(t *testing.T) {
 	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		CheckDestroy: func(*terraform.State) error {
-			got := c.get(t, clusterconfig.KubeadmConfig).Data["ClusterConfiguration"]
-			// kubeadm left controlPlaneEndpoint out; "" is what it meant.
-			if want := strings.Replace(kubeadmWrote, "controllerManager:", "controlPlaneEndpoint: \"\"\ncontrollerManager:", 1); got != want {
-				return fmt.Errorf("destroy left kubeadm-config as\n%s\nwant\n%s", got, want)
+			if got := c.get(t, clusterconfig.KubeadmConfig).Data["ClusterConfiguration"]; got != kubeadmWrote {
+				return fmt.Errorf("destroy left kubeadm-config as\n%s\nwant kubeadm's\n%s", got, kubeadmWrote)
 			}
 			return nil
 		},
@@ -445,7 +443,7 @@ func TestAccEndpointConfigMaps_withoutKubeProxy(t *testing.T) {
 			ConfigDirectory: config.TestNameDirectory(), ConfigVariables: c.vars(),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(endpointConfigMapsAddr, tfjsonpath.New("previous"), knownvalue.ObjectExact(map[string]knownvalue.Check{
-					"control_plane_endpoint": knownvalue.StringExact(""), "cert_sans": knownvalue.Null(),
+					"control_plane_endpoint": knownvalue.Null(), "cert_sans": knownvalue.Null(),
 					"cluster_info_server": knownvalue.StringExact("https://10.0.0.11:6443"), "kube_proxy_server": knownvalue.Null()}))},
 			Check: func(*terraform.State) error {
 				got := c.get(t, clusterconfig.KubeadmConfig).Data["ClusterConfiguration"]
