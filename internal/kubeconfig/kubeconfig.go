@@ -339,3 +339,26 @@ func sameExceptServers(before, after []byte, servers map[string]string) bool {
 	}
 	return reflect.DeepEqual(a, b)
 }
+
+// ReplaceScalar returns content with the scalar n, located in content by
+// the YAML parser, replaced by value as YAML writes it: the bytes of that
+// one value change and nothing else. ok is false when n is not a
+// single-line plain or quoted scalar, or value does not fit on one line;
+// the caller then proves its own fallback.
+func ReplaceScalar(content []byte, n *yaml.Node, value string) ([]byte, bool) {
+	if n == nil || n.Kind != yaml.ScalarNode || strings.ContainsAny(value, "\r\n") {
+		return nil, false
+	}
+	return splice(content, []edit{{node: n, value: value}})
+}
+
+// ScalarText is value as a single-line YAML scalar (plain when YAML
+// allows, quoted otherwise); ok is false when it takes more than a line.
+func ScalarText(value string) (string, bool) {
+	b, err := yaml.Marshal(value)
+	text := strings.TrimSuffix(string(b), "\n")
+	if err != nil || strings.ContainsAny(text, "\r\n") {
+		return "", false
+	}
+	return text, true
+}

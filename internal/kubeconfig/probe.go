@@ -1,6 +1,7 @@
 package kubeconfig
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -117,6 +118,7 @@ func (e *endpoint) transport(ctx context.Context, err error) error {
 type endpoint struct {
 	address, port string
 	client        *http.Client
+	httpTransport *http.Transport
 	header        http.Header
 }
 
@@ -178,8 +180,9 @@ func (c *Config) endpointOf(ctx context.Context, nc NamedCluster, read Reader, d
 			e.header.Set("Authorization", "Bearer "+token)
 		}
 	}
-	e.client = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx, e.address) }}}
+	e.httpTransport = &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx, e.address) }}
+	e.client = &http.Client{Transport: e.httpTransport}
 	return e, nil
 }
 
@@ -230,4 +233,96 @@ func pemOf(ctx context.Context, data Base64, path, field string, read Reader) ([
 		return nil, fmt.Errorf("reading %s %s: %w", field, path, err)
 	}
 	return b, nil
+}
+
+// APIClient is an authenticated connection to the apiserver of a
+// kubeconfig's current context, verified and authenticated as Probe's
+// (the cluster's CA and TLS server name, the user's client certificate or
+// token), dialled through Dialer. It never logs or returns a credential.
+type APIClient struct {
+	// Server is the apiserver URL, as the kubeconfig names it.
+	Server string
+	e      *endpoint
+}
+
+// Connect reads what the kubeconfig's current context names (the files
+// its CA and credentials are in, through read) and returns a client of its
+// cluster's apiserver. Nothing is sent until the first request.
+func Connect(ctx context.Context, content []byte, read Reader, dial Dialer) (*APIClient, error) {
+	c, err := Parse(content)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := c.currentCluster()
+	if err != nil {
+		return nil, err
+	}
+	e, err := c.endpointOf(ctx, nc, read, dial)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %q at %s: %w", nc.Name, nc.Cluster.Server, err)
+	}
+	e.httpTransport.DisableKeepAlives = false // several requests, one TLS session
+	return &APIClient{Server: nc.Cluster.Server, e: e}, nil
+}
+
+// currentCluster is the cluster of the current context, or the only
+// cluster when there is no current context.
+func (c *Config) currentCluster() (NamedCluster, error) {
+	name := ""
+	for _, ctx := range c.Contexts {
+		if ctx.Name == c.CurrentContext {
+			name = ctx.Context.Cluster
+		}
+	}
+	if name == "" && len(c.Clusters) == 1 {
+		return c.Clusters[0], nil
+	}
+	if name == "" {
+		return NamedCluster{}, fmt.Errorf("the kubeconfig's current-context %q names no cluster", c.CurrentContext)
+	}
+	selected, err := c.Selected(name)
+	if err != nil {
+		return NamedCluster{}, err
+	}
+	return selected[0], nil
+}
+
+// maxResponse bounds what is read of an answer.
+const maxResponse = 16 << 20
+
+// Do sends one request to the apiserver and returns its status and body.
+// A transport error names the server and what failed.
+func (a *APIClient) Do(ctx context.Context, method, path, contentType string, body []byte) (int, []byte, error) {
+	var reader io.Reader
+	if body != nil {
+		reader = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "https://"+a.e.address+path, reader)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header = a.e.header.Clone()
+	req.Header.Set("Accept", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := a.e.client.Do(req)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return 0, nil, fmt.Errorf("%s %s at %s: %w", method, path, a.Server, err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s at %s: reading the answer: %w", method, path, a.Server, err)
+	}
+	return resp.StatusCode, answer, nil
+}
+
+// Close ends the client's connections.
+func (a *APIClient) Close() {
+	a.e.client.CloseIdleConnections()
 }

@@ -6,17 +6,18 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kha/terraform-provider-kha/internal/buildinfo"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
-	"sync/atomic"
 	"time"
 )
 
@@ -276,5 +277,53 @@ func TestProbeOfAServerThatDoesNotSpeakTLS(t *testing.T) {
 				t.Fatalf("took %v: a server that does not speak TLS is final, not a server to wait for", took)
 			}
 		})
+	}
+}
+
+// TestConnectTalksToTheCurrentContextsCluster: the API client sends its
+// requests to the cluster of the current context, with that context's
+// user's token, content type and body as given, and keeps one connection
+// for several requests.
+func TestConnectTalksToTheCurrentContextsCluster(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s %s %s", r.Method, r.URL.Path, r.Header.Get("Content-Type"), body)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	caData := base64.StdEncoding.EncodeToString(pemCert(srv.Certificate().Raw))
+	content := fmt.Sprintf("clusters: [{name: other, cluster: {server: https://127.0.0.9:1}}, {name: c, cluster: {server: %q, certificate-authority-data: %s}}]\n"+
+		"contexts: [{name: o, context: {cluster: other, user: v}}, {name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"+
+		"users: [{name: v, user: {token: wrong}}, {name: u, user: {token: s3cret}}]\n", srv.URL, caData)
+	api, err := Connect(context.Background(), []byte(content), readLocal, dialLocal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close()
+	if api.Server != srv.URL {
+		t.Fatalf("server %s, want %s", api.Server, srv.URL)
+	}
+	for i := 0; i < 3; i++ {
+		status, body, err := api.Do(context.Background(), http.MethodPut, "/api/v1/x", "application/json", []byte(`{"a":1}`))
+		if err != nil || status != http.StatusOK || string(body) != `PUT /api/v1/x application/json {"a":1}` {
+			t.Fatalf("%d %q %v", status, body, err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for three requests, want 1", n)
+	}
+	if _, err := Connect(context.Background(), []byte(strings.Replace(content, "current-context: x", "current-context: y", 1)), readLocal, dialLocal); err == nil ||
+		!strings.Contains(err.Error(), `current-context "y" names no cluster`) {
+		t.Fatalf("an unknown current context: %v", err)
 	}
 }

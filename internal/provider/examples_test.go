@@ -92,6 +92,11 @@ var exampleNeeds = map[string]exampleNeed{
 		// ("not on this host unless copied there").
 		"/etc/haproxy/kubernetes-ca.crt": func(t *testing.T) string { return testhost.TestPKI(t).CAPEM },
 	}},
+	"kha_endpoint_configmaps": {seeds: map[string]func(*testing.T) string{
+		// The node's admin.conf names a real kube-apiserver, where
+		// kubeadm init's ConfigMaps are.
+		"/etc/kubernetes/admin.conf": exampleEndpointCluster,
+	}},
 	"kha_kubeconfig_server": {seeds: map[string]func(*testing.T) string{
 		// kubeadm join's kubelet.conf, pointing at the first control-plane node.
 		"/etc/kubernetes/kubelet.conf": exampleKubeletConf,

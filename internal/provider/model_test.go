@@ -47,6 +47,8 @@ func servedSchemas(t *testing.T) []servedSchema {
 			s.model = r.newModel
 		case *clusterEndpointsResource:
 			s.model = func() any { return new(clusterEndpointsModel) }
+		case *endpointConfigMapsResource:
+			s.model = func() any { return new(endpointConfigMapsModel) }
 		default:
 			t.Fatalf("%s: no model known for %T", meta.TypeName, r)
 		}

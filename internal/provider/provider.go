@@ -115,6 +115,7 @@ func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureReque
 func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewClusterEndpointsResource,
+		NewEndpointConfigMapsResource,
 		NewFileResource,
 		NewHAProxyConfigResource,
 		NewNginxConfigResource,

@@ -161,6 +161,12 @@ func generateCA(name string) (testCA, error) {
 
 // sign issues a certificate for IP and DNS SANs.
 func (ca testCA) sign(name string, ips []net.IP, dns []string, usage ...x509.ExtKeyUsage) ([]byte, *ecdsa.PrivateKey, error) {
+	return ca.signSubject(pkix.Name{CommonName: name}, ips, dns, usage...)
+}
+
+// signSubject is sign with a whole subject: its organizations are the
+// groups Kubernetes reads from a client certificate.
+func (ca testCA) signSubject(subject pkix.Name, ips []net.IP, dns []string, usage ...x509.ExtKeyUsage) ([]byte, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -169,7 +175,7 @@ func (ca testCA) sign(name string, ips []net.IP, dns []string, usage ...x509.Ext
 	if err != nil {
 		return nil, nil, err
 	}
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: name},
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: subject,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: usage,
 		IPAddresses: ips, DNSNames: dns}

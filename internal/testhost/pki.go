@@ -3,6 +3,7 @@ package testhost
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"net"
 	"os"
@@ -114,4 +115,20 @@ func WriteOtherCAPair(t testing.TB, dir string) (certFile, keyFile string) {
 func (p PKI) WriteClientFiles(t testing.TB, dir, name string) (certFile, keyFile string) {
 	t.Helper()
 	return p.ca.issue(t, dir, name, nil, x509.ExtKeyUsageClientAuth)
+}
+
+// ClientPEM issues a client certificate for user name in groups (the
+// subject's organizations; system:masters makes a cluster admin, as in
+// kubeadm's admin.conf) and returns it and its key as PEM.
+func (p PKI) ClientPEM(t testing.TB, name string, groups ...string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	der, key, err := p.ca.signSubject(pkix.Name{CommonName: name, Organization: groups}, nil, nil, x509.ExtKeyUsageClientAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }
