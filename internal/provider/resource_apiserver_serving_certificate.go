@@ -162,30 +162,6 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 	}
 }
 
-// hostPortValidator wants host:port.
-type hostPortValidator struct{}
-
-func (hostPortValidator) Description(context.Context) string {
-	return "must be host:port, such as 127.0.0.1:6443"
-}
-func (v hostPortValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-func (v hostPortValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if !known(req.ConfigValue) {
-		return
-	}
-	if err := checkServerURL("https://" + req.ConfigValue.ValueString()); err != nil || !hasPort(req.ConfigValue.ValueString()) {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Address", fmt.Sprintf("%q %s (IPv6 in brackets: [::1]:6443).",
-			req.ConfigValue.ValueString(), v.Description(ctx)))
-	}
-}
-
-func hasPort(hostPort string) bool {
-	_, port, err := net.SplitHostPort(hostPort)
-	return err == nil && port != ""
-}
-
 func durationOr(v types.String, def time.Duration) time.Duration {
 	if d, err := time.ParseDuration(v.ValueString()); err == nil {
 		return d

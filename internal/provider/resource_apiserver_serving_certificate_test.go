@@ -235,7 +235,7 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 	for _, n := range list {
 		knownHosts += n.ssh.KnownHosts()
 		nodeVars = append(nodeVars, config.ObjectVariable(map[string]config.Variable{"port": config.IntegerVariable(n.ssh.Port),
-			"pki": config.StringVariable(n.pki),
+			"pki":       config.StringVariable(n.pki),
 			"apiserver": config.StringVariable(n.kas.Address)}))
 	}
 	sans := config.ObjectVariable(map[string]config.Variable{
@@ -244,7 +244,7 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 	})
 	vars := config.Variables{"private_key": config.StringVariable(clientKey.PEM), "nodes": config.ListVariable(nodeVars...),
 		"known_hosts": config.StringVariable(knownHosts),
-		"sans": sans, "load_balancer": config.StringVariable("https://" + lb)}
+		"sans":        sans, "load_balancer": config.StringVariable("https://" + lb)}
 	addr := func(name string) string {
 		return fmt.Sprintf("kha_apiserver_serving_certificate.cp[%d]", slices.Index([]string{"cp1", "cp2", "cp3"}, name))
 	}

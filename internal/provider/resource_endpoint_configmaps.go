@@ -183,7 +183,7 @@ func (r *endpointConfigMapsResource) Schema(ctx context.Context, _ resource.Sche
 }
 
 // hostPortValidator wants host:port, an IPv6 literal bracketed, as
-// kubeadm's controlPlaneEndpoint.
+// kubeadm's controlPlaneEndpoint and an apiserver's address.
 type hostPortValidator struct{}
 
 func (hostPortValidator) Description(context.Context) string {
@@ -195,7 +195,7 @@ func (v hostPortValidator) MarkdownDescription(ctx context.Context) string { ret
 func (hostPortValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if known(req.ConfigValue) {
 		if err := checkHostPort(req.ConfigValue.ValueString()); err != nil {
-			resp.Diagnostics.AddAttributeError(req.Path, "Invalid Control Plane Endpoint", err.Error())
+			resp.Diagnostics.AddAttributeError(req.Path, "Invalid Address", err.Error())
 		}
 	}
 }
