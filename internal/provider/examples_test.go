@@ -83,6 +83,10 @@ type exampleNeed struct {
 	seeds map[string]func(t *testing.T) string
 	// vars are values for the example's variables.
 	vars map[string]string
+	// replacedForGood are seeds that the example replaces and destroy
+	// leaves replaced, by design, with where the host keeps the seed
+	// instead, byte for byte: a file kha did not create is never lost.
+	replacedForGood map[string]string
 }
 
 var exampleNeeds = map[string]exampleNeed{
@@ -96,6 +100,18 @@ var exampleNeeds = map[string]exampleNeed{
 		// The node's admin.conf names a real kube-apiserver, where
 		// kubeadm init's ConfigMaps are.
 		"/etc/kubernetes/admin.conf": exampleEndpointCluster,
+	}},
+	"kha_apiserver_serving_certificate": {seeds: map[string]func(*testing.T) string{
+		// kubeadm init's CA and serving pair (the proof against a live
+		// apiserver is off).
+		"/etc/kubernetes/pki/ca.crt":        func(t *testing.T) string { return testhost.TestPKI(t).CAPEM },
+		"/etc/kubernetes/pki/ca.key":        func(t *testing.T) string { return testhost.TestPKI(t).CAKeyPEM(t) },
+		"/etc/kubernetes/pki/apiserver.crt": func(t *testing.T) string { return testhost.TestPKI(t).ServerPEM(t, "crt") },
+		"/etc/kubernetes/pki/apiserver.key": func(t *testing.T) string { return testhost.TestPKI(t).ServerPEM(t, "key") },
+	}, replacedForGood: map[string]string{
+		// Destroy leaves the re-issued certificate that clients rely on.
+		"/etc/kubernetes/pki/apiserver.crt": "/etc/kubernetes/pki/.apiserver.crt.kha.previous/apiserver.crt",
+		"/etc/kubernetes/pki/apiserver.key": "/etc/kubernetes/pki/.apiserver.crt.kha.previous/apiserver.key",
 	}},
 	"kha_kubeconfig_server": {seeds: map[string]func(*testing.T) string{
 		// kubeadm join's kubelet.conf, pointing at the first control-plane node.
@@ -703,9 +719,14 @@ func (r *exampleRun) checkDestroyed(t *testing.T, destroys map[*testhost.Server]
 	}
 	changes := r.changes(t, "after destroy")
 	for _, address := range r.addresses() {
+		kept := map[string]bool{}
 		for path, seed := range r.seeds {
-			if b, err := os.ReadFile(r.hosts[address].HostPath(path)); err != nil || string(b) != seed {
-				t.Errorf("%s: %s, there before the apply, is not as it was (%v)", address, path, err)
+			at := path
+			if keptAt, ok := r.needs.replacedForGood[path]; ok {
+				at, kept[keptAt], kept[filepath.Dir(keptAt)] = keptAt, true, true
+			}
+			if b, err := os.ReadFile(r.hosts[address].HostPath(at)); err != nil || string(b) != seed {
+				t.Errorf("%s: %s, there before the apply, is not as it was at %s (%v)", address, path, at, err)
 			}
 		}
 		for _, c := range changes[address] {
@@ -713,6 +734,7 @@ func (r *exampleRun) checkDestroyed(t *testing.T, destroys map[*testhost.Server]
 			switch {
 			case c.Kind == testhost.ModifiedSame: // a file put back where it was, byte for byte
 			case seeded && c.Kind == testhost.Added: // compared above
+			case kept[c.Path] && (c.Kind == testhost.Added || c.Kind == testhost.AddedDir): // compared above
 			case c.Kind == testhost.AddedDir && r.seedsUnder(c.Path): // the test's own, for a seed
 			case c.Kind == testhost.Removed && filepath.Base(c.Path) == ".kha-lock":
 				// An older kha's block lock left on this machine, which

@@ -55,6 +55,7 @@ type servingCertificateModel struct {
 	KeyAlgorithm      types.String   `tfsdk:"key_algorithm"`
 	Validity          types.String   `tfsdk:"validity"`
 	APIServerAddress  types.String   `tfsdk:"apiserver_address"`
+	Verify            types.Bool     `tfsdk:"verify"`
 	VerifyEndpoints   []types.String `tfsdk:"verify_endpoints"`
 	ServingTimeout    types.String   `tfsdk:"serving_timeout"`
 	VerifyTimeout     types.String   `tfsdk:"verify_timeout"`
@@ -86,8 +87,10 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 		"sans": schema.SingleNestedAttribute{
 			Required: true,
 			MarkdownDescription: "The SANs the certificate must have: `kha_cluster_endpoints.<name>.apiserver_cert_sans` as it is, so " +
-				"that every endpoint of the plan verifies. The plan's check against the live certificate " +
-				"(`kha_apiserver_certificate`, `existing_cert_sans`) then gives way to this resource.",
+				"that every endpoint of the plan verifies. With this resource re-issuing the certificates, leave " +
+				"`kha_cluster_endpoints`' `existing_cert_sans` unset (its check against the live certificate would refuse the " +
+				"very change this resource makes), and give the load balancer and kubeconfig resources `depends_on` this " +
+				"one: Terraform then re-issues the certificates before any client is pointed at a new name.",
 			Attributes: map[string]schema.Attribute{
 				"dns_names":    sanList("DNS SANs."),
 				"ip_addresses": sanList("IP SANs."),
@@ -114,6 +117,10 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 			Validators: []validator.String{hostPortValidator{}},
 			MarkdownDescription: "Where the node's kube-apiserver listens, as seen from the node (reached through the SSH " +
 				"connection). After the swap kha waits until it serves the new certificate. Default `127.0.0.1:6443`."},
+		"verify": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Prove the new certificate before keeping it: served at `apiserver_address`, and verified " +
+				"through `verify_endpoints`; both are reached from the node through the SSH connection, which needs TCP " +
+				"forwarding allowed. With `false` the new pair stays once in place and `reload_command` succeeded. Default `true`."},
 		"verify_endpoints": schema.ListAttribute{Optional: true, ElementType: types.StringType,
 			Validators: []validator.List{listvalidator.UniqueValues(), listvalidator.ValueStringsAre(serverURLValidator{})},
 			MarkdownDescription: "Every other endpoint that reaches this node's apiserver, as its clients name it: the node's " +
@@ -136,7 +143,7 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Re-issues a control-plane node's apiserver serving certificate with the plan's SANs, on the " +
-			"node, and proves it served before it keeps it: the seeds' x509 trap (a new load balancer name that the " +
+			"node, and proves it served before it keeps it: the x509 SAN trap (a new load balancer name that the " +
 			"certificate lacks) becomes one plan.\n\n" +
 			"When the certificate on the node lacks a SAN of `sans` (or is not signed by the CA, or has expired), apply " +
 			"makes a new key and certificate on the node with `openssl`, signed by the cluster CA's key where it lies " +
@@ -194,9 +201,13 @@ func (m *servingCertificateModel) render(*servingCertificateModel) (rendered, di
 	}
 	serving, verify := durationOr(m.ServingTimeout, 90*time.Second), durationOr(m.VerifyTimeout, 30*time.Second)
 	endpoints := stringValues(m.VerifyEndpoints)
-	check := apiserverCertificateCheck{address: m.APIServerAddress.ValueString(), endpoints: endpoints, serving: serving, verify: verify}
-	if !known(m.APIServerAddress) {
-		check.address = "127.0.0.1:6443"
+	var check remote.CertificateCheck
+	if !m.Verify.Equal(types.BoolValue(false)) {
+		address := m.APIServerAddress.ValueString()
+		if !known(m.APIServerAddress) {
+			address = "127.0.0.1:6443"
+		}
+		check = apiserverCertificateCheck{address: address, endpoints: endpoints, serving: serving, verify: verify}
 	}
 	return rendered{alwaysDelivered: true, files: []remote.Item{remote.IssuedCertificate{
 		CertPath: cert, KeyPath: key, CACertPath: m.CACertificatePath.ValueString(), CAKeyPath: m.CAKeyPath.ValueString(),
@@ -304,7 +315,7 @@ func hostOf(address string) string {
 // ImportState takes host:port:path of the certificate; the SANs are the
 // certificate's, the paths kubeadm's next to it.
 func (r *apiserverServingCertificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	m := servingCertificateModel{KeepLiveSANs: types.BoolValue(true), APIServerAddress: types.StringValue("127.0.0.1:6443"),
+	m := servingCertificateModel{KeepLiveSANs: types.BoolValue(true), Verify: types.BoolValue(true), APIServerAddress: types.StringValue("127.0.0.1:6443"),
 		ServingTimeout: types.StringValue("90s"), VerifyTimeout: types.StringValue("30s"), ReloadCommand: types.StringValue("")}
 	example := "10.0.0.11:22:" + kubeadmPKI + "apiserver.crt"
 	rest, client := r.importHost(ctx, req.ID, example, &m.hostFields, resp.Private, &resp.Diagnostics)

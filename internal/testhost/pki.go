@@ -98,6 +98,28 @@ func (p PKI) WriteCAPair(t testing.TB, dir string) (certFile, keyFile string) {
 	return p.ca.write(t, dir, "ca"), p.ca.writeKey(t, dir, "ca")
 }
 
+// CAKeyPEM is the CA's key as PEM.
+func (p PKI) CAKeyPEM(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(p.ca.writeKey(t, t.TempDir(), "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// ServerPEM is the server certificate ("crt") or its key ("key") as PEM.
+func (p PKI) ServerPEM(t testing.TB, which string) string {
+	t.Helper()
+	cert, key := p.WriteServerFiles(t, t.TempDir())
+	file := map[string]string{"crt": cert, "key": key}[which]
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // WriteOtherCAPair writes a CA's certificate and key that signed none of
 // the test servers, as dir/other-ca.crt and dir/other-ca.key.
 func WriteOtherCAPair(t testing.TB, dir string) (certFile, keyFile string) {
