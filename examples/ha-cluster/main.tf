@@ -13,6 +13,11 @@
 #               node-local load balancer on localhost (Epiphany's design,
 #               Talos KubePrism).
 #
+# A new load balancer name or control-plane node is one apply with `pki_dir`
+# set: the apiserver certificates are re-issued node by node first, then the
+# load balancers and the kubeconfigs follow, and with `admin_kubeconfig_path`
+# the cluster's own copies of the endpoint last.
+#
 # A control-plane node leaves in two applies: `draining = true` takes it out
 # of every load balancer, then removing it from `control_plane_nodes` takes
 # it out of everything else (docs/guides/removing-a-control-plane-node.md).
@@ -47,7 +52,7 @@ locals {
 # The certificate the apiservers serve: the plan fails if an endpoint of the
 # configuration would not verify against it (a new node, a new LB name).
 data "kha_apiserver_certificate" "live" {
-  count = var.apiserver_certificate_path == null ? 0 : 1
+  count = var.apiserver_certificate_path == null || var.pki_dir != null ? 0 : 1
   ssh   = { host = var.control_plane_nodes[0].ip }
   path  = var.apiserver_certificate_path
 }
@@ -75,10 +80,26 @@ resource "kha_cluster_endpoints" "cluster" {
     etcd_endpoints     = kha_etcd_access.etcd.servers
     etcd_ca_file       = "/etc/ssl/etcd/ssl/ca.pem"
   }
-  existing_cert_sans = var.apiserver_certificate_path == null ? null : {
+  existing_cert_sans = length(data.kha_apiserver_certificate.live) == 0 ? null : {
     dns_names    = data.kha_apiserver_certificate.live[0].dns_names
     ip_addresses = data.kha_apiserver_certificate.live[0].ip_addresses
   }
+}
+
+# With pki_dir: every control-plane node's serving certificate gets the
+# plan's SANs, on the node with kubeadm's CA key, one node at a time, each
+# served and verified before the next; the load balancers wait for them.
+resource "kha_apiserver_serving_certificate" "cp" {
+  for_each = var.pki_dir == null ? {} : { for n in var.control_plane_nodes : n.name => n.ip }
+
+  sans                = kha_cluster_endpoints.cluster.apiserver_cert_sans
+  certificate_path    = "${var.pki_dir}/apiserver.crt"
+  key_path            = "${var.pki_dir}/apiserver.key"
+  ca_certificate_path = "${var.pki_dir}/ca.crt"
+  ca_key_path         = "${var.pki_dir}/ca.key"
+  # The node's own address: a new node is not behind any load balancer yet.
+  verify_endpoints = ["https://${each.value}:6443"]
+  ssh              = { host = each.value }
 }
 
 # Every node resolves the API name without DNS: the node-local load
@@ -108,7 +129,9 @@ resource "kha_haproxy_config" "node_local" {
   destroy_command = var.commands.haproxy_local_stop
   ssh             = { host = local.node_ips[each.key] }
 
-  depends_on = [kha_hosts_entries.api] # the fallback's name resolves when the LB starts
+  # The fallback's name resolves when the LB starts; the apiservers it
+  # forwards to serve certificates with every name of the plan.
+  depends_on = [kha_hosts_entries.api, kha_apiserver_serving_certificate.cp]
 
   # Removed only after what depends on it (the kubeconfigs) has moved away.
   lifecycle {
@@ -128,7 +151,9 @@ resource "kha_nginx_config" "node_local" {
   destroy_command = var.commands.nginx_stop
   ssh             = { host = local.node_ips[each.key] }
 
-  depends_on = [kha_hosts_entries.api] # nginx refuses to start on a name it cannot resolve
+  # nginx refuses to start on a name it cannot resolve; the apiservers it
+  # forwards to serve certificates with every name of the plan.
+  depends_on = [kha_hosts_entries.api, kha_apiserver_serving_certificate.cp]
 
   # Removed only after what depends on it (the kubeconfigs) has moved away.
   lifecycle {
@@ -153,6 +178,8 @@ resource "kha_haproxy_config" "vip" {
   reload_command   = var.commands.haproxy_vip_reload
   destroy_command  = var.commands.haproxy_vip_stop
   ssh              = { host = each.value.ip }
+
+  depends_on = [kha_apiserver_serving_certificate.cp]
 }
 
 resource "kha_keepalived_config" "vip" {
@@ -193,6 +220,24 @@ resource "kha_kubeconfig_server" "node" {
   ssh             = { host = each.value }
 
   depends_on = [kha_haproxy_config.node_local, kha_nginx_config.node_local, kha_keepalived_config.vip]
+}
+
+# With admin_kubeconfig_path: the cluster's own copies of the endpoint, once
+# every node has moved. A joining node has no load balancer yet, so
+# cluster-info (what `kubeadm join` discovers) names the endpoint outside
+# clients use.
+resource "kha_endpoint_configmaps" "cluster" {
+  count = var.admin_kubeconfig_path == null ? 0 : 1
+
+  admin_kubeconfig_path  = var.admin_kubeconfig_path
+  control_plane_endpoint = kha_cluster_endpoints.cluster.kubeadm_control_plane_endpoint
+  cert_sans = concat(kha_cluster_endpoints.cluster.apiserver_cert_sans.dns_names,
+  kha_cluster_endpoints.cluster.apiserver_cert_sans.ip_addresses)
+  cluster_info_server = kha_cluster_endpoints.cluster.kubeconfig_server
+  kube_proxy_server   = kha_cluster_endpoints.cluster.kube_proxy_server
+  ssh                 = { host = var.control_plane_nodes[0].ip }
+
+  depends_on = [kha_kubeconfig_server.node]
 }
 
 # etcd: every apiserver gets every member.

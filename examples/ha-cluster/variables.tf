@@ -110,6 +110,18 @@ variable "apiserver_certificate_path" {
   default     = "/etc/kubernetes/pki/apiserver.crt"
 }
 
+variable "pki_dir" {
+  description = "kubeadm's PKI on every control-plane node. Set, kha re-issues each node's apiserver serving certificate with the plan's SANs, one node at a time, before any client is pointed at a new name; the plan then no longer checks against the live certificate (apiserver_certificate_path)."
+  type        = string
+  default     = null
+}
+
+variable "admin_kubeconfig_path" {
+  description = "The admin kubeconfig on the first control-plane node. Set, kha points the cluster's own copies of the endpoint at the new one (kubeadm-config, cluster-info, kube-proxy's kubeconfig) once every node has moved."
+  type        = string
+  default     = null
+}
+
 variable "commands" {
   description = "How the nodes start, reload and stop each service; systemd units by default."
   type = object({

@@ -64,7 +64,7 @@ func TestClusterConfigurationEdits(t *testing.T) {
 				"controlPlaneEndpoint: \"old:6443\"   # keep me\nkind: ClusterConfiguration\n",
 			edits: []editFunc{setEndpoint("new:6443"), setSANs("c")},
 			want: "# kubeadm-config, edited by hand\napiServer:\n  # the SANs\n  certSANs:   # inline\n    - c\n  # after\n  timeoutForControlPlane: 4m0s\n" +
-				"controlPlaneEndpoint: new:6443   # keep me\nkind: ClusterConfiguration\n",
+				"controlPlaneEndpoint: \"new:6443\"   # keep me\nkind: ClusterConfiguration\n",
 		},
 		{
 			name:  "flow sequence on one line stays flow",

@@ -259,7 +259,10 @@ func splice(content []byte, edits []edit) ([]byte, bool) {
 		if !ok {
 			return nil, false
 		}
-		replacement, err := yaml.Marshal(e.value)
+		// The new value keeps the old one's quotes: a value set and set
+		// back gives the file back byte for byte.
+		replacement, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.value,
+			Style: n.Style & (yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle)})
 		if err != nil {
 			return nil, false
 		}

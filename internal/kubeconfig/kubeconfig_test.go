@@ -37,12 +37,17 @@ func TestSetServersChangesOnlyTheServer(t *testing.T) {
 			map[string]string{"kubernetes": "https://localhost:6443"}},
 		"quoted, with a comment and CRLF": {
 			"clusters:\r\n- name: a\r\n  cluster:\r\n    server: \"https://10.0.0.11:6443\" # kubeadm\r\n",
-			"clusters:\r\n- name: a\r\n  cluster:\r\n    server: https://[fd00::11]:6443 # kubeadm\r\n",
+			"clusters:\r\n- name: a\r\n  cluster:\r\n    server: \"https://[fd00::11]:6443\" # kubeadm\r\n",
 			map[string]string{"a": "https://[fd00::11]:6443"}},
 		"single-quoted, one of two clusters": {
 			"clusters:\n- name: a\n  cluster: {server: 'https://a:1'}\n- name: b\n  cluster:\n    server: 'https://b:1'\n",
-			"clusters:\n- name: a\n  cluster: {server: 'https://a:1'}\n- name: b\n  cluster:\n    server: https://127.0.0.1:6443\n",
+			"clusters:\n- name: a\n  cluster: {server: 'https://a:1'}\n- name: b\n  cluster:\n    server: 'https://127.0.0.1:6443'\n",
 			map[string]string{"b": "https://127.0.0.1:6443"}},
+		// Terraform's yamlencode quotes every key and value.
+		"yamlencode's": {
+			"\"clusters\":\n- \"cluster\":\n    \"server\": \"https://127.0.0.1:6443\"\n  \"name\": \"default\"\n",
+			"\"clusters\":\n- \"cluster\":\n    \"server\": \"https://localhost:7445\"\n  \"name\": \"default\"\n",
+			map[string]string{"default": "https://localhost:7445"}},
 		"unchanged": {kubeletConf, kubeletConf, map[string]string{"kubernetes": "https://10.0.0.11:6443"}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -54,6 +59,35 @@ func TestSetServersChangesOnlyTheServer(t *testing.T) {
 				t.Errorf("got\n%q\nwant\n%q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Setting a server and setting it back gives the kubeconfig back byte for
+// byte, whatever the value's quoting: what destroy does after an apply.
+func TestSetServersThereAndBack(t *testing.T) {
+	for _, in := range []string{kubeletConf,
+		"clusters:\n- name: a\n  cluster:\n    server: \"https://10.0.0.11:6443\"\n",
+		"clusters:\n- name: a\n  cluster:\n    server: 'https://10.0.0.11:6443'\n",
+	} {
+		servers, err := Servers([]byte(in), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		there := map[string]string{}
+		for name := range servers {
+			there[name] = "https://localhost:7445"
+		}
+		moved, err := SetServers([]byte(in), there)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := SetServers(moved, servers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(back) != in {
+			t.Errorf("there and back:\n%q\nwant\n%q", back, in)
+		}
 	}
 }
 

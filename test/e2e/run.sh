@@ -12,9 +12,13 @@
 #   3. back to direct (0 failed requests);
 #   4. every_node, Epiphany's design (0 failed requests), and an apiserver
 #      killed under load on every node;
-#   5. a fourth control-plane node: a plan error against the live
-#      certificate, then, after re-issuing it, the node joins every load
-#      balancer (0 failed requests);
+#   5. a fourth control-plane node and a second API name: a plan error
+#      against the live certificate; then one apply re-issues every
+#      apiserver's certificate node by node (kha_apiserver_serving_certificate),
+#      the node joins every load balancer, and the cluster's own copies of
+#      the endpoint follow (kha_endpoint_configmaps): kubeadm-config,
+#      cluster-info (a join's discovery through it), kube-proxy's
+#      kubeconfig (0 failed requests);
 #   6. kube-vip from kha_kube_vip's manifests on h1-h3: one holder of a
 #      second VIP, which moves when its kube-vip stops, its node leaves or
 #      its apiserver stops answering;
@@ -23,7 +27,7 @@
 #      then dies under load unseen, and its etcd member goes;
 # then MetalLB's manifests and kubeadm's configuration against the real
 # apiserver and kubeadm, an empty plan, and a destroy that leaves the hosts
-# as they were.
+# as they were and puts the cluster's ConfigMaps back.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/e2e
@@ -63,9 +67,11 @@ for i in 1 2 3 4 5 6; do cp "$pki/ca.crt" "$T/hosts/h$i/etc-kha/ca.crt"; done
 work=$T/tf && cp -r examples/ha-cluster "$work"
 dev_provider "$T"
 draining='' removed='' # control-plane nodes on their way out (stage 7)
+extra_sans='[]' pki_dir='' admin_conf='' # a second API name, the certificates and ConfigMaps kha manages (stage 5)
 vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terraform.tfvars.json
-  jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert "$pki/apiserver.crt" \
-    --arg draining "$draining" --arg removed "$removed" \
+  jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert /etc/kha/pki/apiserver.crt \
+    --arg draining "$draining" --arg removed "$removed" --argjson extra_sans "$extra_sans" \
+    --arg pki_dir "$pki_dir" --arg admin_conf "$admin_conf" \
     --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" \
     --arg hl "$(start_or_reload /etc/kha/haproxy-local.pid 'haproxy -W -D -f /etc/kha/haproxy-local.cfg' USR2)" \
     --arg hv "$(start_or_reload /etc/kha/haproxy-vip.pid 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg' USR2)" \
@@ -80,7 +86,8 @@ vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terrafo
     worker_nodes: [{name: "h4", ip: "10.77.0.14", local_lb: "haproxy"}, {name: "h5", ip: "10.77.0.15", local_lb: "nginx"}],
     lb_nodes: [{name: "h4", ip: "10.77.0.14", priority: 150}, {name: "h5", ip: "10.77.0.15", priority: 100}],
     vip: "10.77.0.100", ca_file: "/etc/kha/ca.crt", kubeconfig_paths: ["/etc/kha/kubelet.conf"],
-    apiserver_certificate_path: (if $check then $cert else null end),
+    apiserver_certificate_path: (if $check then $cert else null end), extra_cert_sans: $extra_sans,
+    pki_dir: (if $pki_dir == "" then null else $pki_dir end), admin_kubeconfig_path: (if $admin_conf == "" then null else $admin_conf end),
     ssh_private_key_file: $key, ssh_known_hosts_file: $kh,
     commands: {haproxy_local_reload: $hl, haproxy_local_stop: $hls, haproxy_vip_reload: $hv, haproxy_vip_stop: $hvs,
                nginx_reload: $ng, nginx_stop: $ngs, keepalived_reload: $ka, keepalived_stop: $kas,
@@ -107,6 +114,15 @@ issue_cert "$pki" etcd-client kube-apiserver-etcd-client DNS:etcd-client clientA
 issue_cert "$pki" admin kha-e2e-admin DNS:admin clientAuth system:masters
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/sa.key" 2>/dev/null
 openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
+# node_pki N CERT: kubeadm's PKI on h<N>, /etc/kha/pki there: the CA's pair
+# and the apiserver's serving pair CERT(.crt, .key) of $pki.
+node_pki() {
+  local d=$T/hosts/h$1/etc-kha/pki
+  mkdir -p "$d" && cp "$pki/ca.crt" "$pki/ca.key" "$d/"
+  cp "$pki/$2.crt" "$d/apiserver.crt" && cp "$pki/$2.key" "$d/apiserver.key"
+  chmod 600 "$d/ca.key" "$d/apiserver.key"
+}
+for i in 1 2 3; do node_pki "$i" apiserver; done
 
 # kubelet_conf HOST SERVER: the node's kubeconfig as kubeadm writes it.
 kubelet_conf() {
@@ -120,7 +136,8 @@ kube_apiserver() {
   local ip=10.77.0.1$1
   ip netns exec "kha-h$1" "$kube/kube-apiserver" --bind-address=0.0.0.0 --advertise-address="$ip" --secure-port=6443 \
     --etcd-servers="$2" --etcd-cafile="$pki/ca.crt" --etcd-certfile="$pki/etcd-client.crt" --etcd-keyfile="$pki/etcd-client.key" \
-    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" --client-ca-file="$pki/ca.crt" \
+    --tls-cert-file="$T/hosts/h$1/etc-kha/pki/apiserver.crt" --tls-private-key-file="$T/hosts/h$1/etc-kha/pki/apiserver.key" \
+    --client-ca-file="$pki/ca.crt" \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.233.0.0/18 \
     --authorization-mode=Node,RBAC >> "$T/cp/kas-$1.log" 2>&1 &
@@ -300,39 +317,111 @@ kill_under_load 2 "h2's death"
 kube_apiserver 2 "$etcd_servers"
 wait_ready h2 https://127.0.0.1:6443
 
-log "5. a fourth control-plane node, h6: the plan checks the new endpoints against the live certificate"
+log "5. a fourth control-plane node, h6, and a second API name: the plan checks the new endpoints against the live certificate"
+extra_sans='["api2.k8s.example.com"]'
 vars every_node 4 true
 if (cd "$work" && "$tf" plan -no-color -input=false) > "$T/plan-h6.log" 2>&1; then fail "the plan accepted h6, which the live certificate lacks"; fi
 plan_h6=$(tr -s ' \n' ' ' < "$T/plan-h6.log") # Terraform wraps diagnostics
 echo "$plan_h6" | grep -q 'Endpoint would fail TLS verification' && echo "$plan_h6" | grep -q 'host 10.77.0.16 is not in' \
   || { cat "$T/plan-h6.log"; fail "the plan failed, but not for h6's missing SAN"; }
 echo "  the plan refused h6: $(echo "$plan_h6" | grep -o 'apiserver_backends h6 [^ ]*: host 10.77.0.16 is not in existing_cert_sans.ip_addresses' | head -1)"
-log "re-issue the apiserver certificate with the SANs of the planned cluster; the apiservers reload it"
-vars every_node 4 false
-tf plan -out=tfplan-h6
-(cd "$work" && "$tf" show -json tfplan-h6) > "$T/plan.json"
-sans=$(planned .planned_values.outputs.apiserver_cert_sans.value | sans_of)
-issue_cert "$pki" apiserver-new kube-apiserver "$sans" serverAuth
-mv "$pki/apiserver-new.key" "$pki/apiserver.key" && mv "$pki/apiserver-new.crt" "$pki/apiserver.crt"
-for i in 1 2 3; do
-  for _ in $(seq 1 300); do
-    echo | ip netns exec kha-h$i openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -ext subjectAltName 2>/dev/null |
-      grep -q 10.77.0.16 && break
-    sleep 0.2
-  done
-done
+log "h6 runs as kubeadm join leaves it: its serving certificate has the live SANs and its own address"
+live_sans=$(echo | ip netns exec kha-h1 openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -ext subjectAltName |
+  tail -n 1 | sed 's/ //g; s/IPAddress:/IP:/g')
+issue_cert "$pki" apiserver-h6 kube-apiserver "$live_sans,IP:10.77.0.16" serverAuth
+node_pki 6 apiserver-h6
 kube_apiserver 6 "$etcd_servers"
 kubelet_conf h6 https://10.77.0.16:6443
 wait_ready h6 https://127.0.0.1:6443
-log "apply with the check on: h6 joins every load balancer while every node sends requests"
-load_start h1 h2 h3 h4 h5
+log "kubeadm init's ConfigMaps: kubeadm-config and cluster-info (kube-proxy's is there since stage 2), and h1's admin.conf"
+"$kube/kubeadm" config print init-defaults 2>/dev/null | awk '/^---/ {doc++; next} doc == 1' |
+  sed 's/^apiServer: {}$/apiServer:\n  certSANs:\n  - 10.77.0.11/' > "$T/cluster-configuration.yaml"
+grep -q '^  - 10.77.0.11$' "$T/cluster-configuration.yaml" || { cat "$T/cluster-configuration.yaml"; fail "kubeadm's ClusterConfiguration has another apiServer"; }
+grep -q '^kind: ClusterConfiguration' "$T/cluster-configuration.yaml" || { cat "$T/cluster-configuration.yaml"; fail "kubeadm printed no ClusterConfiguration"; }
+printf 'controlPlaneEndpoint: 10.77.0.11:6443\n' >> "$T/cluster-configuration.yaml"
+admin -n kube-system create configmap kubeadm-config --from-file=ClusterConfiguration="$T/cluster-configuration.yaml" >/dev/null
+printf 'apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: %s\n    server: https://10.77.0.11:6443\n  name: ""\ncontexts: null\ncurrent-context: ""\nkind: Config\npreferences: {}\nusers: null\n' \
+  "$(base64 -w0 < "$pki/ca.crt")" > "$T/cluster-info.conf" # as kubeadm init writes it
+admin -n kube-public create configmap cluster-info --from-file=kubeconfig="$T/cluster-info.conf" >/dev/null
+# kubeadm init lets anyone read cluster-info: a joining node has no credentials yet.
+admin -n kube-public create role kubeadm:bootstrap-signer-clusterinfo --verb=get --resource=configmaps --resource-name=cluster-info >/dev/null
+admin -n kube-public create rolebinding kubeadm:bootstrap-signer-clusterinfo --role=kubeadm:bootstrap-signer-clusterinfo --user=system:anonymous >/dev/null
+cm_value() { # NAMESPACE NAME KEY: a ConfigMap's value
+  admin -n "$1" get configmap "$2" -o jsonpath="{.data.${3//./\\.}}"
+}
+cm_before=$T/configmaps.before
+for cm in kube-system/kubeadm-config/ClusterConfiguration kube-public/cluster-info/kubeconfig kube-system/kube-proxy/kubeconfig.conf; do
+  IFS=/ read -r ns name key <<< "$cm"
+  cm_value "$ns" "$name" "$key" > "$cm_before.$name"
+done
+f=$T/hosts/h1/etc-kha/admin.conf
+"$kubectl" config --kubeconfig "$f" set-cluster kubernetes --server https://10.77.0.11:6443 --certificate-authority "$pki/ca.crt" --embed-certs >/dev/null
+"$kubectl" config --kubeconfig "$f" set-credentials admin --client-certificate "$pki/admin.crt" --client-key "$pki/admin.key" --embed-certs >/dev/null
+"$kubectl" config --kubeconfig "$f" set-context admin --cluster kubernetes --user admin >/dev/null
+"$kubectl" config --kubeconfig "$f" use-context admin >/dev/null
+log "one apply while every node sends requests: every apiserver's certificate re-issued with the plan's SANs node by node, then h6 joins every load balancer, the kubeconfigs and the cluster's own copies of the endpoint follow"
+pki_dir=/etc/kha/pki admin_conf=/etc/kha/admin.conf
 vars every_node 4 true
-tf apply -auto-approve
-load_stop "h6's addition"
+load_start h1 h2 h3 h4 h5
+t0=$(date +%s%N)
+TF_LOG_PROVIDER=INFO TF_LOG_PATH=$T/apply-h6.tflog tf apply -auto-approve
+load_stop "the certificates' re-issue and h6's addition"
+echo "  the apply took $(ms_since "$t0") ms with the load's 4 s"
+# Each node's steps, from the provider's log (timestamp first, the host as
+# host=<ip>:22): issue -> in place -> served and verified.
+steps=$T/certificate-steps
+awk '/issuing the certificate on the host|in place; waiting until the apiserver serves it|served and verified/ {
+  step = /issuing/ ? "issue" : (/in place;/ ? "placed" : "proven")
+  if (!match($0, /host=[0-9.]+/)) next
+  host = substr($0, RSTART + 5, RLENGTH - 5)
+  split($1, t, /[T.]/); split(t[2], c, ":")
+  print ((c[1] * 60 + c[2]) * 60 + c[3]) * 1000 + substr(t[3], 1, 3), host, step
+}' "$T/apply-h6.tflog" > "$steps"
+[ "$(wc -l < "$steps")" = 12 ] || { cat "$steps"; grep -m 3 'issuing the certificate' "$T/apply-h6.tflog"; fail "the provider's log does not show issue, swap and proof for each of the four nodes"; }
+at() { awk -v h="$1" -v s="$2" '$2 == h && $3 == s {print $1}' "$steps"; }
+previous_end=0
+for host in $(awk '$3 == "issue" {print $2}' "$steps"); do
+  [ "$(at "$host" issue)" -ge "$previous_end" ] || fail "$host's certificate was issued before the previous node's was proven"
+  printf '  %-11s issue -> in place %4d ms, in place -> served and verified %4d ms\n' "$host" \
+    $(( $(at "$host" placed) - $(at "$host" issue) )) $(( $(at "$host" proven) - $(at "$host" placed) ))
+  previous_end=$(at "$host" proven)
+done
+for i in 1 2 3 6; do
+  sans=$(echo | ip netns exec "kha-h$i" openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -ext subjectAltName)
+  echo "$sans" | grep -q 'DNS:api2.k8s.example.com' && echo "$sans" | grep -q 'IP Address:10.77.0.16' || fail "h$i serves: $sans"
+done
+for _ in 1 2 3 4 5 6; do
+  kc root https://10.77.0.100:8443 --tls-server-name api2.k8s.example.com >/dev/null || fail "the VIP by the new name"
+done
+echo "  every apiserver serves the new name and h6's address; the VIP verifies by the new name"
 [ "$(server_of h6)" = https://localhost:7445 ] || fail "h6's kubeconfig points at $(server_of h6)"
 grep -q 'server h6 10.77.0.16:6443' "$T/hosts/h4/etc-kha/haproxy-local.cfg" || fail "h4's load balancer lacks h6"
 grep -q '10.77.0.16:6443' "$T/hosts/h5/etc-kha/nginx.conf" || fail "h5's load balancer lacks h6"
-
+log "the cluster's own copies of the endpoint, read back with kubectl"
+cm_value kube-system kubeadm-config ClusterConfiguration > "$T/cluster-configuration.after"
+grep -q '^controlPlaneEndpoint: localhost:7445$' "$T/cluster-configuration.after" || { cat "$T/cluster-configuration.after"; fail "kubeadm-config's controlPlaneEndpoint"; }
+grep -q -- '- api2.k8s.example.com$' "$T/cluster-configuration.after" || fail "kubeadm-config's certSANs lack the new name"
+diff <(grep -v -e '^controlPlaneEndpoint:' -e '^  - ' -e '^  certSANs:' "$cm_before.kubeadm-config") \
+  <(grep -v -e '^controlPlaneEndpoint:' -e '^  - ' -e '^  certSANs:' "$T/cluster-configuration.after") || fail "kubeadm-config changed beyond its endpoint and SANs"
+cm_value kube-public cluster-info kubeconfig > "$T/discovery.conf"
+discovered=$("$kubectl" config view --kubeconfig "$T/discovery.conf" -o jsonpath='{.clusters[0].cluster.server}')
+[ "$discovered" = "$(out kubeconfig_server | jq -r .)" ] || fail "cluster-info's server is $discovered"
+cm_value kube-system kube-proxy kubeconfig.conf > "$T/kube-proxy.conf"
+got=$("$kubectl" config view --kubeconfig "$T/kube-proxy.conf" -o jsonpath='{.clusters[0].cluster.server}')
+[ "$got" = "$(out kube_proxy_server | jq -r .)" ] || fail "kube-proxy's server is $got"
+echo "  kubeadm-config: controlPlaneEndpoint localhost:7445 and the new SANs; cluster-info: $discovered; kube-proxy: $got"
+log "a join's discovery through cluster-info, as kubeadm join does it: anonymous, verified with the CA it carries, by the server it names"
+"$kubectl" config view --kubeconfig "$T/discovery.conf" --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
+  base64 -d > "$T/discovery-ca.crt"
+# kubectl asks for a user name where it has no credentials: openssl speaks
+# HTTP instead, verifying the server against the CA and its address.
+address=${discovered#https://}
+printf 'GET /api/v1/namespaces/kube-public/configmaps/cluster-info HTTP/1.0\r\nHost: %s\r\n\r\n' "$address" |
+  ip netns exec kha-h5 timeout 10 openssl s_client -quiet -verify_return_error -CAfile "$T/discovery-ca.crt" \
+    -verify_ip "${address%:*}" -connect "$address" 2> "$T/discovery.err" | sed '1,/^\r$/d' > "$T/discovery.json"
+jq -j .data.kubeconfig "$T/discovery.json" > "$T/discovered.conf" || { cat "$T/discovery.err" "$T/discovery.json"; fail "discovery through $discovered"; }
+cmp -s "$T/discovered.conf" "$T/discovery.conf" || fail "discovery read another cluster-info"
+echo "  h5 read cluster-info anonymously from $discovered, verified against the CA in it"
 log "MetalLB's manifests and kubeadm's configuration against the real apiserver and kubeadm"
 manifests=$T/manifests && cp -r "$here/manifests" "$manifests"
 (cd "$manifests" && "$tf" apply -auto-approve -no-color -input=false > "$T/manifests.log" 2>&1) || { cat "$T/manifests.log"; fail "the manifests' apply"; }
@@ -508,11 +597,27 @@ log "terraform destroy leaves the hosts as they were: kubeconfigs back on kubead
 tf destroy -auto-approve
 for i in 1 2 3 4 5 6; do
   d=$T/hosts/h$i
-  left=$(find "$d/etc-kha" -mindepth 1 ! -name ca.crt ! -name kubelet.conf ! -name kubelet-restarts -printf '%f ')
+  # kubeadm's PKI and admin.conf are the test's; destroy leaves the
+  # re-issued certificates, and the pairs they replaced stay next to them.
+  left=$(find "$d/etc-kha" -mindepth 1 \( -path "$d/etc-kha/pki" -prune \) -o ! -name ca.crt ! -name kubelet.conf \
+    ! -name kubelet-restarts ! -name admin.conf -printf '%f ')
   [ -z "$left" ] || fail "h$i still has: $left"
+  if [ -d "$d/etc-kha/pki" ]; then
+    original=apiserver; [ "$i" != 6 ] || original=apiserver-h6
+    for f in crt key; do
+      cmp -s "$d/etc-kha/pki/.apiserver.crt.kha.previous/apiserver.$f" "$pki/$original.$f" || fail "h$i lost the apiserver.$f kubeadm left"
+    done
+    left=$(find "$d/etc-kha/pki" -mindepth 1 -name '.apiserver.crt.kha-*' -printf '%f ')
+    [ -z "$left" ] || fail "h$i still has: $left"
+  fi
   cmp -s "$d/hosts.before" "$d/hosts" || fail "h$i's hosts file differs from before the apply"
   grep '^    server:' "$d/etc-kha/kubelet.conf" | cmp -s - "$d/kubelet-server.before" || fail "h$i's kubeconfig was not put back"
   ! ip netns pids "kha-h$i" | xargs -r ps -o comm= -p | grep -q -e haproxy -e nginx -e keepalived \
     || fail "h$i still runs a load balancer after destroy"
 done
+for cm in kube-system/kubeadm-config/ClusterConfiguration kube-public/cluster-info/kubeconfig kube-system/kube-proxy/kubeconfig.conf; do
+  IFS=/ read -r ns name key <<< "$cm"
+  cm_value "$ns" "$name" "$key" | cmp -s - "$cm_before.$name" || fail "destroy did not put $ns/$name back as it was"
+done
+echo "  kubeadm-config, cluster-info and kube-proxy's ConfigMap are as they were before kha changed them"
 log "E2E PASSED in $(($(date +%s) - start))s"
