@@ -383,7 +383,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	}
 	prior := P(&state).fields()
 	wasDelivered := !req.State.Raw.IsNull() && addressOfID(prior.ID.ValueString()) != ""
-	h.OnDestroy = onDestroyOf(P(&config).fields().OnDestroy, prior.OnDestroy)
+	h.OnDestroy = onDestroyFor(P(&plan), P(&config).fields().OnDestroy, prior.OnDestroy)
 	if !delivered(out, h) {
 		h.ID, h.RemoteSHA256, h.TrustedHostKey = types.StringValue(desired), types.StringNull(), types.StringNull()
 		h.DestroyActions = types.MapNull(types.StringType)
@@ -610,7 +610,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		return
 	}
 	h := P(&plan).fields()
-	h.OnDestroy = onDestroyOf(P(&config).fields().OnDestroy, P(&prior).fields().OnDestroy)
+	h.OnDestroy = onDestroyFor(P(&plan), P(&config).fields().OnDestroy, P(&prior).fields().OnDestroy)
 	own, d := readOwnership(ctx, private)
 	diags.Append(d...)
 	if diags.HasError() {

@@ -84,6 +84,19 @@ func onDestroyOf(config, prior types.String) types.String {
 	return types.StringValue(onDestroyRestore)
 }
 
+// destroyLeaver is a host model whose destroy always leaves the host as
+// it is (on_destroy is always keep).
+type destroyLeaver interface{ leavesOnDestroy() }
+
+// onDestroyFor is on_destroy of a model: keep for a destroyLeaver, else
+// onDestroyOf.
+func onDestroyFor(model any, config, prior types.String) types.String {
+	if _, ok := model.(destroyLeaver); ok {
+		return types.StringValue(onDestroyKeep)
+	}
+	return onDestroyOf(config, prior)
+}
+
 // keeps says whether destroy leaves the host as it is.
 func (h *hostFields) keeps() bool {
 	return h.KeepOnDestroy.ValueBool() || h.OnDestroy.ValueString() == onDestroyKeep
@@ -121,8 +134,6 @@ func destroyActions(items []remote.Item, h *hostFields, saved func(path string) 
 				}
 			case remote.Block:
 				action = actionRemoveBlock
-			case remote.IssuedCertificate: // destroy leaves it
-				action = onDestroyKeep
 			default: // an edit of a file kha does not own
 				action = actionUndoEdit
 			}

@@ -70,6 +70,9 @@ type sansModel struct {
 
 func (m *servingCertificateModel) fields() *hostFields { return &m.hostFields }
 
+// leavesOnDestroy: clients rely on the certificate it issued.
+func (m *servingCertificateModel) leavesOnDestroy() {}
+
 // kubeadm's paths.
 const (
 	kubeadmPKI = "/etc/kubernetes/pki/"
@@ -141,6 +144,12 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 			MarkdownDescription: "Run after the swap, and after a rollback: empty for kube-apiserver, which reloads the " +
 				"certificate by itself; a restart (`crictl stop $(crictl ps -q --name kube-apiserver)`) for one that does not."},
 	}
+	attrs = withHostAttributes(ctx, attrs, "`host:port:path` of the certificate.",
+		"Digest of what the certificate must have (its SANs and CA); `remote_sha256` is the digest of what the node's has.")
+	attrs["on_destroy"] = schema.StringAttribute{Optional: true, Computed: true,
+		Validators: []validator.String{stringvalidator.OneOf(onDestroyKeep)},
+		MarkdownDescription: "Always `keep`: destroy leaves the certificate in place, since clients rely on the names it " +
+			"has, and does not contact the node; the pair it replaced stays next to it (`.apiserver.crt.kha.previous/`)."}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Re-issues a control-plane node's apiserver serving certificate with the plan's SANs, on the " +
 			"node, and proves it served before it keeps it: the x509 SAN trap (a new load balancer name that the " +
@@ -162,10 +171,9 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 			"node at once and leave verification to the operator, kha never has two apiservers without a proven " +
 			"certificate.\n\n" +
 			"Refresh reads the certificate (never the key) and reports drift when it no longer has what `sans` asks. " +
-			"Destroy leaves the certificate in place, whatever `on_destroy` says. Import with `host:port:path` of the " +
+			"Destroy leaves the certificate in place without contacting the node. Import with `host:port:path` of the " +
 			"certificate.",
-		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the certificate.",
-			"Digest of what the certificate must have (its SANs and CA); `remote_sha256` is the digest of what the node's has."),
+		Attributes: attrs,
 	}
 }
 
