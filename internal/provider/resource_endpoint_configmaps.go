@@ -331,13 +331,13 @@ type cluster struct {
 
 // connect reaches the node over SSH, reads the admin kubeconfig there
 // into memory and opens the apiserver it names, from the node.
-// unreachable is set, instead of an error, when a read finds the node or
-// the apiserver not answering.
-func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointConfigMapsModel, to purpose) (c *cluster, unreachableErr error, diags diag.Diagnostics) {
+// unreachableErr is set, instead of an error diagnostic, when a read
+// finds the node not answering.
+func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointConfigMapsModel, to purpose) (c *cluster, diags diag.Diagnostics, unreachableErr error) {
 	s, d := sshFrom(ctx, m.SSH)
 	diags.Append(d...)
 	if diags.HasError() {
-		return nil, nil, diags
+		return nil, diags, nil
 	}
 	resolved, err := resolveSSH(s, r.data.sshDefaults(), m.TrustedHostKey.ValueString())
 	if err == nil && len(resolved.unknown) > 0 {
@@ -351,7 +351,7 @@ func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointCon
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
-		return nil, nil, diags
+		return nil, diags, nil
 	}
 	host := resolved.cfg.Address()
 	tflog.Debug(ctx, "connecting to the control-plane node", map[string]any{"host": host})
@@ -362,18 +362,18 @@ func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointCon
 		client, err = r.data.pool.Get(ctx, resolved.cfg)
 	}
 	if to == toRead && remote.Unreachable(err) {
-		return nil, err, diags
+		return nil, diags, err
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
-		return nil, nil, diags
+		return nil, diags, nil
 	}
 	if resolved.cfg.TrustsOnFirstUse() && m.TrustedHostKey.IsNull() || m.TrustedHostKey.IsUnknown() {
 		m.TrustedHostKey = types.StringNull()
 		if resolved.cfg.TrustsOnFirstUse() {
 			if m.TrustedHostKey, d = trustedKeyOf(client); d.HasError() {
 				diags.Append(d...)
-				return nil, nil, diags
+				return nil, diags, nil
 			}
 		}
 	}
@@ -384,18 +384,18 @@ func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointCon
 		diags.AddAttributeError(path.Root("admin_kubeconfig_path"), "Reading the Admin Kubeconfig Failed",
 			fmt.Sprintf("%s on %s: %v. Set admin_kubeconfig_path to a kubeconfig of a cluster admin on the node (kubeadm writes "+
 				"%s on control-plane nodes); with a non-root SSH user, set ssh.sudo = true to read it.", kubeconfigPath, host, err, defaultAdminKubeconfig))
-		return nil, nil, diags
+		return nil, diags, nil
 	}
 	api, err := kubeconfig.Connect(ctx, content, client.ReadFile, client.DialTCP)
 	if err != nil {
 		diags.AddAttributeError(path.Root("admin_kubeconfig_path"), "Invalid Admin Kubeconfig", fmt.Sprintf("%s on %s: %v", kubeconfigPath, host, err))
-		return nil, nil, diags
+		return nil, diags, nil
 	}
 	tflog.Debug(ctx, "talking to the apiserver from the node", map[string]any{"host": host, "server": api.Server})
 	return &cluster{api: api, client: client, log: func(ctx context.Context, msg string, fields map[string]any) {
 		fields["host"], fields["server"] = host, api.Server
 		tflog.Debug(ctx, msg, fields)
-	}}, nil, diags
+	}}, diags, nil
 }
 
 // readValues reads what the three ConfigMaps hold now. A missing
@@ -586,7 +586,7 @@ func (r *endpointConfigMapsResource) apply(ctx context.Context, timeout time.Dur
 	if prior != nil {
 		plan.TrustedHostKey = prior.TrustedHostKey
 	}
-	c, _, d := r.connect(ctx, plan, toChange)
+	c, d, _ := r.connect(ctx, plan, toChange)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -647,7 +647,7 @@ func (r *endpointConfigMapsResource) Read(ctx context.Context, req resource.Read
 			return
 		}
 	}
-	c, gone, d := r.connect(ctx, &state, toRead)
+	c, d, gone := r.connect(ctx, &state, toRead)
 	if gone != nil {
 		resp.Diagnostics.Append(unreachable(state.ID.ValueString(), gone)...)
 		return
@@ -701,7 +701,7 @@ func (r *endpointConfigMapsResource) Delete(ctx context.Context, req resource.De
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c, _, d := r.connect(ctx, &state, toChange)
+	c, d, _ := r.connect(ctx, &state, toChange)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		for i, e := range resp.Diagnostics {
@@ -761,7 +761,7 @@ func (r *endpointConfigMapsResource) ImportState(ctx context.Context, req resour
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c, _, d := r.connect(ctx, &m, toRead)
+	c, d, _ := r.connect(ctx, &m, toRead)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -100,9 +100,10 @@ func startTestCluster(t *testing.T) *testCluster {
 }
 
 // kubeadmInit makes the ConfigMaps (and kube-proxy's DaemonSet) as
-// kubeadm init does, all pointing at server.
-func (c *kubeCluster) kubeadmInit(t testing.TB, clusterConfiguration, server string, kubeProxy bool) {
+// kubeadm init does on the first control-plane node, all pointing at it.
+func (c *kubeCluster) kubeadmInit(t testing.TB, clusterConfiguration string, kubeProxy bool) {
 	t.Helper()
+	const server = "https://10.0.0.11:6443"
 	c.create(t, clusterconfig.KubeadmConfig, map[string]string{"ClusterConfiguration": clusterConfiguration})
 	c.create(t, clusterconfig.ClusterInfo, map[string]string{"kubeconfig": clusterInfoKubeconfig(server), "jws-kubeconfig-abcdef": testJWS})
 	if !kubeProxy {
@@ -126,7 +127,7 @@ const testJWS = "eyJhbGciOiJIUzI1NiIsImtpZCI6ImFiY2RlZiJ9..signed-by-the-bootstr
 // first control-plane node, and the admin.conf its node has.
 func exampleEndpointCluster(t *testing.T) string {
 	c := startKubeCluster(t)
-	c.kubeadmInit(t, readClusterConfigurationTestdata(t, "with-sans.yaml"), "https://10.0.0.11:6443", true)
+	c.kubeadmInit(t, readClusterConfigurationTestdata(t, "with-sans.yaml"), true)
 	return c.adminConf
 }
 
@@ -295,7 +296,7 @@ func TestAccEndpointConfigMaps_lifecycle(t *testing.T) {
 	t.Setenv("TF_ACC_TEMP_DIR", work)
 	const first, kubeadmEndpoint = "https://10.0.0.11:6443", "10.0.0.11:6443"
 	kubeadmWrote := readClusterConfigurationTestdata(t, "with-sans.yaml")
-	c.kubeadmInit(t, kubeadmWrote, first, true)
+	c.kubeadmInit(t, kubeadmWrote, true)
 	restartedAt := func() string {
 		var ds struct {
 			Spec struct {
@@ -430,7 +431,7 @@ func TestAccEndpointConfigMaps_lifecycle(t *testing.T) {
 func TestAccEndpointConfigMaps_withoutKubeProxy(t *testing.T) {
 	c := startTestCluster(t)
 	kubeadmWrote := readClusterConfigurationTestdata(t, "init-defaults.yaml")
-	c.kubeadmInit(t, kubeadmWrote, "https://10.0.0.11:6443", false)
+	c.kubeadmInit(t, kubeadmWrote, false)
 	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		CheckDestroy: func(*terraform.State) error {
@@ -550,7 +551,7 @@ func (r *switchedRelay) off() {
 func TestAccEndpointConfigMaps_unreachableDuringRefresh(t *testing.T) {
 	c := startTestCluster(t)
 	kubeadmWrote := readClusterConfigurationTestdata(t, "with-sans.yaml")
-	c.kubeadmInit(t, kubeadmWrote, "https://10.0.0.11:6443", false)
+	c.kubeadmInit(t, kubeadmWrote, false)
 	relay := newSwitchedRelay(t, c.node.Address())
 	vars := c.vars()
 	vars["port"] = config.IntegerVariable(relay.port)

@@ -119,7 +119,10 @@ func (f IssuedCertificate) read(ctx context.Context, c *Client) (live, ca *x509.
 	return live, ca, err
 }
 
-// remove leaves the certificate in place: destroy stops managing it.
+// remove leaves the certificate in place: a certificate kha stops
+// managing (a changed certificate_path) stays, as clients rely on it.
+//
+//nolint:unparam // Item's signature: removing the other items can fail
 func (f IssuedCertificate) remove(ctx context.Context, c *Client, _ string) error {
 	c.log(ctx, LevelInfo, "the certificate stays in place", map[string]any{"path": f.CertPath})
 	return nil
