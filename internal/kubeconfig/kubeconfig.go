@@ -259,16 +259,32 @@ func splice(content []byte, edits []edit) ([]byte, bool) {
 		if !ok {
 			return nil, false
 		}
-		// The new value keeps the old one's quotes: a value set and set
-		// back gives the file back byte for byte.
-		replacement, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.value,
-			Style: n.Style & (yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle)})
+		replacement, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.value, Style: chosenQuotes(n)})
 		if err != nil {
 			return nil, false
 		}
 		lines[n.Line-1] = []byte(line[:start] + strings.TrimSuffix(string(replacement), "\n") + line[end:])
 	}
 	return bytes.Join(lines, nil), true
+}
+
+// chosenQuotes is the quoting style of a scalar whose file quotes it by
+// choice (Terraform's yamlencode quotes every value), which the value that
+// replaces it keeps, so that a value set and set back gives the file back
+// byte for byte. A style that is YAML's own for the value (plain, or the
+// quotes it needs) says nothing of the file: 0, YAML's own for the new
+// value.
+func chosenQuotes(n *yaml.Node) yaml.Style {
+	quotes := n.Style & (yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle)
+	natural, err := yaml.Marshal(n.Value)
+	if quotes == 0 || err != nil {
+		return 0
+	}
+	switch {
+	case natural[0] == '\'' && quotes == yaml.SingleQuotedStyle, natural[0] == '"' && quotes == yaml.DoubleQuotedStyle:
+		return 0
+	}
+	return quotes
 }
 
 // columnOffset turns yaml's 1-based column (in characters) into a byte
