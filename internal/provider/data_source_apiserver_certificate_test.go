@@ -1,15 +1,19 @@
 package provider
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -276,5 +280,58 @@ func TestAPIServerCertificate_firstUseRefusalBehindABastion(t *testing.T) {
 	cfg.Bastion = nil
 	if msg := errNoFirstUseForDataSources(cfg).Error(); !strings.Contains(msg, "`ssh-keyscan -p 22 10.0.0.11`") || strings.Contains(msg, "bastion") {
 		t.Errorf("without a bastion: %s", msg)
+	}
+}
+
+// A handshake through a host whose connection hangs once the forwarded
+// connection is open (a partition neither end notices) gives up when its
+// context ends: an SSH channel has no deadlines, and closing one does not
+// end a read that waits on the host.
+func TestHandshakeGivesUpOnAFrozenHost(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	pool := remote.NewPool(nil)
+	defer pool.Close()
+	client, err := pool.Get(context.Background(), remote.Config{Host: s.Host, Port: s.Port, PrivateKey: s.ClientKey.PEM,
+		HostKey: s.HostKey.Public(), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An apiserver that accepts and never answers; the host freezes as it
+	// accepts.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	thawed := make(chan func(), 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		thawed <- s.FreezeConnections()
+		<-time.After(30 * time.Second)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := handshakeCertificate(ctx, client, l.Addr().String(), "", "")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("the handshake ended with %v, want the context's deadline", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the handshake did not give up 13 s after its context ended")
+	}
+	select {
+	case thaw := <-thawed:
+		thaw()
+	default:
+		t.Fatal("the host never froze: the forwarded connection was not accepted")
 	}
 }
