@@ -264,17 +264,23 @@ func (e internalError) Error() string { return e.detail }
 // dial is connect with the engine's error as it is, which says whether
 // the host did not answer (remote.Unreachable).
 func (r *hostResource[M, P]) dial(ctx context.Context, m resolvedSSH, to purpose) (*remote.Client, error) {
+	return dialPooled(ctx, r.data, m, to)
+}
+
+// dialPooled gets the pool's client for a resolved connection, for the
+// purpose; the engine's error stays as it is.
+func dialPooled(ctx context.Context, data *providerData, m resolvedSSH, to purpose) (*remote.Client, error) {
 	if len(m.unknown) > 0 {
 		return nil, internalError{"Connection Not Known", "ssh." + strings.Join(m.unknown, ", ssh.") +
 			" is still unknown. This is always a bug in the provider."}
 	}
-	if r.data == nil {
+	if data == nil {
 		return nil, internalError{"Provider Not Configured", "The provider was not configured. This is always a bug in the provider."}
 	}
 	if to == toRead {
-		return r.data.pool.GetForRead(ctx, m.cfg)
+		return data.pool.GetForRead(ctx, m.cfg)
 	}
-	return r.data.pool.Get(ctx, m.cfg)
+	return data.pool.Get(ctx, m.cfg)
 }
 
 // unreachable is the warning of a read that gave up on a host that does

@@ -456,11 +456,7 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 // verifyTimeout is how long a verification may take, and whether
 // verification is on.
 func (m *lbConfigModel) verifyTimeout() (time.Duration, bool) {
-	timeout, err := time.ParseDuration(m.VerifyTimeout.ValueString())
-	if err != nil {
-		timeout = 30 * time.Second // unknown in a new resource's plan: the default
-	}
-	return timeout, !m.VerifyAfterReload.Equal(types.BoolValue(false))
+	return durationOr(m.VerifyTimeout, 30*time.Second), !m.VerifyAfterReload.Equal(types.BoolValue(false))
 }
 
 // verifier is the check after a reload, or nil when it is turned off.

@@ -177,13 +177,6 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 	}
 }
 
-func durationOr(v types.String, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(v.ValueString()); err == nil {
-		return d
-	}
-	return def // unknown in a new resource's plan: the default
-}
-
 func (m *servingCertificateModel) render(*servingCertificateModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	want := certissue.Want{KeepLiveSANs: !m.KeepLiveSANs.Equal(types.BoolValue(false)), Algorithm: m.KeyAlgorithm.ValueString()}

@@ -340,14 +340,8 @@ func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointCon
 		return nil, diags, nil
 	}
 	resolved, err := resolveSSH(s, r.data.sshDefaults(), m.TrustedHostKey.ValueString())
-	if err == nil && len(resolved.unknown) > 0 {
-		err = fmt.Errorf("ssh.%s is still unknown. This is always a bug in the provider", strings.Join(resolved.unknown, ", ssh."))
-	}
-	if err == nil {
+	if err == nil && len(resolved.unknown) == 0 {
 		err = resolved.cfg.Validate()
-	}
-	if err == nil && r.data == nil {
-		err = errors.New("the provider is not configured. This is always a bug in the provider")
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
@@ -355,17 +349,12 @@ func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointCon
 	}
 	host := resolved.cfg.Address()
 	tflog.Debug(ctx, "connecting to the control-plane node", map[string]any{"host": host})
-	var client *remote.Client
-	if to == toRead {
-		client, err = r.data.pool.GetForRead(ctx, resolved.cfg)
-	} else {
-		client, err = r.data.pool.Get(ctx, resolved.cfg)
-	}
+	client, err := dialPooled(ctx, r.data, resolved, to)
 	if to == toRead && remote.Unreachable(err) {
 		return nil, diags, err
 	}
 	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())
+		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
 		return nil, diags, nil
 	}
 	if resolved.cfg.TrustsOnFirstUse() && m.TrustedHostKey.IsNull() || m.TrustedHostKey.IsUnknown() {

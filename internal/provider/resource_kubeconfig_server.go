@@ -176,10 +176,7 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 		}
 	}
 	m.RestartCommand = restart
-	timeout, err := time.ParseDuration(m.VerifyTimeout.ValueString())
-	if err != nil {
-		timeout = 30 * time.Second // unknown in a new resource's plan: the default
-	}
+	timeout := durationOr(m.VerifyTimeout, 30*time.Second)
 	verify := !m.Verify.Equal(types.BoolValue(false))
 	recorded := recordedServers(m.PreviousServers, &diags)
 	if config != nil {

@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"time"
+
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -69,6 +71,15 @@ func stringMap(values map[string]string) types.Map {
 		m[k] = types.StringValue(v)
 	}
 	return types.MapValueMust(types.StringType, m)
+}
+
+// durationOr is a duration attribute's value, or def where it does not
+// parse: unknown in a new resource's plan, where def is its default.
+func durationOr(v types.String, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(v.ValueString()); err == nil {
+		return d
+	}
+	return def
 }
 
 // known reports whether a value is neither null nor unknown.
