@@ -16,7 +16,9 @@
 # A new load balancer name or control-plane node is one apply with `pki_dir`
 # set: the apiserver certificates are re-issued node by node first, then the
 # load balancers and the kubeconfigs follow, and with `admin_kubeconfig_path`
-# the cluster's own copies of the endpoint last.
+# the cluster's own copies of the endpoint last. A port or VIP that moves
+# (`vip_port`, `vip`, `every_node_port`) is one apply too: the old address
+# is served beside the new one until every client has moved.
 #
 # A control-plane node leaves in two applies: `draining = true` takes it out
 # of every load balancer, then removing it from `control_plane_nodes` takes
@@ -127,6 +129,7 @@ resource "kha_haproxy_config" "node_local" {
   stats_socket    = "${var.config_dir}/haproxy-local.sock"
   reload_command  = var.commands.haproxy_local_reload
   destroy_command = var.commands.haproxy_local_stop
+  handover        = true # a new port serves beside the old until kha_handover.moved
   ssh             = { host = local.node_ips[each.key] }
 
   # The fallback's name resolves when the LB starts; the apiservers it
@@ -149,6 +152,7 @@ resource "kha_nginx_config" "node_local" {
   pid_file        = "${var.config_dir}/nginx.pid"
   reload_command  = var.commands.nginx_reload
   destroy_command = var.commands.nginx_stop
+  handover        = true
   ssh             = { host = local.node_ips[each.key] }
 
   # nginx refuses to start on a name it cannot resolve; the apiservers it
@@ -177,6 +181,7 @@ resource "kha_haproxy_config" "vip" {
   pid_file         = "${var.config_dir}/haproxy-vip.pid"
   reload_command   = var.commands.haproxy_vip_reload
   destroy_command  = var.commands.haproxy_vip_stop
+  handover         = true
   ssh              = { host = each.value.ip }
 
   depends_on = [kha_apiserver_serving_certificate.cp]
@@ -196,6 +201,7 @@ resource "kha_keepalived_config" "vip" {
   config_path       = "${var.config_dir}/keepalived.conf"
   reload_command    = var.commands.keepalived_reload
   destroy_command   = var.commands.keepalived_stop
+  handover          = true
   ssh               = { host = each.value.ip }
 
   depends_on = [kha_haproxy_config.vip]
@@ -222,6 +228,19 @@ resource "kha_kubeconfig_server" "node" {
   depends_on = [kha_haproxy_config.node_local, kha_nginx_config.node_local, kha_keepalived_config.vip]
 }
 
+# Kubeconfigs for clients outside the cluster on the first control-plane
+# node (kubeadm's admin.conf on a cluster with a VIP) name the external
+# endpoint.
+resource "kha_kubeconfig_server" "external" {
+  for_each = local.has_vip && length(var.external_kubeconfig_paths) > 0 ? { (var.control_plane_nodes[0].name) = var.control_plane_nodes[0].ip } : {}
+
+  paths  = var.external_kubeconfig_paths
+  server = kha_cluster_endpoints.cluster.kubeconfig_server
+  ssh    = { host = each.value }
+
+  depends_on = [kha_keepalived_config.vip]
+}
+
 # With admin_kubeconfig_path: the cluster's own copies of the endpoint, once
 # every node has moved. A joining node has no load balancer yet, so
 # cluster-info (what `kubeadm join` discovers) names the endpoint outside
@@ -237,7 +256,30 @@ resource "kha_endpoint_configmaps" "cluster" {
   kube_proxy_server   = kha_cluster_endpoints.cluster.kube_proxy_server
   ssh                 = { host = var.control_plane_nodes[0].ip }
 
-  depends_on = [kha_kubeconfig_server.node]
+  depends_on = [kha_kubeconfig_server.node, kha_kubeconfig_server.external]
+}
+
+# A port or VIP address that moves (vip_port, vip, every_node_port) is one
+# apply: each load balancer and keepalived (handover = true) serves the
+# previous address beside the new one until every kubeconfig and the
+# cluster's copies have moved; then these drop it.
+locals {
+  handovers = merge(
+    { for k, r in kha_haproxy_config.node_local : "${k}/node-local" => { id = r.id, sha256 = r.sha256, host = local.node_ips[k] } },
+    { for k, r in kha_nginx_config.node_local : "${k}/node-local" => { id = r.id, sha256 = r.sha256, host = local.node_ips[k] } },
+    { for k, r in kha_haproxy_config.vip : "${k}/vip" => { id = r.id, sha256 = r.sha256, host = local.lb_nodes[k].ip } },
+    { for k, r in kha_keepalived_config.vip : "${k}/keepalived" => { id = r.id, sha256 = r.sha256, host = local.lb_nodes[k].ip } },
+  )
+}
+
+resource "kha_handover" "moved" {
+  for_each = local.handovers
+
+  target_id     = each.value.id
+  target_sha256 = each.value.sha256
+  ssh           = { host = each.value.host }
+
+  depends_on = [kha_kubeconfig_server.node, kha_kubeconfig_server.external, kha_endpoint_configmaps.cluster]
 }
 
 # etcd: every apiserver gets every member.

@@ -104,6 +104,12 @@ variable "kubeconfig_paths" {
   default     = ["/etc/kubernetes/kubelet.conf"]
 }
 
+variable "external_kubeconfig_paths" {
+  description = "Kubeconfigs on the first control-plane node for clients outside the cluster (kubeadm's admin.conf on a cluster with a VIP), pointed at the external endpoint."
+  type        = list(string)
+  default     = []
+}
+
 variable "apiserver_certificate_path" {
   description = "The apiserver certificate on the first control-plane node; the plan checks every endpoint against it. null skips the check (a cluster that does not run yet)."
   type        = string

@@ -48,6 +48,9 @@ type Spec struct {
 	// NoPreempt keeps the VIP where it is when a higher-priority node
 	// comes back, avoiding a second failover.
 	NoPreempt bool
+	// PreviousVIPs ("address/prefix") are held beside VIP while clients
+	// move away from them (a handover).
+	PreviousVIPs []string
 }
 
 // Defaults.
@@ -87,6 +90,12 @@ func (s Spec) Validate() problem.Problems {
 	}
 	if s.VIPPrefix < 0 || s.VIPPrefix > maxPrefix {
 		ps.Errorf(problem.Root("vip_prefix"), "Invalid prefix length", "vip_prefix is %d; use 1 to %d.", s.VIPPrefix, maxPrefix)
+	}
+	for _, p := range s.PreviousVIPs {
+		if prefix, err := netip.ParsePrefix(p); err != nil || prefix.Addr().Is6() != vip.Is6() {
+			ps.Errorf(problem.Root("vip"), "Invalid previous VIP", "%q is not an address/prefix of the VIP's family to hold "+
+				"while clients move away from it: move the VIP within its family.", p)
+		}
 	}
 	if !problem.IsIdentifier(s.Interface) {
 		ps.Errorf(problem.Root("interface"), "Invalid interface", "%q is not a network interface name.", s.Interface)
@@ -194,6 +203,9 @@ func Render(s Spec) (string, error) {
 	w("    }")
 	w("    virtual_ipaddress {")
 	w("        %s/%d dev %s", s.VIP, prefix, s.Interface)
+	for _, p := range s.PreviousVIPs {
+		w("        %s dev %s", p, s.Interface)
+	}
 	w("    }")
 	if s.TrackCommand != "" {
 		w("    track_script {")

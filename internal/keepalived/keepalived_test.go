@@ -102,6 +102,27 @@ func TestRenderPassesKeepalivedCheck(t *testing.T) {
 	}
 }
 
+// TestRenderHoldsPreviousVIPs: while clients move to a new VIP, the
+// interim configuration holds the previous one too, and keepalived
+// accepts it.
+func TestRenderHoldsPreviousVIPs(t *testing.T) {
+	keepalived := requireKeepalived(t)
+	s := pair("lb1")
+	s.Interface = hostInterface(t)
+	s.PreviousVIPs = []string{"10.77.100.99/24"}
+	text, err := Render(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("    virtual_ipaddress {\n        10.77.100.100/24 dev %[1]s\n        10.77.100.99/24 dev %[1]s\n    }\n", s.Interface)
+	if !strings.Contains(text, want) {
+		t.Errorf("want\n%s\nin\n%s", want, text)
+	}
+	if err := check(t, keepalived, text); err != nil {
+		t.Errorf("keepalived -t rejects the interim config: %v\n%s", err, text)
+	}
+}
+
 // TestTrackScript runs the rendered track script against a health
 // endpoint: it passes while the endpoint answers 200 and fails at once
 // when it answers otherwise or is gone.
@@ -152,6 +173,8 @@ func TestValidate(t *testing.T) {
 		{"advert interval off the centisecond", "advert_interval", func(s *Spec) { s.AdvertInterval = 255 * time.Millisecond }},
 		{"advert interval too long", "advert_interval", func(s *Spec) { s.AdvertInterval = time.Minute }},
 		{"negative preempt delay", "preempt_delay", func(s *Spec) { s.PreemptDelay = -time.Second }},
+		{"previous VIP not a prefix", "vip", func(s *Spec) { s.PreviousVIPs = []string{"10.77.100.99\ndev lo"} }},
+		{"previous VIP of another family", "vip", func(s *Spec) { s.PreviousVIPs = []string{"fd00::99/64"} }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

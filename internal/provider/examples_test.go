@@ -113,6 +113,9 @@ var exampleNeeds = map[string]exampleNeed{
 		"/etc/kubernetes/pki/apiserver.crt": "/etc/kubernetes/pki/.apiserver.crt.kha.previous/apiserver.crt",
 		"/etc/kubernetes/pki/apiserver.key": "/etc/kubernetes/pki/.apiserver.crt.kha.previous/apiserver.key",
 	}},
+	"kha_handover": {seeds: map[string]func(*testing.T) string{
+		"/etc/kubernetes/kubelet.conf": exampleKubeletConf,
+	}},
 	"kha_kubeconfig_server": {seeds: map[string]func(*testing.T) string{
 		// kubeadm join's kubelet.conf, pointing at the first control-plane node.
 		"/etc/kubernetes/kubelet.conf": exampleKubeletConf,

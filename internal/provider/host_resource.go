@@ -451,6 +451,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 		var d diag.Diagnostics
 		h.RemoteSHA256, d = r.planRemote(ctx, req.Private, m, prior.ID.ValueString(), out.files, desired, h.TrustedHostKey)
 		resp.Diagnostics.Append(d...)
+		resp.Diagnostics.Append(warnPendingHandover(ctx, req.Private, prior.ID.ValueString())...)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
@@ -695,10 +696,32 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	if own.ID == "" {
 		own = newOwnership(false)
 	}
+	var interim *interimPlan
+	if priorDelivered {
+		interim, d = planInterim(ctx, P(&plan), P(&prior), private, out)
+		diags.Append(d...)
+		if diags.HasError() {
+			return
+		}
+	}
 	h.ID = types.StringValue(hostID(m.cfg, out.files))
-	out.files = r.owned(out.files, own, h, capture)
-	failed, put, outcomes := r.putAll(ctx, client, m, out, diags)
-	own.record(out.files, outcomes)
+	onHost := out
+	if interim != nil {
+		if err := interim.putRecord(ctx, client, own.ID); err != nil {
+			diags.AddError("Applying File Failed", err.Error())
+			diags.Append(state.Set(ctx, &prior)...)
+			return
+		}
+		onHost = interim.out
+	}
+	onHost.files = r.owned(onHost.files, own, h, capture)
+	failed, put, outcomes := r.putAll(ctx, client, m, onHost, diags)
+	own.record(onHost.files, outcomes)
+	if failed && interim != nil {
+		if err := removeRecord(ctx, client, interim.path); err != nil {
+			diags.AddWarning("Handover Record Left on the Host", err.Error())
+		}
+	}
 	if failed {
 		switch {
 		case priorState == nil && put > 0:
@@ -727,6 +750,11 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	diags.Append(private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	diags.Append(setDrift(ctx, private, nil)...)
 	diags.Append(private.SetKey(ctx, privateUnreachable, nil)...)
+	if interim != nil {
+		diags.Append(setPrivateJSON(ctx, private, privateHandover, interim.pending())...)
+	} else {
+		diags.Append(private.SetKey(ctx, privateHandover, nil)...)
+	}
 }
 
 // putAll puts out's files on the host in order. After a failure it puts
@@ -1018,6 +1046,7 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 			return
 		}
 	}
+	acceptInterim(ctx, req.Private, resp.Private, h, &o, &resp.Diagnostics)
 	h.RemoteSHA256 = o.digest
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnobserved, []byte("false"))...)
 	resp.Diagnostics.Append(setDrift(ctx, resp.Private, o.drift)...)
@@ -1071,6 +1100,11 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 		if err := client.Remove(ctx, files[i], command); !leftToItsOwner(err, &resp.Diagnostics) {
 			resp.Diagnostics.AddError("Removing File Failed", err.Error())
 			return
+		}
+	}
+	if ho, ok := any(P(&state)).(handingOver); ok {
+		if err := removeRecord(ctx, client, ho.handoverPath()); err != nil {
+			resp.Diagnostics.AddWarning("Handover Record Left on the Host", err.Error())
 		}
 	}
 }

@@ -2,9 +2,12 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"path"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -80,6 +83,7 @@ type lbConfigModel struct {
 	ReloadCommand     types.String     `tfsdk:"reload_command"`
 	Rendered          types.String     `tfsdk:"rendered"`
 	Manifest          types.String     `tfsdk:"manifest"`
+	Handover          types.Bool       `tfsdk:"handover"`
 }
 
 type lbListenModel struct {
@@ -267,6 +271,15 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"with `static_pod`: none (removing the manifest stops the pod).", k.destroyCommand)},
 		"rendered": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "The rendered config, known at plan time even when `ssh.host` is not: usable without `ssh` for cloud-init or other tooling."},
+		"handover": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Move `listen` in one apply without a failed request: an apply that changes `listen` puts a " +
+				"configuration in place that serves the previous address and port too, so that clients still pointed there " +
+				"keep working while the kubeconfigs and the cluster's copies of the endpoint move. A `kha_handover` of this " +
+				"resource, applied after those (`depends_on`), then drops the previous address. Until it does, `rendered` " +
+				"and the state show the final configuration, and the host's interim one counts as in sync. Needs " +
+				"`delivery = \"systemd\"`. Unlike kubespray, which rewrites the load balancer and the kubeconfigs in one " +
+				"step and leaves clients without an endpoint in between, kha keeps both until every client has moved. " +
+				"Default `false`: the previous address goes with the apply that moves it."},
 		"manifest": schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest (delivery `static_pod`), known at plan time."},
 	}
 	for name, a := range own {
@@ -401,6 +414,12 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 		return out, diags
 	}
 	systemd := m.Delivery.ValueString() != deliveryStaticPod
+	if !systemd && m.Handover.ValueBool() {
+		diags.AddAttributeError(fwpath.Root("handover"), "Handover Needs systemd Delivery",
+			"handover = true serves the previous listen address until kha_handover ends it, which a static pod cannot: the "+
+				"kubelet restarts the pod for every change of its configuration. Set delivery = \"systemd\", or leave handover unset.")
+		return rendered{}, diags
+	}
 	// Optional and computed: unknown in the plan exactly when not set.
 	orDefault := func(v types.String, systemdDefault string) types.String {
 		if known(v) {
@@ -498,4 +517,49 @@ type lbVerifier struct{ v lbconfig.Verification }
 
 func (l lbVerifier) Verify(ctx context.Context, c *remote.Client) error {
 	return l.v.Run(ctx, c.DialTCP)
+}
+
+// MarshalJSON keeps the verification in a handover's record, for
+// kha_handover to prove the final configuration with (decodeLBVerifier).
+func (l lbVerifier) MarshalJSON() ([]byte, error) { return json.Marshal(l.v) }
+
+// decodeLBVerifier is the verifier a handover's record keeps.
+func decodeLBVerifier(raw json.RawMessage) (remote.Verifier, error) {
+	var v lbconfig.Verification
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("the handover's verification: %w", err)
+	}
+	return lbVerifier{v}, nil
+}
+
+func (m *lbConfigModel) handoverOn() bool     { return m.Handover.ValueBool() }
+func (m *lbConfigModel) handoverPath() string { return m.ConfigPath.ValueString() }
+
+// places are the listen addresses, "address:port".
+func (m *lbConfigModel) places() []string {
+	if m.Listen == nil {
+		return nil
+	}
+	port := int(m.Listen.Port.ValueInt64())
+	out := []string{endpoints.HostPort(m.Listen.Address.ValueString(), port)}
+	if v6 := m.Listen.IPv6Address.ValueString(); v6 != "" {
+		out = append(out, endpoints.HostPort(v6, port))
+	}
+	return out
+}
+
+// renderServing renders a copy of m whose spec also listens on extra
+// ("address:port", from places).
+func (m lbConfigModel) renderServing(k lbKind, s lbconfig.Spec, extra []string, renderer func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
+	for _, p := range extra {
+		host, port, err := net.SplitHostPort(p)
+		n, perr := strconv.Atoi(port)
+		if err != nil || perr != nil {
+			var diags diag.Diagnostics
+			diags.AddError("Internal Error", fmt.Sprintf("a previous listen address %q does not parse. This is always a bug in the provider.", p))
+			return rendered{}, diags
+		}
+		s.Listen = append(s.Listen, lbconfig.ListenAddr{Address: host, Port: n})
+	}
+	return m.render(k, s, renderer)
 }

@@ -124,6 +124,7 @@ func (p *khaProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewKeepalivedConfigResource,
 		NewKubeconfigServerResource,
 		NewAPIServerServingCertificateResource,
+		NewHandoverResource,
 		NewKubeVIPResource,
 	}
 }

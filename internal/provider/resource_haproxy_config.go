@@ -92,6 +92,11 @@ func (m *haproxyConfigModel) render(*haproxyConfigModel) (rendered, diag.Diagnos
 	return m.lbConfigModel.render(haproxyKind, m.spec(), lbconfig.RenderHAProxy)
 }
 
+// renderServing renders the config with extra listen addresses (handingOver).
+func (m *haproxyConfigModel) renderServing(extra []string) (rendered, diag.Diagnostics) {
+	return m.lbConfigModel.renderServing(haproxyKind, m.spec(), extra, lbconfig.RenderHAProxy)
+}
+
 // planWarnings are the timing warnings its plans show.
 func (m *haproxyConfigModel) planWarnings() problem.Problems {
 	return m.spec().CheckTiming(lbconfig.HAProxy)

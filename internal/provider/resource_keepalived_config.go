@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -56,6 +57,9 @@ type keepalivedConfigModel struct {
 	ValidateCommand types.String          `tfsdk:"validate_command"`
 	ReloadCommand   types.String          `tfsdk:"reload_command"`
 	Rendered        types.String          `tfsdk:"rendered"`
+	Handover        types.Bool            `tfsdk:"handover"`
+	// previousVIPs are held beside vip (renderServing).
+	previousVIPs []string
 }
 
 type keepalivedNodeModel struct {
@@ -117,6 +121,12 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 		"reload_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("systemctl reload-or-restart keepalived"),
 			MarkdownDescription: "Default `systemctl reload-or-restart keepalived`."},
 		"rendered": schema.StringAttribute{Computed: true, MarkdownDescription: "keepalived.conf for `node`, known at plan time."},
+		"handover": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Move the VIP to another address in one apply without a failed request: an apply that changes " +
+				"`vip` (or `vip_prefix`) holds the previous address too, so that clients still pointed there keep working while " +
+				"they move. A `kha_handover` of this resource, applied after the clients (`depends_on`), then drops the previous " +
+				"address. Unlike kubespray, which moves the VIP in one step, kha holds both until every client has moved. " +
+				"Default `false`: the previous address goes with the apply that moves it."},
 		"destroy_command": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Run after the config is removed on destroy, e.g. `systemctl stop keepalived`. Default: none."},
 	}
@@ -138,7 +148,7 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 func (m *keepalivedConfigModel) spec() keepalived.Spec {
 	s := keepalived.Spec{Node: m.Node.ValueString(), VIP: m.VIP.ValueString(), VIPPrefix: int(m.VIPPrefix.ValueInt64()),
 		Interface: m.Interface.ValueString(), VirtualRouterID: int(m.VirtualRouterID.ValueInt64()),
-		TrackCommand: m.TrackCommand.ValueString(), NoPreempt: m.NoPreempt.ValueBool()}
+		TrackCommand: m.TrackCommand.ValueString(), NoPreempt: m.NoPreempt.ValueBool(), PreviousVIPs: m.previousVIPs}
 	// The schema's validators admit only durations Go parses; unknown
 	// (a new resource's plan) leaves the default.
 	s.AdvertInterval, _ = time.ParseDuration(m.AdvertInterval.ValueString())
@@ -186,6 +196,32 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 	files = append(files, remote.File{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
 		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()})
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
+}
+
+func (m *keepalivedConfigModel) handoverOn() bool     { return m.Handover.ValueBool() }
+func (m *keepalivedConfigModel) handoverPath() string { return m.ConfigPath.ValueString() }
+
+// places is the VIP, "address/prefix".
+func (m *keepalivedConfigModel) places() []string {
+	s := m.spec()
+	if s.VIP == "" {
+		return nil
+	}
+	prefix := s.VIPPrefix
+	if prefix == 0 {
+		prefix = 32
+		if a, err := netip.ParseAddr(s.VIP); err == nil && a.Is6() {
+			prefix = 128
+		}
+	}
+	return []string{fmt.Sprintf("%s/%d", s.VIP, prefix)}
+}
+
+// renderServing renders a copy of m that holds the extra VIPs too.
+func (m *keepalivedConfigModel) renderServing(extra []string) (rendered, diag.Diagnostics) {
+	c := *m
+	c.previousVIPs = extra
+	return c.render(&c)
 }
 
 // trackScript is the track script kha delivers, or "" when the user

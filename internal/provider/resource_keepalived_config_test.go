@@ -79,3 +79,85 @@ func TestKeepalivedConfig_diagnostics(t *testing.T) {
 	}
 	expectPlanErrors(t, cases, nil)
 }
+
+// TestAccKeepalivedConfig_vipMovesWithHandover moves the VIP to another
+// address in one apply: when the clients move (a kha_file here, whose
+// validate command reads the live config), keepalived holds both
+// addresses; kha_handover then drops the old one, and the plan is empty.
+func TestAccKeepalivedConfig_vipMovesWithHandover(t *testing.T) {
+	_, err := os.Stat("/usr/sbin/keepalived")
+	testhost.Require(t, err == nil, "keepalived is not installed")
+	s := testhost.Start(t, testhost.Options{})
+	dir := filepath.Join(t.TempDir(), "keepalived")
+	cfg := filepath.Join(dir, "keepalived.conf")
+	holds := func(vips ...string) string {
+		var checks []string
+		for _, v := range vips {
+			checks = append(checks, fmt.Sprintf("grep -q '%s/24 dev eth0' %s", regexp.QuoteMeta(v), cfg))
+		}
+		return strings.Join(checks, " && ")
+	}
+	config := func(vip, clientCheck string) string {
+		connection := fmt.Sprintf(`{ host = %q, port = %d, host_key = %q }`, s.Host, s.Port, s.HostKey.Public())
+		return fmt.Sprintf(`
+provider "kha" {
+  default_ssh = { private_key = %[1]q }
+}
+resource "kha_keepalived_config" "lb1" {
+  node              = "lb1"
+  nodes             = [{ name = "lb1", ip = "10.0.0.5", priority = 150 }, { name = "lb2", ip = "10.0.0.6", priority = 100 }]
+  vip               = %[2]q
+  vip_prefix        = 24
+  interface         = "eth0"
+  virtual_router_id = 77
+  config_path       = %[3]q
+  reload_command    = ""
+  handover          = true
+  ssh               = %[4]s
+}
+resource "kha_file" "client" {
+  path             = %[5]q
+  content          = "server: https://%[2]s:8443\n"
+  validate_command = %[6]q
+  ssh              = %[4]s
+  depends_on       = [kha_keepalived_config.lb1]
+}
+resource "kha_handover" "lb1" {
+  target_id     = kha_keepalived_config.lb1.id
+  target_sha256 = kha_keepalived_config.lb1.sha256
+  ssh           = %[4]s
+  depends_on    = [kha_file.client]
+}`, s.ClientKey.PEM, vip, cfg, connection, filepath.Join(dir, "client.conf"), clientCheck)
+	}
+	onHost := func(want ...string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				return err
+			}
+			if got := regexp.MustCompile(`10\.0\.0\.\d+/24 dev eth0`).FindAllString(string(b), -1); strings.Join(got, ",") != strings.Join(want, ",") {
+				return fmt.Errorf("keepalived holds %q, want %q", got, want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".keepalived.conf.kha.handover")); !os.IsNotExist(err) {
+				return fmt.Errorf("the handover's record is on the host (%v)", err)
+			}
+			return nil
+		}
+	}
+	moved := config("10.0.0.101", holds("10.0.0.100", "10.0.0.101"))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{Config: config("10.0.0.100", "true"), Check: onHost("10.0.0.100/24 dev eth0")},
+			{
+				Config: moved,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("rendered"),
+						knownvalue.StringRegexp(regexp.MustCompile(`virtual_ipaddress \{\n\s+10\.0\.0\.101/24 dev eth0\n\s+\}`))),
+				}},
+				Check: onHost("10.0.0.101/24 dev eth0"),
+			},
+			{Config: moved, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
+}

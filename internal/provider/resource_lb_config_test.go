@@ -83,6 +83,7 @@ func TestLBConfig_diagnostics(t *testing.T) {
 		"anonymous_check_on_a_hardened_cluster": `(?s)Anonymous health checks on apiservers that refuse them.*health_check\.type.*apiserver_anonymous_auth = false.*"https_client_cert".*"tcp"`,
 		"client_cert_check_without_a_cert":      `(?s)Missing client certificate.*health_check\.client_cert`,
 		"fallback_on_loopback":                  `(?s)Invalid fallback address.*fallback\.address`,
+		"handover_with_static_pod":              `(?s)Handover Needs systemd Delivery.*handover.*delivery = "systemd"`,
 		"metrics_exposed_without_a_health_port": `(?s)Nothing to expose.*metrics_listen.*set metrics = true and\s+healthcheck_port`,
 		"node_local_listener_off_loopback":      `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`,
 		"unknown_local_first":                   `(?s)Unknown backend.*local_first`,

@@ -74,6 +74,11 @@ func (m *nginxConfigModel) render(*nginxConfigModel) (rendered, diag.Diagnostics
 	return m.lbConfigModel.render(nginxKind, m.spec(), lbconfig.RenderNginx)
 }
 
+// renderServing renders the config with extra listen addresses (handingOver).
+func (m *nginxConfigModel) renderServing(extra []string) (rendered, diag.Diagnostics) {
+	return m.lbConfigModel.renderServing(nginxKind, m.spec(), extra, lbconfig.RenderNginx)
+}
+
 // planWarnings are the timing warnings its plans show.
 func (m *nginxConfigModel) planWarnings() problem.Problems {
 	return m.spec().CheckTiming(lbconfig.Nginx)

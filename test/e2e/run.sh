@@ -18,7 +18,10 @@
 #      the node joins every load balancer, and the cluster's own copies of
 #      the endpoint follow (kha_endpoint_configmaps): kubeadm-config,
 #      cluster-info (a join's discovery through it), kube-proxy's
-#      kubeconfig (0 failed requests);
+#      kubeconfig (0 failed requests); then the VIP's port moves in one
+#      apply (kha_handover): both ports served until every kubeconfig and
+#      cluster-info have moved, then the old one dropped (0 failed
+#      requests, an outside client through the VIP included);
 #   6. kube-vip from kha_kube_vip's manifests on h1-h3: one holder of a
 #      second VIP, which moves when its kube-vip stops, its node leaves or
 #      its apiserver stops answering;
@@ -68,10 +71,11 @@ work=$T/tf && cp -r examples/ha-cluster "$work"
 dev_provider "$T"
 draining='' removed='' # control-plane nodes on their way out (stage 7)
 extra_sans='[]' pki_dir='' admin_conf='' # a second API name, the certificates and ConfigMaps kha manages (stage 5)
+vip_port=8443 external_kubeconfigs='[]' # the VIP's port, and an outside client's kubeconfig on h1 (stage 5)
 vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terraform.tfvars.json
   jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert /etc/kha/pki/apiserver.crt \
     --arg draining "$draining" --arg removed "$removed" --argjson extra_sans "$extra_sans" \
-    --arg pki_dir "$pki_dir" --arg admin_conf "$admin_conf" \
+    --arg pki_dir "$pki_dir" --arg admin_conf "$admin_conf" --argjson vip_port "$vip_port" --argjson external_kubeconfigs "$external_kubeconfigs" \
     --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" \
     --arg hl "$(start_or_reload /etc/kha/haproxy-local.pid 'haproxy -W -D -f /etc/kha/haproxy-local.cfg' USR2)" \
     --arg hv "$(start_or_reload /etc/kha/haproxy-vip.pid 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg' USR2)" \
@@ -85,7 +89,8 @@ vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terrafo
                          | map(select(.name != $removed) | if .name == $draining then . + {draining: true} else . end),
     worker_nodes: [{name: "h4", ip: "10.77.0.14", local_lb: "haproxy"}, {name: "h5", ip: "10.77.0.15", local_lb: "nginx"}],
     lb_nodes: [{name: "h4", ip: "10.77.0.14", priority: 150}, {name: "h5", ip: "10.77.0.15", priority: 100}],
-    vip: "10.77.0.100", ca_file: "/etc/kha/ca.crt", kubeconfig_paths: ["/etc/kha/kubelet.conf"],
+    vip: "10.77.0.100", vip_port: $vip_port, ca_file: "/etc/kha/ca.crt", kubeconfig_paths: ["/etc/kha/kubelet.conf"],
+    external_kubeconfig_paths: $external_kubeconfigs,
     apiserver_certificate_path: (if $check then $cert else null end), extra_cert_sans: $extra_sans,
     pki_dir: (if $pki_dir == "" then null else $pki_dir end), admin_kubeconfig_path: (if $admin_conf == "" then null else $admin_conf end),
     ssh_private_key_file: $key, ssh_known_hosts_file: $kh,
@@ -183,7 +188,11 @@ log "control plane ready"
 
 # The load: each node's kubelet.conf, from its network namespace.
 go build -o "$T/loadgen" ./test/e2e/loadgen
-load_run() { ip netns exec "kha-$1" "${@:2}" "$T/hosts/$1/etc-kha/kubelet.conf"; }
+load_run() { # HOST COMMAND...: COMMAND in HOST's namespace with its kubelet.conf; "h1-vip": h1 with an outside client's kubeconfig
+  local h=${1%-vip} conf=kubelet.conf
+  [ "$h" = "$1" ] || conf=admin-vip.conf
+  ip netns exec "kha-$h" "${@:2}" "$T/hosts/$h/etc-kha/$conf"
+}
 server_of() { grep '^    server:' "$T/hosts/$1/etc-kha/kubelet.conf" | awk '{print $2}'; }
 
 log "1. direct: examples/ha-cluster applied as the cluster is (control-plane nodes' kubeconfigs to their own apiserver)"
@@ -422,6 +431,50 @@ printf 'GET /api/v1/namespaces/kube-public/configmaps/cluster-info HTTP/1.0\r\nH
 jq -j .data.kubeconfig "$T/discovery.json" > "$T/discovered.conf" || { cat "$T/discovery.err" "$T/discovery.json"; fail "discovery through $discovered"; }
 cmp -s "$T/discovered.conf" "$T/discovery.conf" || fail "discovery read another cluster-info"
 echo "  h5 read cluster-info anonymously from $discovered, verified against the CA in it"
+
+log "the VIP's port moves from 8443 to 9443 in one apply while every node and an outside client through the VIP send requests"
+kc_server() { "$kubectl" config view --kubeconfig "$1" -o jsonpath='{.clusters[0].cluster.server}'; }
+outside=$T/hosts/h1/etc-kha/admin-vip.conf
+cp "$T/hosts/h1/etc-kha/admin.conf" "$outside"
+external_kubeconfigs='["/etc/kha/admin-vip.conf"]'
+vars every_node 4 true
+tf apply -auto-approve
+[ "$(kc_server "$outside")" = https://10.77.0.100:8443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
+load_start h1 h2 h3 h4 h5 h6 h1-vip
+vip_port=9443
+vars every_node 4 true
+t0=$(date +%s%N)
+TF_LOG_PROVIDER=DEBUG TF_LOG_PATH=$T/apply-port.tflog tf apply -auto-approve
+load_stop "the VIP's move to port 9443"
+echo "  the apply took $(ms_since "$t0") ms with the load's 4 s"
+# The order, from the provider's log: each HAProxy on the VIP serves both
+# ports, then the outside client's kubeconfig moves, then the old port goes.
+line_of() { grep -n "$1" "$T/apply-port.tflog" | sed -n "${2}p" | cut -d: -f1; }
+served=$(line_of 'handing over: the previous places stay served' '$') moved=$(line_of 'uploading and validating.*path=/etc/kha/admin-vip.conf' 1)
+dropped=$(line_of 'ending the handover: the previous places go' 1)
+[ "$(grep -c 'handing over: the previous places stay served' "$T/apply-port.tflog")" = 2 ] || fail "the provider's log does not show both HAProxies serving the two ports"
+[ -n "$moved" ] && [ -n "$dropped" ] && [ "$served" -lt "$moved" ] && [ "$moved" -lt "$dropped" ] ||
+  fail "not in order: both ports served (log line $served), the client moved ($moved), the old port dropped ($dropped)"
+[ "$(grep -c 'ending the handover: the previous places go' "$T/apply-port.tflog")" = 2 ] || fail "the provider's log does not show both handovers ending"
+ms_at() { # LINE: the provider log's timestamp on that line, in ms of the day
+  sed -n "${1}p" "$T/apply-port.tflog" | awk '{split($1, t, /[T.]/); split(t[2], c, ":"); print ((c[1] * 60 + c[2]) * 60 + c[3]) * 1000 + substr(t[3], 1, 3)}'
+}
+first_served=$(line_of 'handing over: the previous places stay served' 1) last_dropped=$(line_of 'ending the handover: the previous places go' '$')
+echo "  in order: both HAProxies on the VIP served 8443 and 9443, the outside client's kubeconfig moved $(( $(ms_at "$moved") - $(ms_at "$first_served") )) ms later, then 8443 went; both ports served for $(( $(ms_at "$last_dropped") - $(ms_at "$first_served") )) ms"
+[ "$(kc_server "$outside")" = https://10.77.0.100:9443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
+for h in h4 h5; do
+  [ "$(grep -c 'bind 10.77.0.100:' "$T/hosts/$h/etc-kha/haproxy-vip.cfg")" = 1 ] && grep -q 'bind 10.77.0.100:9443' "$T/hosts/$h/etc-kha/haproxy-vip.cfg" ||
+    fail "$h's HAProxy binds $(grep 'bind 10.77.0.100:' "$T/hosts/$h/etc-kha/haproxy-vip.cfg" | tr '\n' ' ')"
+  [ ! -e "$T/hosts/$h/etc-kha/.haproxy-vip.cfg.kha.handover" ] || fail "$h keeps the handover's record"
+done
+grep -q 'api.k8s.example.com:9443' "$T/hosts/h4/etc-kha/haproxy-local.cfg" || fail "h4's fallback is not the VIP's new port"
+kc root https://10.77.0.100:9443 >/dev/null || fail "the VIP on 9443"
+! kc root https://10.77.0.100:8443 >/dev/null 2>&1 || fail "the VIP still serves 8443"
+cm_value kube-public cluster-info kubeconfig > "$T/discovery-9443.conf"
+discovered=$(kc_server "$T/discovery-9443.conf")
+[ "$discovered" = https://10.77.0.100:9443 ] || fail "cluster-info names $discovered"
+echo "  the VIP serves 9443 alone; the outside client's kubeconfig, the node-local fallbacks and cluster-info name it"
+tf plan -detailed-exitcode
 log "MetalLB's manifests and kubeadm's configuration against the real apiserver and kubeadm"
 manifests=$T/manifests && cp -r "$here/manifests" "$manifests"
 (cd "$manifests" && "$tf" apply -auto-approve -no-color -input=false > "$T/manifests.log" 2>&1) || { cat "$T/manifests.log"; fail "the manifests' apply"; }
@@ -600,7 +653,7 @@ for i in 1 2 3 4 5 6; do
   # kubeadm's PKI and admin.conf are the test's; destroy leaves the
   # re-issued certificates, and the pairs they replaced stay next to them.
   left=$(find "$d/etc-kha" -mindepth 1 \( -path "$d/etc-kha/pki" -prune \) -o ! -name ca.crt ! -name kubelet.conf \
-    ! -name kubelet-restarts ! -name admin.conf -printf '%f ')
+    ! -name kubelet-restarts ! -name admin.conf ! -name admin-vip.conf -printf '%f ')
   [ -z "$left" ] || fail "h$i still has: $left"
   if [ -d "$d/etc-kha/pki" ]; then
     original=apiserver; [ "$i" != 6 ] || original=apiserver-h6
@@ -619,5 +672,6 @@ for cm in kube-system/kubeadm-config/ClusterConfiguration kube-public/cluster-in
   IFS=/ read -r ns name key <<< "$cm"
   cm_value "$ns" "$name" "$key" | cmp -s - "$cm_before.$name" || fail "destroy did not put $ns/$name back as it was"
 done
-echo "  kubeadm-config, cluster-info and kube-proxy's ConfigMap are as they were before kha changed them"
+[ "$(kc_server "$outside")" = https://10.77.0.11:6443 ] || fail "the outside client's kubeconfig was not put back: $(kc_server "$outside")"
+echo "  kubeadm-config, cluster-info and kube-proxy's ConfigMap are as they were before kha changed them, and so is the outside client's kubeconfig"
 log "E2E PASSED in $(($(date +%s) - start))s"

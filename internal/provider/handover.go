@@ -1,0 +1,202 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+// This file is the lifecycle's side of a handover (remote.Handover): an
+// apply that moves where a model serves (a load balancer's listen, a
+// VIP) with handover = true puts an interim configuration in place that
+// also serves the previous places, and a record of the final one that
+// kha_handover puts in place once the clients have moved. The state
+// always holds the final configuration; the interim one counts as in
+// sync while its record is pending.
+
+// handingOver is a host model that can hand over.
+type handingOver interface {
+	// handoverOn says whether an apply that moves it hands over.
+	handoverOn() bool
+	// places are where it serves, as a handover names them:
+	// "address:port" of a listener, "address/prefix" of a VIP.
+	places() []string
+	// renderServing renders its files with extra places served beside its
+	// own; it leaves the model as it was.
+	renderServing(extra []string) (rendered, diag.Diagnostics)
+	// handoverPath is the configuration file that changes.
+	handoverPath() string
+}
+
+// privateHandover holds the pending handover (pendingHandover) of a
+// resource whose host has the interim configuration.
+const privateHandover = "handover"
+
+// pendingHandover is what the lifecycle remembers of a handover until the
+// host serves the final configuration.
+type pendingHandover struct {
+	// Previous are the places the interim configuration serves besides
+	// the final one's.
+	Previous []string `json:"previous"`
+	// Interim is the digest of the interim files, as the drift check
+	// computes it (filesDigest).
+	Interim string `json:"interim"`
+}
+
+// readPendingHandover returns the pending handover, nil when none is.
+func readPendingHandover(ctx context.Context, private privateState) (*pendingHandover, diag.Diagnostics) {
+	raw, diags := private.GetKey(ctx, privateHandover)
+	if len(raw) == 0 {
+		return nil, diags
+	}
+	var p pendingHandover
+	if err := json.Unmarshal(raw, &p); err != nil {
+		diags.AddError("Internal Error", "decoding the pending handover from private state: "+err.Error())
+		return nil, diags
+	}
+	return &p, diags
+}
+
+// previousPlaces are the places an apply keeps serving beside the plan's:
+// those of the prior state and of a pending handover that the plan no
+// longer has, in order, once each.
+func previousPlaces(pending *pendingHandover, prior, planned []string) []string {
+	var was []string
+	if pending != nil {
+		was = append(was, pending.Previous...)
+	}
+	var out []string
+	for _, p := range append(was, prior...) {
+		if !slices.Contains(planned, p) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// interimPlan is an apply's interim configuration: the files that serve
+// the previous places too, and the record that ends it.
+type interimPlan struct {
+	out      rendered
+	previous []string
+	// record is the record's file, filled in by withClaim.
+	record remote.HandoverRecord
+	path   string
+}
+
+// planInterim returns the interim configuration of an apply of model
+// (the plan's) from prior (the prior state's), or nil when the apply
+// hands nothing over. final is what the plan renders.
+func planInterim(ctx context.Context, model, prior any, private privateState, final rendered) (*interimPlan, diag.Diagnostics) {
+	ho, ok := model.(handingOver)
+	if !ok || !ho.handoverOn() {
+		return nil, nil
+	}
+	pending, diags := readPendingHandover(ctx, private)
+	var priorPlaces []string
+	if p, ok := prior.(handingOver); ok && prior != nil {
+		priorPlaces = p.places()
+	}
+	previous := previousPlaces(pending, priorPlaces, ho.places())
+	if len(previous) == 0 || diags.HasError() {
+		return nil, diags
+	}
+	out, d := ho.renderServing(previous)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, diags
+	}
+	path := ho.handoverPath()
+	finalFile, ok := fileAt(final.files, path)
+	if !ok || len(out.files) != len(final.files) {
+		diags.AddError("Internal Error", fmt.Sprintf("the interim configuration of %s does not match the final one. This is always a bug in the provider.", path))
+		return nil, diags
+	}
+	interimFile, _ := fileAt(out.files, path)
+	record := remote.HandoverRecord{InterimSHA256: interimFile.Digest(), Final: string(finalFile.Content), Mode: finalFile.Mode,
+		ValidateCommand: finalFile.ValidateCommand, ReloadCommand: finalFile.ReloadCommand, Previous: previous}
+	if record.Mode == 0 {
+		record.Mode = 0o644
+	}
+	if v, ok := finalFile.Verify.(json.Marshaler); ok {
+		raw, err := v.MarshalJSON()
+		if err != nil {
+			diags.AddError("Internal Error", "encoding the final configuration's verification: "+err.Error())
+			return nil, diags
+		}
+		record.Verification = raw
+	}
+	return &interimPlan{out: out, previous: previous, record: record, path: path}, diags
+}
+
+// fileAt is the whole file at path among files.
+func fileAt(files []remote.Item, path string) (remote.File, bool) {
+	for _, it := range files {
+		if f, ok := it.(remote.File); ok && f.Path == path {
+			return f, true
+		}
+	}
+	return remote.File{}, false
+}
+
+// putRecord puts the record, with the claim of the resource that owns
+// the configuration, before the interim configuration goes in place: a
+// host never serves an interim configuration without one.
+func (p *interimPlan) putRecord(ctx context.Context, client *remote.Client, claim string) error {
+	p.record.Claim = claim
+	f, err := p.record.RecordFile(p.path)
+	if err != nil {
+		return err
+	}
+	tflog.Info(ctx, "handing over: the previous places stay served until kha_handover ends it", map[string]any{
+		"path": p.path, "previous": p.previous})
+	_, err = client.Put(ctx, f)
+	return err
+}
+
+// removeRecord takes the record off the host: after a failed interim
+// configuration, and on destroy.
+func removeRecord(ctx context.Context, client *remote.Client, path string) error {
+	return client.Remove(ctx, remote.File{Path: remote.HandoverRecordPath(path)}, "")
+}
+
+// pending is what the lifecycle remembers of the interim configuration.
+func (p *interimPlan) pending() pendingHandover {
+	return pendingHandover{Previous: p.previous, Interim: desiredDigest(p.out.files)}
+}
+
+// acceptInterim counts a host that has the interim configuration of a
+// pending handover as in sync with the state's final one. The pending
+// handover is forgotten once the host has the final configuration.
+func acceptInterim(ctx context.Context, private privateState, out privateSetter, h *hostFields, o *observation, diags *diag.Diagnostics) {
+	pending, d := readPendingHandover(ctx, private)
+	diags.Append(d...)
+	switch {
+	case pending == nil:
+	case o.digest.ValueString() == pending.Interim:
+		tflog.Debug(ctx, "the host serves a handover's interim configuration", map[string]any{"previous": pending.Previous})
+		o.digest, o.drift = h.SHA256, nil
+	case o.digest.Equal(h.SHA256):
+		diags.Append(out.SetKey(ctx, privateHandover, nil)...)
+	}
+}
+
+// warnPendingHandover warns of a handover that the host still serves the
+// interim configuration of: without a kha_handover applied after the
+// clients, the previous places stay served.
+func warnPendingHandover(ctx context.Context, private privateState, id string) diag.Diagnostics {
+	pending, diags := readPendingHandover(ctx, private)
+	if pending != nil {
+		diags.AddWarning("Handover Pending: "+id, fmt.Sprintf("The host still serves %s beside the configuration's own "+
+			"address, so that clients not yet moved keep working. A kha_handover with target_id = this resource's id, "+
+			"applied after those clients (depends_on), drops it.", strings.Join(pending.Previous, ", ")))
+	}
+	return diags
+}

@@ -1,0 +1,108 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+var (
+	_ resource.ResourceWithConfigure        = (*handoverResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*handoverResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*handoverResource)(nil)
+)
+
+// NewHandoverResource is the constructor of kha_handover.
+func NewHandoverResource() resource.Resource {
+	return &handoverResource{hostResource[handoverModel, *handoverModel]{name: "handover"}}
+}
+
+type handoverResource struct {
+	hostResource[handoverModel, *handoverModel]
+}
+
+type handoverModel struct {
+	hostFields
+	TargetID     types.String `tfsdk:"target_id"`
+	TargetSHA256 types.String `tfsdk:"target_sha256"`
+}
+
+func (m *handoverModel) fields() *hostFields { return &m.hostFields }
+
+// leavesOnDestroy: a pending handover stays its target's.
+func (m *handoverModel) leavesOnDestroy() {}
+
+func (m *handoverModel) claimName() string {
+	return fmt.Sprintf("kha_handover of %q", m.TargetID.ValueString())
+}
+
+func (r *handoverResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		"target_id": schema.StringAttribute{Required: true,
+			Validators: []validator.String{stringvalidator.RegexMatches(targetIDPattern, "must be the `id` of a kha_haproxy_config, "+
+				"kha_nginx_config or kha_keepalived_config delivered over SSH (host:port:/path)")},
+			MarkdownDescription: "The `id` of the resource whose handover this ends: a `kha_haproxy_config`, `kha_nginx_config` " +
+				"or `kha_keepalived_config` with `handover = true`."},
+		"target_sha256": schema.StringAttribute{Required: true,
+			MarkdownDescription: "The target's `sha256`. It changes with every change of the target, which makes Terraform " +
+				"apply this resource in the same run, after the target and after everything this resource `depends_on`."},
+	}
+	attrs = withHostAttributes(ctx, attrs, "`host:port:path` of the handover's record next to the target's configuration.",
+		"Digest of a host with no handover pending; `remote_sha256` differs while one is.")
+	attrs["on_destroy"] = schema.StringAttribute{Optional: true, Computed: true,
+		Validators:          []validator.String{stringvalidator.OneOf(onDestroyKeep)},
+		MarkdownDescription: "Always `keep`: destroy does not contact the host; a pending handover is its target's to end or remove."}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Ends the handover of a load balancer or keepalived resource with `handover = true`: once " +
+			"the clients have moved to its new address, it drops the previous one, so that a port or a VIP moves in one " +
+			"apply without a failed request:\n\n" +
+			"1. the target's apply serves the new address **and** the previous one (an interim configuration, validated, " +
+			"reloaded and verified like any other), and leaves a record of its final configuration next to it;\n" +
+			"2. the kubeconfigs (`kha_kubeconfig_server`) and the cluster's copies of the endpoint " +
+			"(`kha_endpoint_configmaps`) move to the new address;\n" +
+			"3. this resource, which `depends_on` them, puts the final configuration in place through the same steps: " +
+			"validated, reloaded, verified, and put back with the interim one on any failure.\n\n" +
+			"```terraform\nresource \"kha_handover\" \"vip\" {\n  for_each      = kha_haproxy_config.vip\n" +
+			"  target_id     = each.value.id\n  target_sha256 = each.value.sha256\n  ssh           = { host = each.value.ssh.host }\n" +
+			"  depends_on    = [kha_kubeconfig_server.node, kha_endpoint_configmaps.cluster]\n}\n```\n\n" +
+			"With nothing pending, apply changes nothing. A final configuration that its target has changed since is left " +
+			"to the target. Refresh reports a pending handover as drift, so an apply that failed half way ends it in the " +
+			"next run, again after the clients. Destroy does not contact the host.",
+		Attributes: attrs,
+	}
+}
+
+// targetIDPattern is a delivered resource's id: host:port:/absolute/path.
+var targetIDPattern = regexp.MustCompile(`^.+:[0-9]+:/.+$`)
+
+// targetPath is the target's configuration path, from its id.
+func (m *handoverModel) targetPath() string {
+	id := m.TargetID.ValueString()
+	address := addressOfID(id)
+	if address == "" {
+		return ""
+	}
+	return strings.TrimPrefix(id, address+":")
+}
+
+func (m *handoverModel) render(*handoverModel) (rendered, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	configPath := m.targetPath()
+	if !strings.HasPrefix(configPath, "/") {
+		diags.AddAttributeError(path.Root("target_id"), "Invalid Target", fmt.Sprintf("%q is not the id of a resource "+
+			"delivered over SSH (host:port:/path): pass the target's id, e.g. kha_haproxy_config.vip[each.key].id.", m.TargetID.ValueString()))
+		return rendered{}, diags
+	}
+	return rendered{alwaysDelivered: true, files: []remote.Item{remote.Handover{ConfigPath: configPath, Verifier: decodeLBVerifier}}}, diags
+}
