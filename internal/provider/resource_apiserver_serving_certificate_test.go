@@ -446,8 +446,16 @@ func TestAccAPIServerServingCertificate_rollsBack(t *testing.T) {
 			if err := n.waitServed(n.original); err != nil {
 				t.Fatal(err)
 			}
-			if left, _ := filepath.Glob(filepath.Join(dir, ".apiserver.crt.kha-*")); len(left) > 0 {
-				t.Fatalf("left behind: %v", left)
+			// The script on the node removes its work directory as it
+			// exits, a moment after the pair is back.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				left, _ := filepath.Glob(filepath.Join(dir, ".apiserver.crt.kha-*"))
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("left behind: %v", left)
+				}
 			}
 		}
 	}
