@@ -357,17 +357,7 @@ func handshakeCertificate(ctx context.Context, client *remote.Client, address, s
 	// Read what is served; ca_pem, when set, is checked below so that the
 	// error says what did not verify.
 	tc := tls.Client(conn, &tls.Config{ServerName: serverName, InsecureSkipVerify: true})
-	// An SSH channel has no deadlines, and closing it does not end a read
-	// that waits on a host that stopped answering: the handshake is left
-	// to the connection's end when ctx ends first.
-	handshake := make(chan error, 1)
-	go func() { handshake <- tc.HandshakeContext(ctx) }()
-	select {
-	case err = <-handshake:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
+	if err = tc.HandshakeContext(ctx); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 			// Accepted and closed: a load balancer with no apiserver
 			// behind it yet.

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/kha/terraform-provider-kha/internal/lbconfig"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
@@ -283,26 +284,24 @@ func TestAPIServerCertificate_firstUseRefusalBehindABastion(t *testing.T) {
 	}
 }
 
-// A handshake through a host whose connection hangs once the forwarded
-// connection is open (a partition neither end notices) gives up when its
-// context ends: an SSH channel has no deadlines, and closing one does not
-// end a read that waits on the host.
-func TestHandshakeGivesUpOnAFrozenHost(t *testing.T) {
+// frozenService is a service on the test host's loopback reached through
+// an SSH connection to it: the host freezes as the service accepts, and
+// the service never answers. thaw lets the host go on.
+func frozenService(t *testing.T) (client *remote.Client, address string, thaw func()) {
+	t.Helper()
 	s := testhost.Start(t, testhost.Options{})
 	pool := remote.NewPool(nil)
-	defer pool.Close()
+	t.Cleanup(pool.Close)
 	client, err := pool.Get(context.Background(), remote.Config{Host: s.Host, Port: s.Port, PrivateKey: s.ClientKey.PEM,
 		HostKey: s.HostKey.Public(), Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// An apiserver that accepts and never answers; the host freezes as it
-	// accepts.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	thawed := make(chan func(), 1)
 	go func() {
 		c, err := l.Accept()
@@ -313,11 +312,25 @@ func TestHandshakeGivesUpOnAFrozenHost(t *testing.T) {
 		thawed <- s.FreezeConnections()
 		<-time.After(30 * time.Second)
 	}()
+	return client, l.Addr().String(), func() {
+		select {
+		case thaw := <-thawed:
+			thaw()
+		default:
+			t.Fatal("the host never froze: the forwarded connection was not accepted")
+		}
+	}
+}
+
+// TestHandshakeGivesUpOnAFrozenHost: a TLS handshake through a host that
+// stops answering ends with its context.
+func TestHandshakeGivesUpOnAFrozenHost(t *testing.T) {
+	client, address, thaw := frozenService(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := handshakeCertificate(ctx, client, l.Addr().String(), "", "")
+		_, err := handshakeCertificate(ctx, client, address, "", "")
 		done <- err
 	}()
 	select {
@@ -328,10 +341,28 @@ func TestHandshakeGivesUpOnAFrozenHost(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the handshake did not give up 13 s after its context ended")
 	}
+	thaw()
+}
+
+// TestLBVerificationGivesUpOnAFrozenHost: the check after a load
+// balancer's reload ends with its timeout on a host that stops answering
+// (and the engine then puts the previous configuration back), where it
+// used to wait for the host forever.
+func TestLBVerificationGivesUpOnAFrozenHost(t *testing.T) {
+	client, address, thaw := frozenService(t)
+	_, port, _ := net.SplitHostPort(address)
+	p, _ := strconv.Atoi(port)
+	v := lbVerifier{lbconfig.Verification{Kind: lbconfig.HAProxy, Listen: []lbconfig.ListenAddr{{Address: "127.0.0.1", Port: p}},
+		Timeout: 2 * time.Second}}
+	done := make(chan error, 1)
+	go func() { done <- v.Verify(context.Background(), client) }()
 	select {
-	case thaw := <-thawed:
-		thaw()
-	default:
-		t.Fatal("the host never froze: the forwarded connection was not accepted")
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "did not serve within 2s") {
+			t.Fatalf("the verification ended with %v, want its timeout", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the verification did not give up 13 s after its timeout")
 	}
+	thaw()
 }

@@ -519,7 +519,9 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 
 // DialTCP opens a TCP connection from the host to address (SSH's
 // direct-tcpip, what `ssh -L` uses): a check of a service that listens on
-// the host's loopback, without any tool on the host.
+// the host's loopback, without any tool on the host. Its deadlines and
+// Close end a read or write in progress, also on a host that stopped
+// answering (forwardedConn).
 func (c *hostConn) DialTCP(ctx context.Context, address string) (net.Conn, error) {
 	c.mu.Lock()
 	conn := c.conn
@@ -533,7 +535,10 @@ func (c *hostConn) DialTCP(ctx context.Context, address string) (net.Conn, error
 		return nil, fmt.Errorf("the host does not allow TCP forwarding over SSH (sshd AllowTcpForwarding), which kha uses to "+
 			"reach %s on it: allow it for the connection's user (Match User ... AllowTcpForwarding local), or turn the check off", address)
 	}
-	return nc, err
+	if err != nil {
+		return nil, err
+	}
+	return newForwardedConn(nc), nil
 }
 
 // session opens a session on the pooled connection, waiting for a free
