@@ -49,7 +49,8 @@ type Spec struct {
 	// comes back, avoiding a second failover.
 	NoPreempt bool
 	// PreviousVIPs ("address/prefix") are held beside VIP while clients
-	// move away from them (a handover).
+	// move away from them (a handover); they stay the ones the adverts
+	// carry until they go.
 	PreviousVIPs []string
 }
 
@@ -171,6 +172,10 @@ func Render(s Spec) (string, error) {
 	w("    enable_script_security")
 	w("    script_user root")
 	w("    vrrp_version 3")
+	// A node drops adverts whose addresses differ from its own, unless they
+	// come from the master it knows: without this, a pair whose nodes
+	// reload a new VIP one after the other would both hold it meanwhile.
+	w("    vrrp_skip_check_adv_addr")
 	w("    vrrp_garp_master_delay 1")
 	w("}")
 	if s.TrackCommand != "" {
@@ -201,12 +206,26 @@ func Render(s Spec) (string, error) {
 		w("        %s", p)
 	}
 	w("    }")
+	// While previous VIPs are held they stay the advertised ones and the
+	// new VIP is held unadvertised: a node drops adverts whose addresses
+	// differ from its own, so a pair whose nodes reload one after the other
+	// would each take the other for gone and both hold the VIP.
+	advertised, unadvertised := []string{fmt.Sprintf("%s/%d", s.VIP, prefix)}, []string(nil)
+	if len(s.PreviousVIPs) > 0 {
+		advertised, unadvertised = s.PreviousVIPs, advertised
+	}
 	w("    virtual_ipaddress {")
-	w("        %s/%d dev %s", s.VIP, prefix, s.Interface)
-	for _, p := range s.PreviousVIPs {
-		w("        %s dev %s", p, s.Interface)
+	for _, a := range advertised {
+		w("        %s dev %s", a, s.Interface)
 	}
 	w("    }")
+	if len(unadvertised) > 0 {
+		w("    virtual_ipaddress_excluded {")
+		for _, a := range unadvertised {
+			w("        %s dev %s", a, s.Interface)
+		}
+		w("    }")
+	}
 	if s.TrackCommand != "" {
 		w("    track_script {")
 		w("        kha_track_lb")

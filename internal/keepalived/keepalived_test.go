@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,7 +115,10 @@ func TestRenderHoldsPreviousVIPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("    virtual_ipaddress {\n        10.77.100.100/24 dev %[1]s\n        10.77.100.99/24 dev %[1]s\n    }\n", s.Interface)
+	// The previous VIP stays advertised, so that the peer, which may not
+	// have reloaded yet, keeps taking this node's adverts.
+	want := fmt.Sprintf("    virtual_ipaddress {\n        10.77.100.99/24 dev %[1]s\n    }\n    virtual_ipaddress_excluded {\n"+
+		"        10.77.100.100/24 dev %[1]s\n    }\n", s.Interface)
 	if !strings.Contains(text, want) {
 		t.Errorf("want\n%s\nin\n%s", want, text)
 	}
@@ -194,24 +198,29 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestLiveVIPFailover runs keepalived with the rendered configs in two
-// network namespaces joined by a veth pair: the VIP starts on lb1, moves to
-// lb2 when lb1's load balancer reports unhealthy, and comes back.
-func TestLiveVIPFailover(t *testing.T) {
+// livePair is keepalived run with the rendered configs in two network
+// namespaces joined by a veth pair, each node's track command passing
+// while its healthy file exists.
+type livePair struct {
+	ns  map[string]string
+	dir string
+}
+
+func startLivePair(t *testing.T) *livePair {
 	keepalived := requireKeepalived(t)
 	_, err := exec.LookPath("ip")
 	testhost.Require(t, err == nil && os.Geteuid() == 0, "network namespaces need iproute2 and root")
 	suffix := make([]byte, 3)
 	rand.Read(suffix)
 	id := hex.EncodeToString(suffix)
-	ns := map[string]string{"lb1": "kha-ka1-" + id, "lb2": "kha-ka2-" + id}
+	p := &livePair{ns: map[string]string{"lb1": "kha-ka1-" + id, "lb2": "kha-ka2-" + id}, dir: t.TempDir()}
 	ip := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
 	}
-	for _, n := range ns {
+	for _, n := range p.ns {
 		ip("netns", "add", n)
 		name := n
 		t.Cleanup(func() {
@@ -227,27 +236,18 @@ func TestLiveVIPFailover(t *testing.T) {
 	ip("link", "add", "kv1-"+id, "type", "veth", "peer", "name", "kv2-"+id)
 	for i, node := range []string{"lb1", "lb2"} {
 		dev := fmt.Sprintf("kv%d-%s", i+1, id)
-		ip("link", "set", dev, "netns", ns[node])
-		ip("-n", ns[node], "link", "set", dev, "name", "eth0")
-		ip("-n", ns[node], "addr", "add", fmt.Sprintf("10.77.100.%d/24", i+1), "dev", "eth0")
-		ip("-n", ns[node], "link", "set", "eth0", "up")
-		ip("-n", ns[node], "link", "set", "lo", "up")
+		ip("link", "set", dev, "netns", p.ns[node])
+		ip("-n", p.ns[node], "link", "set", dev, "name", "eth0")
+		ip("-n", p.ns[node], "addr", "add", fmt.Sprintf("10.77.100.%d/24", i+1), "dev", "eth0")
+		ip("-n", p.ns[node], "link", "set", "eth0", "up")
+		ip("-n", p.ns[node], "link", "set", "lo", "up")
 	}
-	dir := t.TempDir()
-	healthy := func(node string) string { return filepath.Join(dir, node+"-healthy") }
 	for _, node := range []string{"lb1", "lb2"} {
-		os.WriteFile(healthy(node), nil, 0o644)
-		s := pair(node)
-		s.TrackCommand = "/usr/bin/test -e " + healthy(node)
-		text, err := Render(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := filepath.Join(dir, node+".conf")
-		os.WriteFile(cfg, []byte(text), 0o644)
-		cmd := exec.Command("ip", "netns", "exec", ns[node], keepalived, "-n", "-l", "-D", "-f", cfg,
-			"-p", filepath.Join(dir, node+".pid"), "-r", filepath.Join(dir, node+"-vrrp.pid"), "-c", filepath.Join(dir, node+"-chk.pid"))
-		log, _ := os.Create(filepath.Join(dir, node+".log"))
+		os.WriteFile(p.healthy(node), nil, 0o644)
+		cfg := p.write(t, node, p.spec(node))
+		cmd := exec.Command("ip", "netns", "exec", p.ns[node], keepalived, "-n", "-l", "-D", "-f", cfg,
+			"-p", filepath.Join(p.dir, node+".pid"), "-r", filepath.Join(p.dir, node+"-vrrp.pid"), "-c", filepath.Join(p.dir, node+"-chk.pid"))
+		log, _ := os.Create(filepath.Join(p.dir, node+".log"))
 		cmd.Stdout, cmd.Stderr = log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
@@ -255,12 +255,63 @@ func TestLiveVIPFailover(t *testing.T) {
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	}
+	return p
+}
+
+func (p *livePair) healthy(node string) string { return filepath.Join(p.dir, node+"-healthy") }
+
+// spec is node's spec, tracking its healthy file.
+func (p *livePair) spec(node string) Spec {
+	s := pair(node)
+	s.TrackCommand = "/usr/bin/test -e " + p.healthy(node)
+	return s
+}
+
+// write renders s into node's config file.
+func (p *livePair) write(t *testing.T, node string, s Spec) string {
+	text, err := Render(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(p.dir, node+".conf")
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// reload renders s for node and reloads its keepalived, as reload_command does.
+func (p *livePair) reload(t *testing.T, node string, s Spec) {
+	p.write(t, node, s)
+	pid, err := os.ReadFile(filepath.Join(p.dir, node+".pid"))
+	if err == nil {
+		err = exec.Command("kill", "-HUP", strings.TrimSpace(string(pid))).Run()
+	}
+	if err != nil {
+		t.Fatalf("reloading %s: %v", node, err)
+	}
+}
+
+// holders lists the nodes that have addr (no prefix) on their eth0.
+func (p *livePair) holders(addr string) []string {
+	var out []string
+	for _, node := range []string{"lb1", "lb2"} {
+		b, _ := exec.Command("ip", "-n", p.ns[node], "-br", "addr", "show", "eth0").Output()
+		if strings.Contains(string(b), " "+addr+"/") {
+			out = append(out, node)
+		}
+	}
+	return out
+}
+
+// TestLiveVIPFailover: the VIP starts on lb1, moves to lb2 when lb1's load
+// balancer reports unhealthy, and comes back.
+func TestLiveVIPFailover(t *testing.T) {
+	p := startLivePair(t)
+	ns, dir, healthy := p.ns, p.dir, p.healthy
 	holder := func() string {
-		for _, node := range []string{"lb1", "lb2"} {
-			out, _ := exec.Command("ip", "-n", ns[node], "-br", "addr", "show", "eth0").Output()
-			if strings.Contains(string(out), "10.77.100.100/24") {
-				return node
-			}
+		if h := p.holders("10.77.100.100"); len(h) == 1 {
+			return h[0]
 		}
 		return ""
 	}
@@ -340,4 +391,51 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("valid spec, rejected config: %v\n%s", err, onHost)
 		}
 	})
+}
+
+// TestLiveVIPMovesWithoutSplitBrain moves the VIP to another address as a
+// handover does, each node reloaded 2.5 s after the other (longer than the
+// peer waits for adverts): the interim configuration, then the final one.
+// At no moment does lb2, the backup, hold an address: a node that drops
+// the adverts of a peer whose addresses differ from its own would take
+// the peer for gone and hold the VIP too.
+func TestLiveVIPMovesWithoutSplitBrain(t *testing.T) {
+	p := startLivePair(t)
+	for start := time.Now(); !slices.Equal(p.holders("10.77.100.100"), []string{"lb1"}); time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the VIP is on %v, not lb1", p.holders("10.77.100.100"))
+		}
+	}
+	watch := func(what string) {
+		for start := time.Now(); time.Since(start) < 2500*time.Millisecond; time.Sleep(10 * time.Millisecond) {
+			if h := append(p.holders("10.77.100.100"), p.holders("10.77.100.101")...); slices.Contains(h, "lb2") {
+				logs, _ := os.ReadFile(filepath.Join(p.dir, "lb2.log"))
+				t.Fatalf("%s: lb2 holds an address (%v) after %s\n%s", what, h, time.Since(start).Round(time.Millisecond), logs)
+			}
+		}
+	}
+	moving := func(node string) Spec {
+		s := p.spec(node)
+		s.VIP, s.PreviousVIPs = "10.77.100.101", []string{"10.77.100.100/24"}
+		return s
+	}
+	moved := func(node string) Spec {
+		s := p.spec(node)
+		s.VIP = "10.77.100.101"
+		return s
+	}
+	p.reload(t, "lb1", moving("lb1"))
+	watch("lb1 on the interim configuration, lb2 not yet")
+	if got := p.holders("10.77.100.101"); !slices.Equal(got, []string{"lb1"}) {
+		t.Fatalf("the new VIP is on %v during the handover, not lb1", got)
+	}
+	p.reload(t, "lb2", moving("lb2"))
+	watch("both on the interim configuration")
+	p.reload(t, "lb1", moved("lb1"))
+	watch("lb1 on the final configuration, lb2 on the interim one")
+	p.reload(t, "lb2", moved("lb2"))
+	watch("both on the final configuration")
+	if old, now := p.holders("10.77.100.100"), p.holders("10.77.100.101"); len(old) != 0 || !slices.Equal(now, []string{"lb1"}) {
+		t.Fatalf("after the move: the old VIP on %v, the new one on %v", old, now)
+	}
 }

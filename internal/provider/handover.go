@@ -88,7 +88,9 @@ type interimPlan struct {
 	previous []string
 	// record is the record's file, filled in by withClaim.
 	record remote.HandoverRecord
-	path   string
+	// at is the file the resource's id names, which the record sits next
+	// to (kha_handover finds it by the id).
+	at string
 }
 
 // planInterim returns the interim configuration of an apply of model
@@ -120,7 +122,7 @@ func planInterim(ctx context.Context, model, prior any, private privateState, fi
 		return nil, diags
 	}
 	interimFile, _ := fileAt(out.files, path)
-	record := remote.HandoverRecord{InterimSHA256: interimFile.Digest(), Final: string(finalFile.Content), Mode: finalFile.Mode,
+	record := remote.HandoverRecord{Path: path, InterimSHA256: interimFile.Digest(), Final: string(finalFile.Content), Mode: finalFile.Mode,
 		ValidateCommand: finalFile.ValidateCommand, ReloadCommand: finalFile.ReloadCommand, Previous: previous}
 	if record.Mode == 0 {
 		record.Mode = 0o644
@@ -133,7 +135,8 @@ func planInterim(ctx context.Context, model, prior any, private privateState, fi
 		}
 		record.Verification = raw
 	}
-	return &interimPlan{out: out, previous: previous, record: record, path: path}, diags
+	at, _ := final.files[0].Place() // hostID's
+	return &interimPlan{out: out, previous: previous, record: record, at: at}, diags
 }
 
 // fileAt is the whole file at path among files.
@@ -151,20 +154,21 @@ func fileAt(files []remote.Item, path string) (remote.File, bool) {
 // host never serves an interim configuration without one.
 func (p *interimPlan) putRecord(ctx context.Context, client *remote.Client, claim string) error {
 	p.record.Claim = claim
-	f, err := p.record.RecordFile(p.path)
+	f, err := p.record.RecordFile(p.at)
 	if err != nil {
 		return err
 	}
 	tflog.Info(ctx, "handing over: the previous places stay served until kha_handover ends it", map[string]any{
-		"path": p.path, "previous": p.previous})
+		"path": p.record.Path, "previous": p.previous})
 	_, err = client.Put(ctx, f)
 	return err
 }
 
-// removeRecord takes the record off the host: after a failed interim
-// configuration, and on destroy.
-func removeRecord(ctx context.Context, client *remote.Client, path string) error {
-	return client.Remove(ctx, remote.File{Path: remote.HandoverRecordPath(path)}, "")
+// removeRecord takes the record of a handover of the resource whose id
+// names at off the host: after a failed interim configuration, and on
+// destroy.
+func removeRecord(ctx context.Context, client *remote.Client, at string) error {
+	return client.Remove(ctx, remote.File{Path: remote.HandoverRecordPath(at)}, "")
 }
 
 // pending is what the lifecycle remembers of the interim configuration.

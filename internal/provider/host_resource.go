@@ -718,7 +718,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	failed, put, outcomes := r.putAll(ctx, client, m, onHost, diags)
 	own.record(onHost.files, outcomes)
 	if failed && interim != nil {
-		if err := removeRecord(ctx, client, interim.path); err != nil {
+		if err := removeRecord(ctx, client, interim.at); err != nil {
 			diags.AddWarning("Handover Record Left on the Host", err.Error())
 		}
 	}
@@ -1102,8 +1102,9 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 			return
 		}
 	}
-	if ho, ok := any(P(&state)).(handingOver); ok {
-		if err := removeRecord(ctx, client, ho.handoverPath()); err != nil {
+	if _, ok := any(P(&state)).(handingOver); ok && len(out.files) > 0 {
+		at, _ := out.files[0].Place()
+		if err := removeRecord(ctx, client, at); err != nil {
 			resp.Diagnostics.AddWarning("Handover Record Left on the Host", err.Error())
 		}
 	}

@@ -149,7 +149,8 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 	attrs["on_destroy"] = schema.StringAttribute{Optional: true, Computed: true,
 		Validators: []validator.String{stringvalidator.OneOf(onDestroyKeep)},
 		MarkdownDescription: "Always `keep`: destroy leaves the certificate in place, since clients rely on the names it " +
-			"has, and does not contact the node; the pair it replaced stays next to it (`.apiserver.crt.kha.previous/`)."}
+			"has, and does not contact the node; the pair it last replaced stays next to it (`.apiserver.crt.kha.previous/`), and " +
+			"after a second change the pair found before kha (kubeadm's) in `.apiserver.crt.kha.original/`."}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Re-issues a control-plane node's apiserver serving certificate with the plan's SANs, on the " +
 			"node, and proves it served before it keeps it: the x509 SAN trap (a new load balancer name that the " +
@@ -164,7 +165,8 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 			"certificate and verifies it through `verify_endpoints`. Any failure puts the previous pair back, and kha " +
 			"waits until the apiserver serves it again. If the connection is lost after the swap, the node puts the " +
 			"previous pair back by itself once no verdict came in time. A kept change leaves the previous pair in " +
-			"`.apiserver.crt.kha.previous/` next to the certificate, for a rollback by hand.\n\n" +
+			"`.apiserver.crt.kha.previous/` next to the certificate, for a rollback by hand; the next change moves that pair, " +
+			"the one found before kha (kubeadm's), to `.apiserver.crt.kha.original/`, which no later change replaces.\n\n" +
 			"Nodes go **one at a time**: certificates signed by one CA (one cluster) change one after another in a run " +
 			"whatever Terraform's `-parallelism`, each proven before the next starts, and after a failure no other node " +
 			"of the cluster changes in that run. Unlike kubespray and kubeadm, which regenerate certificates on every " +

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -277,6 +278,15 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 			}
 			if kept, err := os.ReadFile(filepath.Join(n.pki, ".apiserver.crt.kha.previous", "apiserver.crt")); err != nil || len(kept) == 0 {
 				return fmt.Errorf("%s: the previous certificate was not kept: %v", name, err)
+			}
+			// kubeadm's certificate stays, whatever kha issued since: in
+			// .original once kha has replaced its own.
+			before, err := os.ReadFile(filepath.Join(n.pki, ".apiserver.crt.kha.original", "apiserver.crt"))
+			if errors.Is(err, os.ErrNotExist) {
+				before, err = os.ReadFile(filepath.Join(n.pki, ".apiserver.crt.kha.previous", "apiserver.crt"))
+			}
+			if err != nil || !bytes.Equal(before, n.original) {
+				return fmt.Errorf("%s: the certificate found before kha was not kept: %v", name, err)
 			}
 		}
 		return nil

@@ -58,7 +58,7 @@ func (r *handoverResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			MarkdownDescription: "The target's `sha256`. It changes with every change of the target, which makes Terraform " +
 				"apply this resource in the same run, after the target and after everything this resource `depends_on`."},
 	}
-	attrs = withHostAttributes(ctx, attrs, "`host:port:path` of the handover's record next to the target's configuration.",
+	attrs = withHostAttributes(ctx, attrs, "`host:port:path` of the handover's record, next to the file the target's id names.",
 		"Digest of a host with no handover pending; `remote_sha256` differs while one is.")
 	attrs["on_destroy"] = schema.StringAttribute{Optional: true, Computed: true,
 		Validators:          []validator.String{stringvalidator.OneOf(onDestroyKeep)},
@@ -98,11 +98,11 @@ func (m *handoverModel) targetPath() string {
 
 func (m *handoverModel) render(*handoverModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	configPath := m.targetPath()
-	if !strings.HasPrefix(configPath, "/") {
+	targetPath := m.targetPath()
+	if !strings.HasPrefix(targetPath, "/") {
 		diags.AddAttributeError(path.Root("target_id"), "Invalid Target", fmt.Sprintf("%q is not the id of a resource "+
 			"delivered over SSH (host:port:/path): pass the target's id, e.g. kha_haproxy_config.vip[each.key].id.", m.TargetID.ValueString()))
 		return rendered{}, diags
 	}
-	return rendered{alwaysDelivered: true, files: []remote.Item{remote.Handover{ConfigPath: configPath, Verifier: decodeLBVerifier}}}, diags
+	return rendered{alwaysDelivered: true, files: []remote.Item{remote.Handover{Path: targetPath, Verifier: decodeLBVerifier}}}, diags
 }

@@ -125,7 +125,10 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 			MarkdownDescription: "Move the VIP to another address in one apply without a failed request: an apply that changes " +
 				"`vip` (or `vip_prefix`) holds the previous address too, so that clients still pointed there keep working while " +
 				"they move. A `kha_handover` of this resource, applied after the clients (`depends_on`), then drops the previous " +
-				"address. Unlike kubespray, which moves the VIP in one step, kha holds both until every client has moved. " +
+				"address. Meanwhile the previous address stays the one the adverts carry (the new one is held as " +
+				"`virtual_ipaddress_excluded`), and every configuration has `vrrp_skip_check_adv_addr`, so that the pair's " +
+				"nodes, which reload one after the other, never take each other for gone and both hold the VIP. " +
+				"Unlike kubespray, which moves the VIP in one step, kha holds both until every client has moved. " +
 				"Default `false`: the previous address goes with the apply that moves it."},
 		"destroy_command": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Run after the config is removed on destroy, e.g. `systemctl stop keepalived`. Default: none."},

@@ -84,6 +84,8 @@ func TestKeepalivedConfig_diagnostics(t *testing.T) {
 // address in one apply: when the clients move (a kha_file here, whose
 // validate command reads the live config), keepalived holds both
 // addresses; kha_handover then drops the old one, and the plan is empty.
+// The resource's id names its track script, its first file: kha_handover
+// finds the handover by the id, not by the configuration's path.
 func TestAccKeepalivedConfig_vipMovesWithHandover(t *testing.T) {
 	_, err := os.Stat("/usr/sbin/keepalived")
 	testhost.Require(t, err == nil, "keepalived is not installed")
@@ -110,6 +112,8 @@ resource "kha_keepalived_config" "lb1" {
   vip_prefix        = 24
   interface         = "eth0"
   virtual_router_id = 77
+  healthcheck_port  = 8081
+  track_script_path = "%[7]s/track.sh"
   config_path       = %[3]q
   reload_command    = ""
   handover          = true
@@ -127,7 +131,7 @@ resource "kha_handover" "lb1" {
   target_sha256 = kha_keepalived_config.lb1.sha256
   ssh           = %[4]s
   depends_on    = [kha_file.client]
-}`, s.ClientKey.PEM, vip, cfg, connection, filepath.Join(dir, "client.conf"), clientCheck)
+}`, s.ClientKey.PEM, vip, cfg, connection, filepath.Join(dir, "client.conf"), clientCheck, dir)
 	}
 	onHost := func(want ...string) resource.TestCheckFunc {
 		return func(*terraform.State) error {
@@ -138,8 +142,8 @@ resource "kha_handover" "lb1" {
 			if got := regexp.MustCompile(`10\.0\.0\.\d+/24 dev eth0`).FindAllString(string(b), -1); strings.Join(got, ",") != strings.Join(want, ",") {
 				return fmt.Errorf("keepalived holds %q, want %q", got, want)
 			}
-			if _, err := os.Stat(filepath.Join(dir, ".keepalived.conf.kha.handover")); !os.IsNotExist(err) {
-				return fmt.Errorf("the handover's record is on the host (%v)", err)
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*.kha.handover")); len(left) > 0 {
+				return fmt.Errorf("the handover's record is on the host: %v", left)
 			}
 			return nil
 		}

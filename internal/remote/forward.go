@@ -107,7 +107,7 @@ func (f *forwardedConn) Write(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	case <-fired:
 		// The connection is of no further use: a write may still land.
-		f.Close()
+		_ = f.Close() // always nil
 		return 0, os.ErrDeadlineExceeded
 	}
 }

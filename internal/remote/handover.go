@@ -13,8 +13,9 @@ import (
 // A handover moves where a service listens (a load balancer's port, a
 // VIP's address) without a moment in which a client has nowhere to go:
 // the apply that moves it puts an interim configuration in place that
-// serves the previous places beside the new ones, and leaves next to it a
-// HandoverRecord with the final configuration. Once the clients have
+// serves the previous places beside the new ones, and leaves a
+// HandoverRecord with the final configuration next to the file that names
+// the resource (its id's). Once the clients have
 // moved, Handover (the item of kha_handover) puts the final one in place
 // through the same steps as any file (validate, reload, verify) and
 // removes the record.
@@ -23,6 +24,8 @@ import (
 // the Handover that ends it, as JSON, in the file HandoverRecordPath
 // names (mode 0600: it holds the final configuration).
 type HandoverRecord struct {
+	// Path is the configuration the handover changes.
+	Path string `json:"path"`
 	// Claim is the owner's claim on the configuration's path.
 	Claim string `json:"claim"`
 	// InterimSHA256 is the digest of the interim configuration: the
@@ -43,14 +46,14 @@ type HandoverRecord struct {
 	Previous []string `json:"previous"`
 }
 
-// HandoverRecordPath is where the record of the configuration at path
-// is: ".<name>.kha.handover" next to it.
+// HandoverRecordPath is where the record of a handover of the resource
+// whose id names path is: ".<name>.kha.handover" next to it.
 func HandoverRecordPath(path string) string {
 	return stdpath.Join(stdpath.Dir(path), "."+stdpath.Base(path)+".kha.handover")
 }
 
-// RecordFile is the record as the file that keeps it next to the
-// configuration at path.
+// RecordFile is the record as the file that keeps it, next to path (the
+// file the resource's id names).
 func (h HandoverRecord) RecordFile(path string) (File, error) {
 	raw, err := json.Marshal(h)
 	if err != nil {
@@ -59,32 +62,32 @@ func (h HandoverRecord) RecordFile(path string) (File, error) {
 	return File{Path: HandoverRecordPath(path), Content: raw, Mode: 0o600}, nil
 }
 
-// Handover ends the handover of the configuration at ConfigPath, if one
-// is pending: the host serves only the final configuration afterwards.
-// Its digest is that of "no handover pending"; a record on the host is
-// drift. Remove leaves the host as it is.
+// Handover ends the pending handover of the resource whose id names Path,
+// if there is one: the host serves only the final configuration
+// afterwards. Its digest is that of "no handover pending"; a record on the
+// host is drift. Remove leaves the host as it is.
 type Handover struct {
-	ConfigPath string
+	Path string
 	// Verifier decodes a record's verification; nil, or a nil result,
 	// proves nothing beyond the reload.
 	Verifier func(raw json.RawMessage) (Verifier, error)
 }
 
 // Place is the record's path: one kha_handover per configuration.
-func (h Handover) Place() (path, marker string) { return HandoverRecordPath(h.ConfigPath), "" }
+func (h Handover) Place() (path, marker string) { return HandoverRecordPath(h.Path), "" }
 
 // Reload is empty: a rollback of another item never reloads for this one.
 func (h Handover) Reload() string { return "" }
 
 // Digest is the digest of a host with no handover pending.
-func (h Handover) Digest() string { return SHA256([]byte("no handover pending for " + h.ConfigPath)) }
+func (h Handover) Digest() string { return SHA256([]byte("no handover pending for " + h.Path)) }
 
 // Drift says which handover is pending.
 func (h Handover) Drift(o Observed) string {
 	if o.SHA256 == h.Digest() {
 		return ""
 	}
-	return h.ConfigPath + ": " + o.State
+	return o.State
 }
 
 // observe reads the record.
@@ -93,7 +96,7 @@ func (h Handover) observe(ctx context.Context, c *Client) (Observed, error) {
 	if err != nil || record == nil {
 		return Observed{Exists: true, SHA256: h.Digest()}, err
 	}
-	return Observed{Exists: true, SHA256: SHA256(raw), State: "a handover is pending: it still serves " +
+	return Observed{Exists: true, SHA256: SHA256(raw), State: record.Path + ": a handover is pending: it still serves " +
 		strings.Join(record.Previous, ", ") + " besides its own address"}, nil
 }
 
@@ -108,7 +111,11 @@ func (h Handover) read(ctx context.Context, c *Client) (*HandoverRecord, []byte,
 		return nil, nil, err
 	}
 	var record HandoverRecord
-	if err := json.Unmarshal(raw, &record); err != nil {
+	err = json.Unmarshal(raw, &record)
+	if err == nil {
+		err = checkPath(record.Path)
+	}
+	if err != nil {
 		return nil, nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("not a handover record: %w", err)}
 	}
 	return &record, raw, nil
@@ -125,33 +132,33 @@ func (h Handover) put(ctx context.Context, c *Client) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if record == nil {
-		c.log(ctx, LevelDebug, "no handover pending", map[string]any{"path": h.ConfigPath})
+		c.log(ctx, LevelDebug, "no handover pending", map[string]any{"path": h.Path})
 		return Outcome{Unchanged: true}, nil
 	}
-	recordFile := File{Path: HandoverRecordPath(h.ConfigPath)}
-	seen, err := c.Observe(ctx, []Item{File{Path: h.ConfigPath}})
+	recordFile := File{Path: HandoverRecordPath(h.Path)}
+	seen, err := c.Observe(ctx, []Item{File{Path: record.Path}})
 	if err != nil {
 		return Outcome{}, err
 	}
 	switch seen[0].SHA256 {
 	case SHA256([]byte(record.Final)):
-		c.log(ctx, LevelInfo, "the final configuration is in place already; removing the handover's record", map[string]any{"path": h.ConfigPath})
+		c.log(ctx, LevelInfo, "the final configuration is in place already; removing the handover's record", map[string]any{"path": record.Path})
 		return Outcome{}, c.Remove(ctx, recordFile, "")
 	case record.InterimSHA256:
 	default:
 		// Changed by its own resource since (or by hand): that resource's
 		// drift check and next apply decide what it serves.
-		c.log(ctx, LevelWarn, "the configuration changed since its handover began; leaving it to its resource", map[string]any{"path": h.ConfigPath})
+		c.log(ctx, LevelWarn, "the configuration changed since its handover began; leaving it to its resource", map[string]any{"path": record.Path})
 		return Outcome{}, c.Remove(ctx, recordFile, "")
 	}
-	final := File{Path: h.ConfigPath, Content: []byte(record.Final), Mode: record.Mode, ValidateCommand: record.ValidateCommand,
+	final := File{Path: record.Path, Content: []byte(record.Final), Mode: record.Mode, ValidateCommand: record.ValidateCommand,
 		ReloadCommand: record.ReloadCommand, Claim: &Claim{ID: record.Claim}, keepModeOwner: true, expectSHA256: record.InterimSHA256}
 	if h.Verifier != nil && len(record.Verification) > 0 && string(record.Verification) != "null" {
 		if final.Verify, err = h.Verifier(record.Verification); err != nil {
-			return Outcome{}, &StepError{Host: c.cfg.Address(), Step: "read", Path: HandoverRecordPath(h.ConfigPath), Err: err}
+			return Outcome{}, &StepError{Host: c.cfg.Address(), Step: "read", Path: recordFile.Path, Err: err}
 		}
 	}
-	c.log(ctx, LevelInfo, "ending the handover: the previous places go", map[string]any{"path": h.ConfigPath,
+	c.log(ctx, LevelInfo, "ending the handover: the previous places go", map[string]any{"path": record.Path,
 		"previous": strings.Join(record.Previous, ",")})
 	if _, err := final.put(ctx, c); err != nil {
 		return Outcome{}, err

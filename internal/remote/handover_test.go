@@ -39,7 +39,7 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 		if _, err := c.Put(ctx, File{Path: target, Content: []byte(interim), Claim: owner}); err != nil {
 			t.Fatal(err)
 		}
-		record := HandoverRecord{Claim: "lb", InterimSHA256: SHA256([]byte(interim)), Final: final, Mode: 0o644,
+		record := HandoverRecord{Path: target, Claim: "lb", InterimSHA256: SHA256([]byte(interim)), Final: final, Mode: 0o644,
 			ValidateCommand: validate, ReloadCommand: "echo reloaded >> " + reloads, Previous: []string{"0.0.0.0:8443"},
 			Verification: json.RawMessage(`"fail"`)}
 		f, err := record.RecordFile(target)
@@ -49,7 +49,7 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 		if _, err := c.Put(ctx, f); err != nil {
 			t.Fatal(err)
 		}
-		return Handover{ConfigPath: target}
+		return Handover{Path: target}
 	}
 	recordLeft := func() bool { _, err := os.Stat(HandoverRecordPath(target)); return err == nil }
 
@@ -116,7 +116,7 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 	})
 	t.Run("another owner's claim", func(t *testing.T) {
 		h := start(t, "")
-		other := HandoverRecord{Claim: "someone else", InterimSHA256: SHA256([]byte(interim)), Final: final, Mode: 0o644}
+		other := HandoverRecord{Path: target, Claim: "someone else", InterimSHA256: SHA256([]byte(interim)), Final: final, Mode: 0o644}
 		f, _ := other.RecordFile(target)
 		if _, err := c.Put(ctx, f); err != nil {
 			t.Fatal(err)

@@ -381,7 +381,13 @@ if command -v flock >/dev/null; then
   while :; do
     [ -e "$locks" ] || [ -L "$locks" ] || mkdir -m 0700 -- "$locks" 2>/dev/null || [ -d "$locks" ] ||
       mkdir -m 0700 -- "$locks" || exit $EXIT_MAKE_LOCK_DIR
-    if [ -L "$locks" ] || ! cd -- "$locks" 2>/dev/null || [ ! -O . ]; then
+    entered=0
+    if [ ! -L "$locks" ]; then
+      if cd -- "$locks" 2>/dev/null; then entered=1
+      elif [ ! -e "$locks" ]; then continue # its holder removed it between the look and the cd: make it again
+      fi
+    fi
+    if [ $entered = 0 ] || [ ! -O . ]; then
       echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
       exit $EXIT_LOCK_DIR
     fi
@@ -471,7 +477,9 @@ type blockReadArgs struct {
 // connection), or no verdict within $confirm seconds of the reload, puts the previous
 // pair back and runs the reload command again. A kept change leaves the
 // previous pair in .<name>.kha.previous next to the target, for a
-// rollback by hand.
+// rollback by hand. The second change moves the first's .previous, the
+// pair found before kha, to .<name>.kha.original, which later changes
+// never replace.
 var certScript = newScript[certArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 if [ ! -f "$ca_cert" ] || [ ! -f "$ca_key" ]; then
@@ -541,7 +549,8 @@ watchdog=$!
 echo "$WORD_RELOADED" 2>/dev/null && IFS= read -r verdict && [ "$verdict" = "$WORD_KEEP" ] || put_back $EXIT_VERIFY
 trap '' HUP INT TERM
 kill "$watchdog" 2>/dev/null
-kept=$dir/.$base.kha.previous
+kept=$dir/.$base.kha.previous original=$dir/.$base.kha.original
+if [ -d "$kept" ] && [ ! -e "$original" ]; then mv -- "$kept" "$original" || exit $EXIT_OK; fi
 mkdir -p -m 0700 -- "$kept" || exit $EXIT_OK
 for f in "$base:previous.crt" "${key##*/}:previous.key"; do
   [ ! -e "${f##*:}" ] || mv -f -- "${f##*:}" "$kept/${f%:*}"

@@ -7,7 +7,10 @@
 
 # The run's clock and verdict: log WHAT prints the seconds since $start.
 log() { echo "== [$(($(date +%s) - start))s] $*"; }
-fail() { echo "${E2E_NAME:-E2E} FAILED: $*" >&2; exit 1; }
+fail() { # the evidence first: $on_fail, when a stage sets it, prints what it gathered
+  [ -z "${on_fail:-}" ] || eval "$on_fail" >&2
+  echo "${E2E_NAME:-E2E} FAILED: $*" >&2; exit 1
+}
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 # e2e_start LOCK WHAT: as root, holding LOCK (on fd 9) for the run, with the

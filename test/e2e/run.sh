@@ -21,7 +21,8 @@
 #      kubeconfig (0 failed requests); then the VIP's port moves in one
 #      apply (kha_handover): both ports served until every kubeconfig and
 #      cluster-info have moved, then the old one dropped (0 failed
-#      requests, an outside client through the VIP included);
+#      requests, an outside client through the VIP included), and so
+#      does the VIP's address, its certificates re-issued first;
 #   6. kube-vip from kha_kube_vip's manifests on h1-h3: one holder of a
 #      second VIP, which moves when its kube-vip stops, its node leaves or
 #      its apiserver stops answering;
@@ -71,16 +72,16 @@ work=$T/tf && cp -r examples/ha-cluster "$work"
 dev_provider "$T"
 draining='' removed='' # control-plane nodes on their way out (stage 7)
 extra_sans='[]' pki_dir='' admin_conf='' # a second API name, the certificates and ConfigMaps kha manages (stage 5)
-vip_port=8443 external_kubeconfigs='[]' # the VIP's port, and an outside client's kubeconfig on h1 (stage 5)
+vip_address=10.77.0.100 vip_port=8443 external_kubeconfigs='[]' # the VIP, its port, and an outside client's kubeconfig on h1 (stage 5)
 vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terraform.tfvars.json
   jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert /etc/kha/pki/apiserver.crt \
     --arg draining "$draining" --arg removed "$removed" --argjson extra_sans "$extra_sans" \
-    --arg pki_dir "$pki_dir" --arg admin_conf "$admin_conf" --argjson vip_port "$vip_port" --argjson external_kubeconfigs "$external_kubeconfigs" \
+    --arg pki_dir "$pki_dir" --arg admin_conf "$admin_conf" --arg vip "$vip_address" --argjson vip_port "$vip_port" --argjson external_kubeconfigs "$external_kubeconfigs" \
     --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" \
     --arg hl "$(start_or_reload /etc/kha/haproxy-local.pid 'haproxy -W -D -f /etc/kha/haproxy-local.cfg' USR2)" \
     --arg hv "$(start_or_reload /etc/kha/haproxy-vip.pid 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg' USR2)" \
     --arg ng "$(start_or_reload /etc/kha/nginx.pid 'nginx -c /etc/kha/nginx.conf' HUP)" \
-    --arg ka "$(start_or_reload /etc/kha/keepalived.pid 'keepalived -f /etc/kha/keepalived.conf -p /etc/kha/keepalived.pid -r /etc/kha/vrrp.pid -c /etc/kha/checkers.pid' HUP)" \
+    --arg ka "$(start_or_reload /etc/kha/keepalived.pid 'setsid -f keepalived -n -l -D -f /etc/kha/keepalived.conf -p /etc/kha/keepalived.pid -r /etc/kha/vrrp.pid -c /etc/kha/checkers.pid >> /etc/kha/keepalived.log 2>&1 < /dev/null' HUP)" \
     --arg hls "$(stop /etc/kha/haproxy-local.pid /etc/kha/haproxy-local.sock)" --arg hvs "$(stop /etc/kha/haproxy-vip.pid)" \
     --arg ngs "$(stop /etc/kha/nginx.pid)" --arg kas "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)" '{
     access_mode: $mode,
@@ -89,7 +90,7 @@ vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terrafo
                          | map(select(.name != $removed) | if .name == $draining then . + {draining: true} else . end),
     worker_nodes: [{name: "h4", ip: "10.77.0.14", local_lb: "haproxy"}, {name: "h5", ip: "10.77.0.15", local_lb: "nginx"}],
     lb_nodes: [{name: "h4", ip: "10.77.0.14", priority: 150}, {name: "h5", ip: "10.77.0.15", priority: 100}],
-    vip: "10.77.0.100", vip_port: $vip_port, ca_file: "/etc/kha/ca.crt", kubeconfig_paths: ["/etc/kha/kubelet.conf"],
+    vip: $vip, vip_port: $vip_port, ca_file: "/etc/kha/ca.crt", kubeconfig_paths: ["/etc/kha/kubelet.conf"],
     external_kubeconfig_paths: $external_kubeconfigs,
     apiserver_certificate_path: (if $check then $cert else null end), extra_cert_sans: $extra_sans,
     pki_dir: (if $pki_dir == "" then null else $pki_dir end), admin_kubeconfig_path: (if $admin_conf == "" then null else $admin_conf end),
@@ -434,6 +435,28 @@ echo "  h5 read cluster-info anonymously from $discovered, verified against the 
 
 log "the VIP's port moves from 8443 to 9443 in one apply while every node and an outside client through the VIP send requests"
 kc_server() { "$kubectl" config view --kubeconfig "$1" -o jsonpath='{.clusters[0].cluster.server}'; }
+# handover_apply WHAT LOG COUNT SERVED OLD: apply while the load runs, then
+# check from the provider's log (LOG) that COUNT handovers began and
+# ended, and in order: every load balancer or VIP served old and new, then
+# the outside client's kubeconfig moved, then OLD went.
+handover_apply() {
+  vars every_node 4 true
+  local t0 began='handing over: the previous places stay served' ended='ending the handover: the previous places go'
+  t0=$(date +%s%N)
+  TF_LOG_PROVIDER=DEBUG TF_LOG_PATH=$2 tf apply -auto-approve
+  load_stop "$1"
+  echo "  the apply took $(ms_since "$t0") ms with the load's 4 s"
+  [ "$(grep -c "$began" "$2")" = "$3" ] && [ "$(grep -c "$ended" "$2")" = "$3" ] ||
+    fail "the provider's log does not show $3 handovers begin and end"
+  line_of() { grep -n "$1" "$2" | sed -n "${3}p" | cut -d: -f1; }
+  ms_at() { sed -n "${1}p" "$2" | awk '{split($1, t, /[T.]/); split(t[2], c, ":"); print ((c[1] * 60 + c[2]) * 60 + c[3]) * 1000 + substr(t[3], 1, 3)}'; }
+  local first last moved dropped gone
+  first=$(line_of "$began" "$2" 1) last=$(line_of "$began" "$2" '$') dropped=$(line_of "$ended" "$2" 1) gone=$(line_of "$ended" "$2" '$')
+  moved=$(line_of 'uploading and validating.*path=/etc/kha/admin-vip.conf' "$2" 1)
+  [ -n "$moved" ] && [ "$last" -lt "$moved" ] && [ "$moved" -lt "$dropped" ] ||
+    fail "not in order: old and new served (log line $last), the client moved ($moved), $5 dropped ($dropped)"
+  echo "  in order: $4, the outside client's kubeconfig moved $(( $(ms_at "$moved" "$2") - $(ms_at "$first" "$2") )) ms later, then $5 went; both served for $(( $(ms_at "$gone" "$2") - $(ms_at "$first" "$2") )) ms"
+}
 outside=$T/hosts/h1/etc-kha/admin-vip.conf
 cp "$T/hosts/h1/etc-kha/admin.conf" "$outside"
 external_kubeconfigs='["/etc/kha/admin-vip.conf"]'
@@ -442,25 +465,7 @@ tf apply -auto-approve
 [ "$(kc_server "$outside")" = https://10.77.0.100:8443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
 load_start h1 h2 h3 h4 h5 h6 h1-vip
 vip_port=9443
-vars every_node 4 true
-t0=$(date +%s%N)
-TF_LOG_PROVIDER=DEBUG TF_LOG_PATH=$T/apply-port.tflog tf apply -auto-approve
-load_stop "the VIP's move to port 9443"
-echo "  the apply took $(ms_since "$t0") ms with the load's 4 s"
-# The order, from the provider's log: each HAProxy on the VIP serves both
-# ports, then the outside client's kubeconfig moves, then the old port goes.
-line_of() { grep -n "$1" "$T/apply-port.tflog" | sed -n "${2}p" | cut -d: -f1; }
-served=$(line_of 'handing over: the previous places stay served' '$') moved=$(line_of 'uploading and validating.*path=/etc/kha/admin-vip.conf' 1)
-dropped=$(line_of 'ending the handover: the previous places go' 1)
-[ "$(grep -c 'handing over: the previous places stay served' "$T/apply-port.tflog")" = 2 ] || fail "the provider's log does not show both HAProxies serving the two ports"
-[ -n "$moved" ] && [ -n "$dropped" ] && [ "$served" -lt "$moved" ] && [ "$moved" -lt "$dropped" ] ||
-  fail "not in order: both ports served (log line $served), the client moved ($moved), the old port dropped ($dropped)"
-[ "$(grep -c 'ending the handover: the previous places go' "$T/apply-port.tflog")" = 2 ] || fail "the provider's log does not show both handovers ending"
-ms_at() { # LINE: the provider log's timestamp on that line, in ms of the day
-  sed -n "${1}p" "$T/apply-port.tflog" | awk '{split($1, t, /[T.]/); split(t[2], c, ":"); print ((c[1] * 60 + c[2]) * 60 + c[3]) * 1000 + substr(t[3], 1, 3)}'
-}
-first_served=$(line_of 'handing over: the previous places stay served' 1) last_dropped=$(line_of 'ending the handover: the previous places go' '$')
-echo "  in order: both HAProxies on the VIP served 8443 and 9443, the outside client's kubeconfig moved $(( $(ms_at "$moved") - $(ms_at "$first_served") )) ms later, then 8443 went; both ports served for $(( $(ms_at "$last_dropped") - $(ms_at "$first_served") )) ms"
+handover_apply "the VIP's move to port 9443" "$T/apply-port.tflog" 2 "both HAProxies on the VIP served 8443 and 9443" "8443"
 [ "$(kc_server "$outside")" = https://10.77.0.100:9443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
 for h in h4 h5; do
   [ "$(grep -c 'bind 10.77.0.100:' "$T/hosts/$h/etc-kha/haproxy-vip.cfg")" = 1 ] && grep -q 'bind 10.77.0.100:9443' "$T/hosts/$h/etc-kha/haproxy-vip.cfg" ||
@@ -474,6 +479,37 @@ cm_value kube-public cluster-info kubeconfig > "$T/discovery-9443.conf"
 discovered=$(kc_server "$T/discovery-9443.conf")
 [ "$discovered" = https://10.77.0.100:9443 ] || fail "cluster-info names $discovered"
 echo "  the VIP serves 9443 alone; the outside client's kubeconfig, the node-local fallbacks and cluster-info name it"
+tf plan -detailed-exitcode
+
+log "the VIP moves from 10.77.0.100 to 10.77.0.101 in one apply under the same load: the apiserver certificates gain the address node by node, keepalived holds both addresses and HAProxy binds both until every client has moved"
+held() { ip -n "kha-$1" -br addr show eth0 | grep -o '10\.77\.0\.10[01]/' | tr '\n' ' '; }
+on_fail='echo "who held the VIPs:"; cat "$T/vip-holders.log"; tail -n 30 "$T"/hosts/h[45]/etc-kha/keepalived.log'
+load_start h1 h2 h3 h4 h5 h6 h1-vip
+# Who holds which address, every 10 ms, for the record of a failure.
+(last=''; while [ ! -f "$T/load.stop" ]; do
+   now="h4: $(held h4)h5: $(held h5)"; [ "$now" = "$last" ] || echo "$(date +%T.%N | cut -c1-12) $now"; last=$now; sleep 0.01
+ done) > "$T/vip-holders.log" 2>&1 &
+vip_address=10.77.0.101
+handover_apply "the VIP's move to 10.77.0.101" "$T/apply-vip.tflog" 4 "HAProxy and keepalived on h4 and h5 held both addresses" "10.77.0.100"
+[ "$(kc_server "$outside")" = https://10.77.0.101:9443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
+[ "$(held h4)" = "10.77.0.101/ " ] && [ -z "$(held h5)" ] || fail "h4 holds '$(held h4)', h5 '$(held h5)': want 10.77.0.101 on h4 alone"
+for h in h4 h5; do
+  [ "$(grep -c 'bind 10.77.0.10' "$T/hosts/$h/etc-kha/haproxy-vip.cfg")" = 1 ] && grep -q 'bind 10.77.0.101:9443' "$T/hosts/$h/etc-kha/haproxy-vip.cfg" &&
+    [ "$(grep -c '10.77.0.10[01]/24 dev eth0' "$T/hosts/$h/etc-kha/keepalived.conf")" = 1 ] &&
+    grep -q '10.77.0.101/24 dev eth0' "$T/hosts/$h/etc-kha/keepalived.conf" || fail "$h's HAProxy or keepalived still has the old VIP"
+  left=$(find "$T/hosts/$h/etc-kha" -maxdepth 1 -name '.*.kha.handover' -printf '%f ')
+  [ -z "$left" ] || fail "$h keeps handover records: $left"
+done
+for i in 1 2 3 6; do
+  echo | ip netns exec "kha-h$i" openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -ext subjectAltName |
+    grep -q 'IP Address:10.77.0.101' || fail "h$i's apiserver certificate lacks the new VIP"
+done
+kc root https://10.77.0.101:9443 >/dev/null || fail "the new VIP"
+! kc root https://10.77.0.100:9443 >/dev/null 2>&1 || fail "the old VIP still serves"
+cm_value kube-public cluster-info kubeconfig > "$T/discovery-101.conf"
+[ "$(kc_server "$T/discovery-101.conf")" = https://10.77.0.101:9443 ] || fail "cluster-info names $(kc_server "$T/discovery-101.conf")"
+echo "  h4 holds 10.77.0.101 alone, every apiserver certificate has it, and the outside client's kubeconfig and cluster-info name it"
+on_fail=''
 tf plan -detailed-exitcode
 log "MetalLB's manifests and kubeadm's configuration against the real apiserver and kubeadm"
 manifests=$T/manifests && cp -r "$here/manifests" "$manifests"
@@ -651,14 +687,15 @@ tf destroy -auto-approve
 for i in 1 2 3 4 5 6; do
   d=$T/hosts/h$i
   # kubeadm's PKI and admin.conf are the test's; destroy leaves the
-  # re-issued certificates, and the pairs they replaced stay next to them.
+  # re-issued certificates, and kubeadm's pairs stay next to them (they
+  # were re-issued twice: for h6 and a name, then for the VIP's address).
   left=$(find "$d/etc-kha" -mindepth 1 \( -path "$d/etc-kha/pki" -prune \) -o ! -name ca.crt ! -name kubelet.conf \
-    ! -name kubelet-restarts ! -name admin.conf ! -name admin-vip.conf -printf '%f ')
+    ! -name kubelet-restarts ! -name admin.conf ! -name admin-vip.conf ! -name keepalived.log -printf '%f ')
   [ -z "$left" ] || fail "h$i still has: $left"
   if [ -d "$d/etc-kha/pki" ]; then
     original=apiserver; [ "$i" != 6 ] || original=apiserver-h6
     for f in crt key; do
-      cmp -s "$d/etc-kha/pki/.apiserver.crt.kha.previous/apiserver.$f" "$pki/$original.$f" || fail "h$i lost the apiserver.$f kubeadm left"
+      cmp -s "$d/etc-kha/pki/.apiserver.crt.kha.original/apiserver.$f" "$pki/$original.$f" || fail "h$i lost the apiserver.$f kubeadm left"
     done
     left=$(find "$d/etc-kha/pki" -mindepth 1 -name '.apiserver.crt.kha-*' -printf '%f ')
     [ -z "$left" ] || fail "h$i still has: $left"
