@@ -141,6 +141,19 @@ func (s Spec) Validate() problem.Problems {
 	return ps
 }
 
+// VIPWithPrefix is the VIP as "address/prefix", the prefix length's
+// default (32, 128 for IPv6) filled in.
+func (s Spec) VIPWithPrefix() string {
+	prefix := s.VIPPrefix
+	if a, err := netip.ParseAddr(s.VIP); prefix == 0 && err == nil {
+		prefix = 32
+		if a.Is6() {
+			prefix = 128
+		}
+	}
+	return fmt.Sprintf("%s/%d", s.VIP, prefix)
+}
+
 // Render returns keepalived.conf for s.Node.
 func Render(s Spec) (string, error) {
 	if ps := s.Validate(); ps.HasErrors() {
@@ -157,13 +170,6 @@ func Render(s Spec) (string, error) {
 		}
 	}
 	sort.Strings(peers)
-	prefix := s.VIPPrefix
-	if prefix == 0 {
-		prefix = 32
-		if netip.MustParseAddr(s.VIP).Is6() {
-			prefix = 128
-		}
-	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# Rendered by kha for %s. Changes made here are reverted by the next apply.", s.Node)
@@ -210,7 +216,7 @@ func Render(s Spec) (string, error) {
 	// new VIP is held unadvertised: a node drops adverts whose addresses
 	// differ from its own, so a pair whose nodes reload one after the other
 	// would each take the other for gone and both hold the VIP.
-	advertised, unadvertised := []string{fmt.Sprintf("%s/%d", s.VIP, prefix)}, []string(nil)
+	advertised, unadvertised := []string{s.VIPWithPrefix()}, []string(nil)
 	if len(s.PreviousVIPs) > 0 {
 		advertised, unadvertised = s.PreviousVIPs, advertised
 	}

@@ -84,9 +84,8 @@ func previousPlaces(pending *pendingHandover, prior, planned []string) []string 
 // interimPlan is an apply's interim configuration: the files that serve
 // the previous places too, and the record that ends it.
 type interimPlan struct {
-	out      rendered
-	previous []string
-	// record is the record's file, filled in by withClaim.
+	out rendered
+	// record is what ends it; putRecord fills in the claim.
 	record remote.HandoverRecord
 	// at is the file the resource's id names, which the record sits next
 	// to (kha_handover finds it by the id).
@@ -103,7 +102,7 @@ func planInterim(ctx context.Context, model, prior any, private privateState, fi
 	}
 	pending, diags := readPendingHandover(ctx, private)
 	var priorPlaces []string
-	if p, ok := prior.(handingOver); ok && prior != nil {
+	if p, ok := prior.(handingOver); ok {
 		priorPlaces = p.places()
 	}
 	previous := previousPlaces(pending, priorPlaces, ho.places())
@@ -116,17 +115,14 @@ func planInterim(ctx context.Context, model, prior any, private privateState, fi
 		return nil, diags
 	}
 	path := ho.handoverPath()
-	finalFile, ok := fileAt(final.files, path)
-	if !ok || len(out.files) != len(final.files) {
+	finalFile, finalOK := fileAt(final.files, path)
+	interimFile, interimOK := fileAt(out.files, path)
+	if !finalOK || !interimOK || len(out.files) != len(final.files) {
 		diags.AddError("Internal Error", fmt.Sprintf("the interim configuration of %s does not match the final one. This is always a bug in the provider.", path))
 		return nil, diags
 	}
-	interimFile, _ := fileAt(out.files, path)
-	record := remote.HandoverRecord{Path: path, InterimSHA256: interimFile.Digest(), Final: string(finalFile.Content), Mode: finalFile.Mode,
+	record := remote.HandoverRecord{Path: path, InterimSHA256: interimFile.Digest(), Final: string(finalFile.Content),
 		ValidateCommand: finalFile.ValidateCommand, ReloadCommand: finalFile.ReloadCommand, Previous: previous}
-	if record.Mode == 0 {
-		record.Mode = 0o644
-	}
 	if v, ok := finalFile.Verify.(json.Marshaler); ok {
 		raw, err := v.MarshalJSON()
 		if err != nil {
@@ -135,8 +131,7 @@ func planInterim(ctx context.Context, model, prior any, private privateState, fi
 		}
 		record.Verification = raw
 	}
-	at, _ := final.files[0].Place() // hostID's
-	return &interimPlan{out: out, previous: previous, record: record, at: at}, diags
+	return &interimPlan{out: out, record: record, at: idPath(final.files)}, diags
 }
 
 // fileAt is the whole file at path among files.
@@ -159,7 +154,7 @@ func (p *interimPlan) putRecord(ctx context.Context, client *remote.Client, clai
 		return err
 	}
 	tflog.Info(ctx, "handing over: the previous places stay served until kha_handover ends it", map[string]any{
-		"path": p.record.Path, "previous": p.previous})
+		"path": p.record.Path, "previous": p.record.Previous})
 	_, err = client.Put(ctx, f)
 	return err
 }
@@ -173,7 +168,7 @@ func removeRecord(ctx context.Context, client *remote.Client, at string) error {
 
 // pending is what the lifecycle remembers of the interim configuration.
 func (p *interimPlan) pending() pendingHandover {
-	return pendingHandover{Previous: p.previous, Interim: desiredDigest(p.out.files)}
+	return pendingHandover{Previous: p.record.Previous, Interim: desiredDigest(p.out.files)}
 }
 
 // acceptInterim counts a host that has the interim configuration of a

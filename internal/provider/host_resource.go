@@ -327,8 +327,13 @@ func desiredDigest(files []remote.Item) string {
 // hostID is the ID of a delivered resource: host:port:path of its first
 // file.
 func hostID(cfg remote.Config, files []remote.Item) string {
+	return cfg.Address() + ":" + idPath(files)
+}
+
+// idPath is the path a delivered resource's id names: its first file's.
+func idPath(files []remote.Item) string {
 	path, _ := files[0].Place()
-	return cfg.Address() + ":" + path
+	return path
 }
 
 // addressOfID returns the host:port part of a hostID, or "".
@@ -717,12 +722,12 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	onHost.files = r.owned(onHost.files, own, h, capture)
 	failed, put, outcomes := r.putAll(ctx, client, m, onHost, diags)
 	own.record(onHost.files, outcomes)
-	if failed && interim != nil {
-		if err := removeRecord(ctx, client, interim.at); err != nil {
-			diags.AddWarning("Handover Record Left on the Host", err.Error())
-		}
-	}
 	if failed {
+		if interim != nil {
+			if err := removeRecord(ctx, client, interim.at); err != nil {
+				diags.AddWarning("Handover Record Left on the Host", err.Error())
+			}
+		}
 		switch {
 		case priorState == nil && put > 0:
 			// Earlier files are on the host: keep a (tainted) state so
@@ -1103,8 +1108,7 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 		}
 	}
 	if _, ok := any(P(&state)).(handingOver); ok && len(out.files) > 0 {
-		at, _ := out.files[0].Place()
-		if err := removeRecord(ctx, client, at); err != nil {
+		if err := removeRecord(ctx, client, idPath(out.files)); err != nil {
 			resp.Diagnostics.AddWarning("Handover Record Left on the Host", err.Error())
 		}
 	}

@@ -336,12 +336,7 @@ func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 		MaxConn:         int(m.MaxConnections.ValueInt64()),
 		Runtime:         lbconfig.Runtime{PIDFile: m.PIDFile.ValueString()},
 	}
-	if m.Listen != nil {
-		s.Listen = append(s.Listen, lbconfig.ListenAddr{Address: m.Listen.Address.ValueString(), Port: int(m.Listen.Port.ValueInt64())})
-		if v6 := m.Listen.IPv6Address.ValueString(); v6 != "" {
-			s.Listen = append(s.Listen, lbconfig.ListenAddr{Address: v6, Port: int(m.Listen.Port.ValueInt64())})
-		}
-	}
+	s.Listen = m.listenAddrs()
 	for _, b := range m.Backends {
 		s.Backends = append(s.Backends, lbconfig.Backend{Name: b.Name.ValueString(), Address: b.Address.ValueString(), Port: int(b.Port.ValueInt64())})
 	}
@@ -535,15 +530,25 @@ func decodeLBVerifier(raw json.RawMessage) (remote.Verifier, error) {
 func (m *lbConfigModel) handoverOn() bool     { return m.Handover.ValueBool() }
 func (m *lbConfigModel) handoverPath() string { return m.ConfigPath.ValueString() }
 
-// places are the listen addresses, "address:port".
-func (m *lbConfigModel) places() []string {
+// listenAddrs are the addresses `listen` binds: its address, then its
+// IPv6 address, on its port.
+func (m *lbConfigModel) listenAddrs() []lbconfig.ListenAddr {
 	if m.Listen == nil {
 		return nil
 	}
 	port := int(m.Listen.Port.ValueInt64())
-	out := []string{endpoints.HostPort(m.Listen.Address.ValueString(), port)}
+	out := []lbconfig.ListenAddr{{Address: m.Listen.Address.ValueString(), Port: port}}
 	if v6 := m.Listen.IPv6Address.ValueString(); v6 != "" {
-		out = append(out, endpoints.HostPort(v6, port))
+		out = append(out, lbconfig.ListenAddr{Address: v6, Port: port})
+	}
+	return out
+}
+
+// places are the listen addresses, "address:port".
+func (m *lbConfigModel) places() []string {
+	var out []string
+	for _, l := range m.listenAddrs() {
+		out = append(out, endpoints.HostPort(l.Address, l.Port))
 	}
 	return out
 }

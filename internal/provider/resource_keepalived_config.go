@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -206,18 +205,10 @@ func (m *keepalivedConfigModel) handoverPath() string { return m.ConfigPath.Valu
 
 // places is the VIP, "address/prefix".
 func (m *keepalivedConfigModel) places() []string {
-	s := m.spec()
-	if s.VIP == "" {
-		return nil
+	if s := m.spec(); s.VIP != "" {
+		return []string{s.VIPWithPrefix()}
 	}
-	prefix := s.VIPPrefix
-	if prefix == 0 {
-		prefix = 32
-		if a, err := netip.ParseAddr(s.VIP); err == nil && a.Is6() {
-			prefix = 128
-		}
-	}
-	return []string{fmt.Sprintf("%s/%d", s.VIP, prefix)}
+	return nil
 }
 
 // renderServing renders a copy of m that holds the extra VIPs too.

@@ -33,9 +33,8 @@ type HandoverRecord struct {
 	InterimSHA256 string `json:"interim_sha256"`
 	// Final is the configuration without the previous places.
 	Final string `json:"final"`
-	// Mode, ValidateCommand and ReloadCommand are the configuration
-	// file's.
-	Mode            uint32 `json:"mode"`
+	// ValidateCommand and ReloadCommand are the configuration file's; its
+	// mode and owner stay those of the interim one.
 	ValidateCommand string `json:"validate_command,omitempty"`
 	ReloadCommand   string `json:"reload_command,omitempty"`
 	// Verification is what proves the final configuration served, in the
@@ -151,7 +150,7 @@ func (h Handover) put(ctx context.Context, c *Client) (Outcome, error) {
 		c.log(ctx, LevelWarn, "the configuration changed since its handover began; leaving it to its resource", map[string]any{"path": record.Path})
 		return Outcome{}, c.Remove(ctx, recordFile, "")
 	}
-	final := File{Path: record.Path, Content: []byte(record.Final), Mode: record.Mode, ValidateCommand: record.ValidateCommand,
+	final := File{Path: record.Path, Content: []byte(record.Final), ValidateCommand: record.ValidateCommand,
 		ReloadCommand: record.ReloadCommand, Claim: &Claim{ID: record.Claim}, keepModeOwner: true, expectSHA256: record.InterimSHA256}
 	if h.Verifier != nil && len(record.Verification) > 0 && string(record.Verification) != "null" {
 		if final.Verify, err = h.Verifier(record.Verification); err != nil {

@@ -36,10 +36,10 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 	// does, with the record of the final one.
 	start := func(t *testing.T, validate string) Handover {
 		t.Helper()
-		if _, err := c.Put(ctx, File{Path: target, Content: []byte(interim), Claim: owner}); err != nil {
+		if _, err := c.Put(ctx, File{Path: target, Content: []byte(interim), Mode: 0o640, Claim: owner}); err != nil {
 			t.Fatal(err)
 		}
-		record := HandoverRecord{Path: target, Claim: "lb", InterimSHA256: SHA256([]byte(interim)), Final: final, Mode: 0o644,
+		record := HandoverRecord{Path: target, Claim: "lb", InterimSHA256: SHA256([]byte(interim)), Final: final,
 			ValidateCommand: validate, ReloadCommand: "echo reloaded >> " + reloads, Previous: []string{"0.0.0.0:8443"},
 			Verification: json.RawMessage(`"fail"`)}
 		f, err := record.RecordFile(target)
@@ -63,6 +63,9 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 		}
 		if got := string(mustRead(t, target)); got != final || recordLeft() {
 			t.Fatalf("after the handover: %q, record left %v", got, recordLeft())
+		}
+		if info, err := os.Stat(target); err != nil || info.Mode().Perm() != 0o640 {
+			t.Fatalf("the final configuration does not keep the interim one's mode: %v %v", info.Mode(), err)
 		}
 		if got := string(mustRead(t, reloads)); got != "reloaded\n" {
 			t.Fatalf("reloads: %q", got)
@@ -116,7 +119,7 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 	})
 	t.Run("another owner's claim", func(t *testing.T) {
 		h := start(t, "")
-		other := HandoverRecord{Path: target, Claim: "someone else", InterimSHA256: SHA256([]byte(interim)), Final: final, Mode: 0o644}
+		other := HandoverRecord{Path: target, Claim: "someone else", InterimSHA256: SHA256([]byte(interim)), Final: final}
 		f, _ := other.RecordFile(target)
 		if _, err := c.Put(ctx, f); err != nil {
 			t.Fatal(err)
