@@ -50,12 +50,13 @@ BEGIN { split("first noop change", phases, " ") }
   for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
   for (p = 1; p <= 3; p++) {
     ph = phases[p]
-    fleet[++rows] = sprintf("| %-18s | %5s | %5s | %3s | %-6s | %7.2f | %7s | %5s | %6.1f / %5s | %6.1f / %5s | %3.1f / %3s | %3.1f / %3s | %4.1f / %4s | %5s / %5s |",
+    state = metric(ph "-state-B/host")
+    fleet[++rows] = sprintf("| %-18s | %5s | %5s | %3s | %-6s | %7.2f | %7s | %5s | %6.1f / %5s | %6s | %6.1f / %5s | %3.1f / %3s | %3.1f / %3s | %4.1f / %4s | %5s / %5s | %5s |",
       res, hosts, rtt, par, ph, metric(ph "-s"), num(metric("raw-" ph "-s"), "%.2f"), ratio(metric(ph "-s"), metric("raw-" ph "-s")),
-      metric(ph "-ctl-ms/host"), num(metric("raw-" ph "-ctl-ms/host"), "%.1f"), metric(ph "-sshd-ms/host"), num(metric("raw-" ph "-sshd-ms/host"), "%.1f"),
+      metric(ph "-ctl-ms/host"), num(metric("raw-" ph "-ctl-ms/host"), "%.1f"), num(metric(ph "-provider-ms/host"), "%.1f"), metric(ph "-sshd-ms/host"), num(metric("raw-" ph "-sshd-ms/host"), "%.1f"),
       metric(ph "-conns/host"), num(metric("raw-" ph "-conns/host"), "%.1f"), metric(ph "-sessions/host"), num(metric("raw-" ph "-sessions/host"), "%.1f"),
       metric(ph "-procs/host"), num(metric("raw-" ph "-procs/host"), "%.1f"),
-      num(metric(ph "-rtts/host"), "%.1f"), num(metric("raw-" ph "-rtts/host"), "%.1f"))
+      num(metric(ph "-rtts/host"), "%.1f"), num(metric("raw-" ph "-rtts/host"), "%.1f"), state == "-" ? "-" : sprintf("%.1f", state / 1000))
   }
   if (rtt != "-") {
     net = rtt SUBSEP par SUBSEP hosts
@@ -72,9 +73,10 @@ BEGIN { split("first noop change", phases, " ") }
   name = $1; sub(/^Benchmark[A-Za-z]+\//, "", name); sub(/-[0-9]+$/, "", name)
   delete m
   for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
-  scale[++srows] = sprintf("| %-34s | %6s | %7s | %7s | %8s | %6s | %7s | %5s / %5s / %5s |", name,
+  scale[++srows] = sprintf("| %-34s | %6s | %7s | %7s | %8s | %6s | %7s | %5s / %5s / %5s | %5s / %5s / %5s |", name,
     metric("plan-s"), metric("plan-cpu-s"), metric("apply-s"), metric("apply-cpu-s"), metric("noop-s"), metric("noop-cpu-s"),
-    metric("plan-cpu-ms/res"), metric("apply-cpu-ms/res"), metric("noop-cpu-ms/res"))
+    metric("plan-cpu-ms/res"), metric("apply-cpu-ms/res"), metric("noop-cpu-ms/res"),
+    metric("plan-provider-cpu-s"), metric("apply-provider-cpu-s"), metric("noop-provider-cpu-s"))
 }
 # The floor res is compared with in net at phase ph.
 function floor_of(res, net, ph) {
@@ -90,10 +92,10 @@ function versus(a, b, net, ph) {
 }
 END {
   if (rows) {
-    print "Fleet: each resource through its CLI vs the raw x/crypto/ssh floor (per host: resource / floor)"
+    print "Fleet: each resource through its CLI vs the raw x/crypto/ssh floor (per host: resource / floor; state kB: Terraform'\''s state after an apply)"
     print ""
-    print "| resource           | hosts | rtt   | P   | phase  | CLI s   | floor s | ratio | controller ms   | sshd ms         | conns     | sessions  | processes   | round trips   |"
-    print "|--------------------|------:|------:|----:|--------|--------:|--------:|------:|----------------:|----------------:|----------:|----------:|------------:|--------------:|"
+    print "| resource           | hosts | rtt   | P   | phase  | CLI s   | floor s | ratio | controller ms   | of it provider ms | sshd ms         | conns     | sessions  | processes   | round trips   | state kB |"
+    print "|--------------------|------:|------:|----:|--------|--------:|--------:|------:|----------------:|------:|----------------:|----------:|----------:|------------:|--------------:|------:|"
     for (i = 1; i <= rows; i++) print fleet[i]
     print ""
   }
@@ -140,8 +142,8 @@ END {
   if (srows) {
     print "Scale: through the terraform CLI (controller CPU: terraform and the provider; apply includes its plan; no-op: a plan with refresh after the apply)"
     print ""
-    print "| configuration                      | plan s | plan CPU s | apply s | apply CPU s | no-op s | no-op CPU s | CPU ms per resource: plan / apply / no-op |"
-    print "|------------------------------------|-------:|--------:|--------:|---------:|-------:|--------:|----------------------:|"
+    print "| configuration                      | plan s | plan CPU s | apply s | apply CPU s | no-op s | no-op CPU s | CPU ms per resource: plan / apply / no-op | of the CPU, the provider s: plan / apply / no-op |"
+    print "|------------------------------------|-------:|--------:|--------:|---------:|-------:|--------:|----------------------:|----------------------:|"
     for (i = 1; i <= srows; i++) print scale[i]
   }
 }'

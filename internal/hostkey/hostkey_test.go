@@ -90,15 +90,19 @@ func TestPin(t *testing.T) {
 
 func TestAlgorithms(t *testing.T) {
 	ed25519, rsa, ca := testhost.NewKey(t).Signer.PublicKey(), testhost.RSAKey(t).Signer.PublicKey(), testhost.NewKey(t).Signer.PublicKey()
+	ecdsa := testhost.NewECDSAKey(t).Signer.PublicKey()
 	for _, tc := range []struct {
 		name              string
 		keys, authorities []ssh.PublicKey
 		want              []string
 	}{
 		{"nothing known", nil, nil, firstUseAlgorithms},
-		{"keys: their types, then their certificates", []ssh.PublicKey{rsa, ed25519}, nil, []string{
-			ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoED25519,
-			ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01, ssh.CertAlgoED25519v01}},
+		{"keys as ssh-keyscan lists them: their types in OpenSSH's order, then their certificates",
+			[]ssh.PublicKey{rsa, ecdsa, ed25519}, nil, []string{
+				ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256,
+				ssh.CertAlgoED25519v01, ssh.CertAlgoECDSA256v01, ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01}},
+		{"RSA alone", []ssh.PublicKey{rsa}, nil, []string{
+			ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.CertAlgoRSASHA512v01, ssh.CertAlgoRSASHA256v01}},
 		{"a CA: certificates first", []ssh.PublicKey{ed25519}, []ssh.PublicKey{ca}, append(slices.Clone(certAlgorithms), ssh.KeyAlgoED25519)},
 		{"a CA alone", nil, []ssh.PublicKey{ca}, certAlgorithms},
 	} {

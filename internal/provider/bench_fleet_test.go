@@ -282,6 +282,12 @@ type phase struct {
 	// roundTrips is -1 without relays.
 	roundTrips int
 	hosts      int
+	// stateBytes is the size of Terraform's state after the phase; 0 for
+	// phases that keep none.
+	stateBytes int64
+	// providerCPU is the provider processes' share of controllerCPU; 0
+	// where there is no provider or it did not say (an earlier build).
+	providerCPU time.Duration
 }
 
 func (p phase) report(b *testing.B, prefix string) {
@@ -294,6 +300,12 @@ func (p phase) report(b *testing.B, prefix string) {
 	b.ReportMetric(float64(p.procs)/n, prefix+p.name+"-procs/host")
 	if p.roundTrips >= 0 {
 		b.ReportMetric(float64(p.roundTrips)/n, prefix+p.name+"-rtts/host")
+	}
+	if p.providerCPU > 0 {
+		b.ReportMetric(float64(p.providerCPU.Milliseconds())/n, prefix+p.name+"-provider-ms/host")
+	}
+	if p.stateBytes > 0 {
+		b.ReportMetric(float64(p.stateBytes)/n, prefix+p.name+"-state-B/host")
 	}
 }
 
@@ -479,14 +491,18 @@ func (f *fleet) processCounters(b testing.TB) []int {
 func (f *fleet) terraform(b *testing.B, tf, bin string) []phase {
 	terraform := devTerraform(b, tf, f.work, bin)
 	parallelism := fmt.Sprintf("-parallelism=%d", f.network.parallelism)
+	// providerCPU is the last command's provider processes' CPU.
+	var providerCPU time.Duration
 	run := func(args ...string) (time.Duration, error) {
 		cmd := terraform(append(args, parallelism)...)
+		providerUsage := providerCPUOf(b, cmd, args[0])
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
 		if err != nil {
 			return 0, fmt.Errorf("terraform %s: %v\n%s", args[0], err, out.String())
 		}
+		providerCPU = providerUsage()
 		// wait4's usage covers terraform and the provider processes it ran.
 		return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 	}
@@ -499,11 +515,26 @@ func (f *fleet) terraform(b *testing.B, tf, bin string) []phase {
 			return cpu
 		}
 	}
+	// phaseOf measures a terraform command as a phase, with the provider's
+	// share of its CPU and, after an apply, the state it leaves, whose size
+	// sets what Terraform spends writing it after each resource.
+	phaseOf := func(name string, args ...string) phase {
+		p := f.measure(b, name, timed(must(args...)))
+		p.providerCPU = providerCPU
+		if args[0] == "apply" {
+			info, err := os.Stat(filepath.Join(f.work, "terraform.tfstate"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.stateBytes = info.Size()
+		}
+		return p
+	}
 	f.variables(b, 1)
-	phases := []phase{f.measure(b, "first", timed(must("apply", "-auto-approve")))}
-	phases = append(phases, f.measure(b, "noop", timed(must("plan", "-detailed-exitcode"))))
+	phases := []phase{phaseOf("first", "apply", "-auto-approve")}
+	phases = append(phases, phaseOf("noop", "plan", "-detailed-exitcode"))
 	f.variables(b, 2)
-	phases = append(phases, f.measure(b, "change", timed(must("apply", "-auto-approve"))))
+	phases = append(phases, phaseOf("change", "apply", "-auto-approve"))
 	b.StopTimer()
 	must("destroy", "-auto-approve")()
 	b.StartTimer()
@@ -625,6 +656,7 @@ func copyFixture(b *testing.B, name, work string) {
 func runScale(b *testing.B, terraform func(args ...string) *exec.Cmd, work string, resources int, apply bool) {
 	run := func(phase string, args ...string) {
 		cmd := terraform(args...)
+		providerCPU := providerCPUOf(b, cmd, phase)
 		start := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("terraform %s: %v\n%s", args[0], err, out)
@@ -633,6 +665,9 @@ func runScale(b *testing.B, terraform func(args ...string) *exec.Cmd, work strin
 		b.ReportMetric(wall.Seconds(), phase+"-s")
 		b.ReportMetric(cpu.Seconds(), phase+"-cpu-s")
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(resources), phase+"-cpu-ms/res")
+		if provider := providerCPU(); provider > 0 {
+			b.ReportMetric(provider.Seconds(), phase+"-provider-cpu-s")
+		}
 	}
 	run("plan", "plan")
 	if !apply {

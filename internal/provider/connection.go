@@ -72,7 +72,7 @@ var sshFields = []sshField{
 	{name: "agent", kind: "bool", description: "Authenticate with the SSH agent at `SSH_AUTH_SOCK`."},
 	{name: "agent_identity", kind: "string", description: "Use only the agent key with this comment or SHA256 fingerprint."},
 	{name: "host_key", kind: "string", description: "The host's public key of any type (`ssh-ed25519 AAAA…`, `ecdsa-sha2-nistp256 AAAA…`, `ssh-rsa AAAA…`: a line of `ssh-keyscan` without the host name), or the key of the CA that signs its host certificate. kha asks the host for a key of that type, so pinning one of a host's several keys is enough. The connection is refused when the host presents another key."},
-	{name: "known_hosts", kind: "string", description: "known_hosts content (not a path) to verify host keys with, e.g. the output of `ssh-keyscan` as it is; hashed names and `@cert-authority` lines are honoured, and the host is asked for a key of a type listed for it. Convenient on `default_ssh` for many hosts. The plan fails when it has no line for the host."},
+	{name: "known_hosts", kind: "string", description: "known_hosts content (not a path) to verify host keys with, e.g. the output of `ssh-keyscan` as it is; hashed names and `@cert-authority` lines are honoured, and the host is asked for a key of a type listed for it: Ed25519 first, then ECDSA, then RSA, as OpenSSH does, whatever the order of the lines (`ssh-keyscan` lists RSA first, whose signature costs the host far more CPU on every connection). Convenient on `default_ssh` for many hosts. The plan fails when it has no line for the host."},
 	{name: "insecure_trust_on_first_use", kind: "bool", description: "Without `host_key` or `known_hosts`, accept the key presented at the first connection, whenever that is (the first apply, or the first refresh after this is turned on or after an import), and record it in the resource's `trusted_host_key`; every later connection must present the same key. Vulnerable to interception on that first connection."},
 	{name: "timeout", kind: "string", description: "How long create, update and destroy keep trying to connect, as a Go duration (`30s`, `5m`). Default `5m`; the resource's `timeouts` bound it too. Reads (refresh, import, the data source) use `refresh_timeout`. Only failures that heal while a host boots are retried (connection refused, no route, connection timeouts); a name that does not resolve, a refused login or a wrong host key fail at once, and the error says what was retried and for how long."},
 	{name: "refresh_timeout", kind: "string", description: "How long refresh (and import) keeps trying to connect, as a Go duration (`20s`, `1m`). Default `20s`, or `timeout` when that is shorter. A host that does not answer within it (connection refused, no route, connection timeouts) is a warning naming the host, and the resource keeps its prior state, so that the plan goes on for every other host: the plan that takes a dead node out of the load balancers works while it is dead. A wrong host key or a refused login stays an error. Create, update and destroy use `timeout`."},
@@ -143,7 +143,12 @@ func resourceSSHAttribute() schema.SingleNestedAttribute {
 			case "bool":
 				return schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
 			}
-			return schema.StringAttribute{Optional: true, Sensitive: f.sensitive, WriteOnly: f.writeOnly, MarkdownDescription: f.description}
+			// A write-only value is never in plan or state, so it needs no
+			// sensitive mark; the mark would cost every instance's state a
+			// sensitive_attributes entry, which Terraform serializes again
+			// after each resource it applies.
+			return schema.StringAttribute{Optional: true, Sensitive: f.sensitive && !f.writeOnly, WriteOnly: f.writeOnly,
+				MarkdownDescription: f.description}
 		})}
 }
 

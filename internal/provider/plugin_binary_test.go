@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
@@ -24,6 +26,43 @@ func buildProvider(t testing.TB) string {
 		t.Fatalf("building the provider: %v\n%s", err, out)
 	}
 	return dir
+}
+
+// providerCPUOf makes the provider processes cmd starts write their CPU
+// profiles and CPU time (KHA_CPU_PROFILE_DIR) into a directory of their
+// own, under KHA_CPU_PROFILE_DIR when it is set so that the profiles stay,
+// and returns what tells their CPU time once cmd has run: 0 when none said
+// (a build from before the provider wrote it). Set it after cmd's Env.
+func providerCPUOf(t testing.TB, cmd *exec.Cmd, name string) func() time.Duration {
+	t.Helper()
+	base := os.Getenv("KHA_CPU_PROFILE_DIR")
+	if base == "" {
+		base = t.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, strings.NewReplacer("/", "-", "=", "").Replace(t.Name()+"-"+name)+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(cmd.Env, "KHA_CPU_PROFILE_DIR="+dir)
+	return func() time.Duration {
+		files, err := filepath.Glob(filepath.Join(dir, "cpu-*.ns"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total time.Duration
+		for _, file := range files {
+			text, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns, err := strconv.ParseInt(string(text), 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			total += time.Duration(ns)
+		}
+		return total
+	}
 }
 
 // terraformPath is the CLI the acceptance tests use.

@@ -384,11 +384,16 @@ func TestAccFile_connectionErrors(t *testing.T) {
 
 // TestAccFile_secretsStayOutOfStateAndPlan writes secret content with
 // content_wo and a write-only private key, then searches the plan JSON,
-// the state JSON and every state file for them.
+// the state JSON, every state file and Terraform's and the provider's
+// trace log for them. Write-only attributes carry no sensitive mark: they
+// are never in plan or state, which this proves.
 func TestAccFile_secretsStayOutOfStateAndPlan(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	work := t.TempDir()
 	t.Setenv("TF_ACC_TEMP_DIR", work)
+	logFile := filepath.Join(t.TempDir(), "trace.log")
+	t.Setenv("TF_LOG", "TRACE")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
 	target := filepath.Join(t.TempDir(), "token")
 	keyLine := strings.Split(strings.TrimSpace(s.ClientKey.PEM), "\n")[1]
 	secrets := []string{keyLine, "s3cret-token-1", "s3cret-token-2"}
@@ -433,6 +438,18 @@ func TestAccFile_secretsStayOutOfStateAndPlan(t *testing.T) {
 			},
 		},
 	}))
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(log, []byte("ApplyResourceChange")) {
+		t.Fatal("the trace log has no ApplyResourceChange: it is not the log of the run")
+	}
+	for _, secret := range secrets {
+		if bytes.Contains(log, []byte(secret)) {
+			t.Errorf("the trace log holds the secret %q", secret)
+		}
+	}
 }
 
 // noSecretsInPlan fails when the plan's JSON holds any of secrets.

@@ -13,19 +13,13 @@ import (
 // known_hosts (three keys per host, as ssh-keyscan writes them). Metric:
 // ns per host, caches cleared each round.
 func BenchmarkVerifierFleetKnownHosts(b *testing.B) {
-	keys := []testhost.Key{testhost.NewKey(b), testhost.NewECDSAKey(b), testhost.RSAKey(b)}
 	for _, hosts := range []int{100, 1000} {
-		var content strings.Builder
-		for i := 0; i < hosts; i++ {
-			for _, k := range keys {
-				fmt.Fprintf(&content, "[10.1.%d.%d]:2222 %s\n", i/250, 1+i%250, k.Public())
-			}
-		}
+		content := fleetKnownHosts(b, hosts)
 		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) {
 			for b.Loop() {
 				clearCaches()
 				for i := 0; i < hosts; i++ {
-					c := Config{Host: fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250), Port: 2222, KnownHosts: content.String()}
+					c := Config{Host: fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250), Port: 2222, KnownHosts: content}
 					v, err := c.verifier()
 					if err != nil {
 						b.Fatal(err)
@@ -40,7 +34,52 @@ func BenchmarkVerifierFleetKnownHosts(b *testing.B) {
 	}
 }
 
+// fleetKnownHosts is a provider-wide known_hosts of hosts 10.1.x.y, port
+// 2222, with three keys each, as ssh-keyscan writes them.
+func fleetKnownHosts(b *testing.B, hosts int) string {
+	keys := []testhost.Key{testhost.NewKey(b), testhost.NewECDSAKey(b), testhost.RSAKey(b)}
+	var content strings.Builder
+	for i := 0; i < hosts; i++ {
+		for _, k := range keys {
+			fmt.Fprintf(&content, "[10.1.%d.%d]:2222 %s\n", i/250, 1+i%250, k.Public())
+		}
+	}
+	return content.String()
+}
+
 func clearCaches() {
 	verifierCache.Clear()
 	knownHostsCache.Clear()
+	knownHostsDigests.Clear()
+}
+
+// BenchmarkPoolLookupFleetKnownHosts: what finding a host's pooled
+// connection costs each resource (the checks and the pool's key, before
+// any dial) when every host shares a provider-wide known_hosts, which
+// grows with the fleet. Metric: ns per host; the caches stay warm, as in
+// a provider process past its first resource.
+func BenchmarkPoolLookupFleetKnownHosts(b *testing.B) {
+	for _, hosts := range []int{100, 1000} {
+		content := fleetKnownHosts(b, hosts)
+		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) {
+			clearCaches()
+			p := NewPool(nil)
+			// Terraform's requests each bring their own copy of the
+			// content: the lookups use another copy than the first one.
+			first, later := content, strings.Clone(content)
+			user := testhost.NewKey(b).PEM
+			if _, err := p.conn(Config{Host: "10.1.0.1", Port: 2222, PrivateKey: user, KnownHosts: first}); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				for i := 0; i < hosts; i++ {
+					c := Config{Host: fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250), Port: 2222, PrivateKey: user, KnownHosts: later}
+					if _, err := p.conn(c); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hosts), "ns/host")
+		})
+	}
 }

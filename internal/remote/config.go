@@ -150,7 +150,7 @@ func (c Config) TrustsOnFirstUse() bool {
 func (c Config) key() string {
 	h := sha256.New()
 	for _, s := range []string{c.user(), c.Address(), c.Password, c.PrivateKey, c.Certificate,
-		strconv.FormatBool(c.Agent), c.AgentIdentity, c.HostKey, c.KnownHosts, c.TrustedHostKey,
+		strconv.FormatBool(c.Agent), c.AgentIdentity, c.HostKey, knownHostsDigest(c.KnownHosts), c.TrustedHostKey,
 		strconv.FormatBool(c.InsecureTrustOnFirstUse)} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
@@ -464,6 +464,22 @@ func parseKnownHosts(content string) (*hostkey.KnownHosts, error) {
 	}
 	knownHostsCache.Store(content, known)
 	return known, nil
+}
+
+// knownHostsDigests holds the digest of known_hosts content by content: a
+// provider-wide known_hosts grows with the fleet, and hashing it for the
+// pool's key of every resource made each lookup cost as much as the fleet
+// is large.
+var knownHostsDigests cache[string, string]
+
+func knownHostsDigest(content string) string {
+	if digest, ok := knownHostsDigests.Load(content); ok {
+		return digest
+	}
+	sum := sha256.Sum256([]byte(content))
+	digest := string(sum[:])
+	knownHostsDigests.Store(content, digest)
+	return digest
 }
 
 // HostKeyError means the host presented a key it was not expected to.

@@ -104,16 +104,10 @@ func (p *Pool) GetForRead(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 func (p *Pool) get(ctx context.Context, cfg Config, b budget, read bool) (*Client, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, &StepError{Host: cfg.Address(), Step: "configure", Err: err}
+	c, err := p.conn(cfg)
+	if err != nil {
+		return nil, err
 	}
-	p.mu.Lock()
-	c, ok := p.conns[cfg.key()]
-	if !ok {
-		c = &hostConn{cfg: cfg, pool: p, logger: p.logger, sessions: make(chan struct{}, SessionsPerHost)}
-		p.conns[cfg.key()] = c
-	}
-	p.mu.Unlock()
 	if err := c.readGaveUp(); read && err != nil {
 		return nil, err
 	}
@@ -125,6 +119,23 @@ func (p *Pool) get(ctx context.Context, cfg Config, b budget, read bool) (*Clien
 		return nil, err
 	}
 	return &Client{hostConn: c, sudo: cfg.Sudo}, nil
+}
+
+// conn is the pooled connection for cfg, made (not dialed) when there is
+// none: one per distinct configuration.
+func (p *Pool) conn(cfg Config) (*hostConn, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, &StepError{Host: cfg.Address(), Step: "configure", Err: err}
+	}
+	key := cfg.key()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.conns[key]
+	if !ok {
+		c = &hostConn{cfg: cfg, pool: p, logger: p.logger, sessions: make(chan struct{}, SessionsPerHost)}
+		p.conns[key] = c
+	}
+	return c, nil
 }
 
 // ensureForRead is ensure for a read: one that gives up on the host is
