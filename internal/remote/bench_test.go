@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
@@ -80,6 +82,37 @@ func BenchmarkPoolLookupFleetKnownHosts(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hosts), "ns/host")
+		})
+	}
+}
+
+// BenchmarkHostKeyTypeCost: what a connection costs the host (sshd's CPU,
+// its sessions' included) and the client (wall time) by the host key type
+// the client asks for: why Algorithms asks for Ed25519 before RSA.
+// Metrics: sshd-ms/conn, and ns/op per connection.
+func BenchmarkHostKeyTypeCost(b *testing.B) {
+	for _, algorithm := range []string{ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoRSASHA512} {
+		b.Run(algorithm, func(b *testing.B) {
+			s := testhost.Start(b, testhost.Options{})
+			cfg := &ssh.ClientConfig{User: testhost.UnprivilegedUser, Auth: []ssh.AuthMethod{ssh.PublicKeys(s.ClientKey.Signer)},
+				HostKeyCallback: ssh.InsecureIgnoreHostKey(), HostKeyAlgorithms: []string{algorithm}}
+			before, err := s.CPUTime()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				c, err := ssh.Dial("tcp", s.Address(), cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+			}
+			b.StopTimer()
+			after, err := s.CPUTime()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64((after-before).Microseconds())/1000/float64(b.N), "sshd-ms/conn")
 		})
 	}
 }
