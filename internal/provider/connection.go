@@ -143,12 +143,11 @@ func resourceSSHAttribute() schema.SingleNestedAttribute {
 			case "bool":
 				return schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
 			}
-			// A write-only value is never in plan or state, so it needs no
-			// sensitive mark; the mark would cost every instance's state a
-			// sensitive_attributes entry, which Terraform serializes again
-			// after each resource it applies.
-			return schema.StringAttribute{Optional: true, Sensitive: f.sensitive && !f.writeOnly, WriteOnly: f.writeOnly,
-				MarkdownDescription: f.description}
+			// A write-only value is never in plan or state, yet its sensitive
+			// mark stays: a sensitive variable given to it marks the path in
+			// state anyway, and a resource imported (whose state has only the
+			// schema's marks) would then plan an update that changes nothing.
+			return schema.StringAttribute{Optional: true, Sensitive: f.sensitive, WriteOnly: f.writeOnly, MarkdownDescription: f.description}
 		})}
 }
 

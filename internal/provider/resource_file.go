@@ -124,7 +124,7 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 					"`content_wo` is required.",
 			},
 			"content_wo": schema.StringAttribute{
-				Optional: true, WriteOnly: true, // never in plan or state: no sensitive mark needed
+				Optional: true, Sensitive: true, WriteOnly: true,
 				MarkdownDescription: "Write-only content of the file, for secrets: never stored in plan or state; `sha256` " +
 					"records its digest, so a change still plans an update. Requires Terraform 1.11 or later.",
 			},

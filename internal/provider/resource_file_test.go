@@ -385,8 +385,7 @@ func TestAccFile_connectionErrors(t *testing.T) {
 // TestAccFile_secretsStayOutOfStateAndPlan writes secret content with
 // content_wo and a write-only private key, then searches the plan JSON,
 // the state JSON, every state file and Terraform's and the provider's
-// trace log for them. Write-only attributes carry no sensitive mark: they
-// are never in plan or state, which this proves.
+// trace log for them.
 func TestAccFile_secretsStayOutOfStateAndPlan(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	work := t.TempDir()

@@ -2,19 +2,11 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
-
-	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
 // A kha_file state written before schemas had versions (no timeouts, no
@@ -95,111 +87,5 @@ func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 		if want := tftypes.NewValue(tftypes.String, "https://10.0.0.11:6443"); !attrs["pod_network_endpoint"].Equal(want) {
 			t.Errorf("from version %d: pod_network_endpoint %v", version, attrs["pod_network_endpoint"])
 		}
-	}
-}
-
-// TestAccFile_upgradeDropsWriteOnlyMarksInStateAlone: states written
-// before write-only attributes lost their sensitive mark list them in
-// every instance's sensitive_attributes. The first plan after the upgrade
-// shows an update with no attribute changed, which the apply makes in the
-// state alone: the host is down throughout, and afterwards the state lists
-// only the marks of attributes that can hold a value and the plan is empty.
-func TestAccFile_upgradeDropsWriteOnlyMarksInStateAlone(t *testing.T) {
-	tf := terraformPath(t)
-	bin := buildProvider(t)
-	s := testhost.Start(t, testhost.Options{})
-	work := t.TempDir()
-	terraform := devTerraform(t, tf, work, bin)
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := terraform(args...).CombinedOutput()
-		if err != nil && !(args[0] == "plan" && slices.Contains(args, "-detailed-exitcode") && strings.Contains(err.Error(), "exit status 2")) {
-			t.Fatalf("terraform %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	main := fmt.Sprintf(`terraform {
-  required_providers {
-    kha = { source = "kha/kha" }
-  }
-}
-provider "kha" {
-  default_ssh = { private_key = %q }
-}
-resource "kha_file" "f" {
-  path    = %q
-  content = "hello\n"
-  # The host is down for the upgrade: the refreshes give up at once.
-  ssh = { host = %q, port = %d, host_key = %q, refresh_timeout = "1s" }
-}
-`, s.ClientKey.PEM, filepath.Join(t.TempDir(), "f"), s.Host, s.Port, s.HostKey.Public())
-	if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(main), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	run("apply", "-auto-approve")
-
-	// The state as the earlier version wrote it.
-	statePath := filepath.Join(work, "terraform.tfstate")
-	writeOnly := [][]string{{"content_wo"}, {"ssh", "password_wo"}, {"ssh", "private_key_wo"}, {"ssh", "bastion_private_key_wo"}}
-	editInstance(t, statePath, func(instance map[string]any) {
-		marks, _ := instance["sensitive_attributes"].([]any)
-		for _, p := range writeOnly {
-			var steps []any
-			for _, name := range p {
-				steps = append(steps, map[string]any{"type": "get_attr", "value": name})
-			}
-			marks = append(marks, steps)
-		}
-		instance["sensitive_attributes"] = marks
-	})
-
-	s.Stop()
-	if out := run("plan", "-detailed-exitcode"); !strings.Contains(out, "1 to change") {
-		t.Fatalf("the first plan after the upgrade does not show the update:\n%s", out)
-	}
-	run("apply", "-auto-approve")
-	editInstance(t, statePath, func(instance map[string]any) {
-		text, _ := json.Marshal(instance["sensitive_attributes"])
-		if strings.Contains(string(text), "_wo") {
-			t.Errorf("the state still marks write-only attributes: %s", text)
-		}
-		if !strings.Contains(string(text), "private_key") {
-			t.Errorf("the state lost the mark of ssh.private_key: %s", text)
-		}
-	})
-	if out := run("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") {
-		t.Fatalf("the plan after the upgrade's update is not empty:\n%s", out)
-	}
-}
-
-// editInstance lets edit change the one resource instance of the state
-// file at path, and writes it back.
-func editInstance(t *testing.T, path string, edit func(instance map[string]any)) {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var state struct {
-		Resources []struct {
-			Instances []map[string]any `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(raw, &state); err != nil || len(state.Resources) != 1 || len(state.Resources[0].Instances) != 1 {
-		t.Fatalf("the state is not one resource instance (%v):\n%s", err, raw)
-	}
-	edit(state.Resources[0].Instances[0])
-	var whole map[string]any
-	if err := json.Unmarshal(raw, &whole); err != nil {
-		t.Fatal(err)
-	}
-	resource, _ := whole["resources"].([]any)[0].(map[string]any)
-	resource["instances"] = []any{state.Resources[0].Instances[0]}
-	text, err := json.MarshalIndent(whole, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, text, 0o600); err != nil {
-		t.Fatal(err)
 	}
 }
