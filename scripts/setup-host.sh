@@ -9,6 +9,9 @@ PACKAGES=(openssh-server openssh-client sudo haproxy nginx libnginx-mod-stream
           etcd-server etcd-client keepalived socat curl iproute2 jq ca-certificates openssl procps
           gnupg)
 TEST_USER=kha-test
+# Another local user of the test hosts, with no sudo: the hostile
+# neighbour who writes next to the files kha manages.
+NEIGHBOUR_USER=kha-neighbour
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -16,8 +19,8 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if [ "$(id -u)" -ne 0 ]; then
-  if [ ${#missing[@]} -gt 0 ] || ! id "$TEST_USER" >/dev/null 2>&1; then
-    echo "setup-host.sh: run as root to install: ${missing[*]:-} (and create user $TEST_USER)" >&2
+  if [ ${#missing[@]} -gt 0 ] || ! id "$TEST_USER" >/dev/null 2>&1 || ! id "$NEIGHBOUR_USER" >/dev/null 2>&1; then
+    echo "setup-host.sh: run as root to install: ${missing[*]:-} (and create users $TEST_USER, $NEIGHBOUR_USER)" >&2
     exit 1
   fi
   exit 0
@@ -37,6 +40,9 @@ install -d -m 0755 /run/sshd   # sshd's privilege-separation directory
 
 if ! id "$TEST_USER" >/dev/null 2>&1; then
   useradd -m -s /bin/bash "$TEST_USER"
+fi
+if ! id "$NEIGHBOUR_USER" >/dev/null 2>&1; then
+  useradd -m -s /bin/sh "$NEIGHBOUR_USER"
 fi
 usermod -p '*' "$TEST_USER"    # no password, but not locked: sshd refuses locked accounts
 echo "$TEST_USER ALL=(root) NOPASSWD: ALL" > "/etc/sudoers.d/$TEST_USER"

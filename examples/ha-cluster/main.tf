@@ -276,7 +276,7 @@ resource "kha_handover" "moved" {
   for_each = local.handovers
 
   target_id     = each.value.id
-  target_sha256 = each.value.sha256
+  target_sha256 = each.value.handover_sha256
   ssh           = { host = each.value.host }
 
   depends_on = [kha_kubeconfig_server.node, kha_kubeconfig_server.external, kha_endpoint_configmaps.cluster]

@@ -84,11 +84,11 @@ var dnsName = regexp.MustCompile(`^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_
 func NewSANs(dns, ips []string) (SANs, error) {
 	var s SANs
 	for _, d := range dns {
-		d = strings.TrimSuffix(strings.ToLower(d), ".")
-		if len(d) > 253 || !dnsName.MatchString(d) {
-			return SANs{}, fmt.Errorf("%q is not a DNS name", d)
+		name, ok := canonicalDNSName(d)
+		if !ok {
+			return SANs{}, fmt.Errorf("%q is not a DNS name", name)
 		}
-		s.DNSNames = append(s.DNSNames, d)
+		s.DNSNames = append(s.DNSNames, name)
 	}
 	for _, ip := range ips {
 		a, err := netip.ParseAddr(ip)
@@ -101,6 +101,30 @@ func NewSANs(dns, ips []string) (SANs, error) {
 	slices.Sort(s.IPAddresses)
 	s.DNSNames, s.IPAddresses = slices.Compact(s.DNSNames), slices.Compact(s.IPAddresses)
 	return s, nil
+}
+
+// canonicalDNSName is d lowercase without a trailing dot, and whether it
+// is a name kha may write (dnsName).
+func canonicalDNSName(d string) (string, bool) {
+	d = strings.TrimSuffix(strings.ToLower(d), ".")
+	return d, len(d) <= 253 && dnsName.MatchString(d)
+}
+
+// writable are the SANs of s that kha may write, as NewSANs would take
+// them, and the names it may not. A live certificate is the host's: its
+// names go through the filter the configuration's do, or one could carry
+// ",IP:..." or a new openssl section into the certificate kha issues.
+func (s SANs) writable() (SANs, []string) {
+	out := SANs{IPAddresses: s.IPAddresses} // parsed from the certificate's bytes: addresses
+	var dropped []string
+	for _, d := range s.DNSNames {
+		if _, ok := canonicalDNSName(d); ok {
+			out.DNSNames = append(out.DNSNames, d)
+		} else {
+			dropped = append(dropped, d)
+		}
+	}
+	return out, dropped
 }
 
 // SANsOf are a certificate's SANs, canonical.
@@ -158,15 +182,19 @@ type Issue struct {
 	Days       int
 	// Serial is the serial number in hex, random.
 	Serial string
+	// Dropped are the live certificate's DNS names left out: not names
+	// kha may write (see SANs.writable).
+	Dropped []string
 }
 
 // commonName is a subject CN kha passes to openssl's -subj as it is.
 var commonName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._:@-]{0,63}$`)
 
-// Plan is the certificate to issue: want's SANs (and the live
-// certificate's, when kept), the live certificate's subject CN, key
-// algorithm and validity (kubeadm's defaults without one), never past the
-// CA's end. now is when it is issued; serial its serial number in hex.
+// Plan is the certificate to issue: want's SANs (and, when kept, the live
+// certificate's that pass NewSANs' filter), the live certificate's
+// subject CN, key algorithm and validity (kubeadm's defaults without
+// one), never past the CA's end. now is when it is issued; serial its
+// serial number in hex.
 func Plan(want Want, live, ca *x509.Certificate, now time.Time, serial string) (Issue, error) {
 	sans, err := NewSANs(want.DNSNames, want.IPAddresses)
 	if err != nil {
@@ -179,7 +207,9 @@ func Plan(want Want, live, ca *x509.Certificate, now time.Time, serial string) (
 	validity := DefaultValidity
 	if live != nil {
 		if want.KeepLiveSANs {
-			out.SANs = sans.union(SANsOf(live))
+			var kept SANs
+			kept, out.Dropped = SANsOf(live).writable()
+			out.SANs = sans.union(kept)
 		}
 		if commonName.MatchString(live.Subject.CommonName) {
 			out.CommonName = live.Subject.CommonName

@@ -130,6 +130,36 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// TestPlan_liveSANsFiltered: the live certificate's SANs, kept, pass the
+// filter the configuration's do: a name openssl's configuration would read
+// as more than a name (another SAN, a new section) is left out, and the
+// extension section has only the names that pass.
+func TestPlan_liveSANsFiltered(t *testing.T) {
+	p := newTestPKI(t, now.Add(10*365*24*time.Hour))
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := []string{"cp1", "a.example.com,IP:192.0.2.66", "b.example.com\n[v3]\nbasicConstraints=critical,CA:TRUE", "c$ENV::HOME",
+		"d e.example.com", "#f"}
+	live := testCert(t, "kube-apiserver", &key.PublicKey, p.key, p.ca, now.Add(-24*time.Hour), now.Add(364*24*time.Hour), hostile, "10.0.0.11")
+	got, err := Plan(Want{DNSNames: []string{"kubernetes"}, KeepLiveSANs: true}, live, p.ca, now, "0a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(got.SANs.Strings(), ","); s != "DNS:cp1,DNS:kubernetes,IP:10.0.0.11" {
+		t.Errorf("SANs %s: want the live certificate's that pass the filter, and the configuration's", s)
+	}
+	if len(got.Dropped) != len(hostile)-1 {
+		t.Errorf("dropped %q: want every live name but cp1", got.Dropped)
+	}
+	ext := got.Extensions()
+	if !strings.HasSuffix(ext, "\nsubjectAltName=DNS:cp1,DNS:kubernetes,IP:10.0.0.11\n") || strings.Count(ext, "\n") != 7 ||
+		strings.Contains(ext, "192.0.2.66") || strings.Contains(strings.ToLower(ext), "ca:true") {
+		t.Errorf("the extension section carries a live name that is not one:\n%s", ext)
+	}
+}
+
 func TestExtensions(t *testing.T) {
 	i := Issue{CommonName: "kube-apiserver", Algorithm: ECDSAP256, SANs: SANs{DNSNames: []string{"a.example.com"}, IPAddresses: []string{"10.0.0.1"}}}
 	got := i.Extensions()

@@ -36,9 +36,71 @@ func isDNSName(s string, allowWildcard bool) bool {
 			return false
 		}
 	}
-	// An all-numeric last label would read as an IPv4 address.
-	last := s[strings.LastIndexByte(s, '.')+1:]
-	return strings.Trim(last, "0123456789") != ""
+	// A last label that reads as a number (decimal, or 0x hex) makes the
+	// whole an IPv4 address to resolvers and URL parsers, valid or not.
+	return !looksNumeric(s[strings.LastIndexByte(s, '.')+1:])
+}
+
+// looksNumeric says a label reads as a number to inet_aton and WHATWG
+// URL parsers: digits, or 0x and hex digits.
+func looksNumeric(l string) bool {
+	if len(l) >= 2 && (l[:2] == "0x" || l[:2] == "0X") {
+		l = strings.ToLower(l[2:])
+		return strings.Trim(l, "0123456789abcdef") == ""
+	}
+	return l != "" && strings.Trim(l, "0123456789") == ""
+}
+
+// inetNumber reads one part of an address as inet_aton does: decimal,
+// octal with a leading 0, hex with 0x (no digits read as 0, as glibc and
+// WHATWG URL parsers read them).
+func inetNumber(s string) (uint64, bool) {
+	base := 10
+	switch {
+	case len(s) >= 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		s, base = s[2:], 16
+		if s == "" {
+			return 0, true
+		}
+	case len(s) > 1 && s[0] == '0':
+		s, base = s[1:], 8
+	}
+	n, err := strconv.ParseUint(s, base, 64)
+	return n, err == nil
+}
+
+// parseInetAton reads an IPv4 address in every form inet_aton takes, and
+// with it glibc's getaddrinfo (so curl and Go's cgo resolver), and WHATWG
+// URL parsers: one to four parts, each decimal, octal or hex, the last
+// filling the bytes the others leave ("127.1", "0x7f000001",
+// "017700000001"), and a trailing dot.
+func parseInetAton(s string) (netip.Addr, bool) {
+	parts := strings.Split(strings.TrimSuffix(s, "."), ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var v uint64
+	last := len(parts) - 1
+	for i, p := range parts {
+		n, ok := inetNumber(p)
+		if !ok || i < last && n > 0xff || i == last && n >= 1<<(8*(4-last)) {
+			return netip.Addr{}, false
+		}
+		if i < last {
+			n <<= 8 * (3 - i)
+		}
+		v |= n
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+// parseHostAddr reads a URL's host as an address the way resolvers would:
+// an IP literal (unmapped, without zone) or any inet_aton form.
+func parseHostAddr(host string) (netip.Addr, bool) {
+	if a, ok := parseIP(host); ok {
+		return a, true
+	}
+	return parseInetAton(host)
 }
 
 func isDNSLabel(l string) bool {

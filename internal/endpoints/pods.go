@@ -3,7 +3,6 @@ package endpoints
 import (
 	"fmt"
 	"net"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -131,8 +130,10 @@ func ParsePodEndpoint(s string) (PodEndpoint, error) {
 		}
 		port = n
 	}
-	if a, ok := parseIP(host); ok {
-		if strings.Contains(u.Host, "%") || a.IsUnspecified() || a.IsMulticast() {
+	// Any spelling of an address comes back canonical, so that loopback
+	// ones ("127.1", "0x7f000001") are seen for what a pod would dial.
+	if a, ok := parseHostAddr(host); ok {
+		if strings.Contains(u.Host, "%") || a.IsMulticast() {
 			return PodEndpoint{}, fmt.Errorf("%q does not name one host", s)
 		}
 		host = a.String()
@@ -144,14 +145,16 @@ func ParsePodEndpoint(s string) (PodEndpoint, error) {
 }
 
 // IsLoopbackHost says a host is this machine's own: localhost, a name
-// under .localhost, or a loopback address.
+// under .localhost, a loopback address or the unspecified one (which, as
+// a destination, is this machine too), in any spelling a resolver reads
+// as one ("127.1", "0x7f000001", "::ffff:127.0.0.1", "0").
 func IsLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 	if host == localhostName || strings.HasSuffix(host, "."+localhostName) {
 		return true
 	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Unmap().IsLoopback()
+	a, ok := parseHostAddr(host)
+	return ok && (a.IsLoopback() || a.IsUnspecified())
 }
 
 // LoopbackURLHost returns the host of an apiserver URL (or host:port)
@@ -177,6 +180,11 @@ func (c *cluster) parsePodOverride(ps *problem.Problems, s string) {
 	pe, err := ParsePodEndpoint(s)
 	if err != nil {
 		ps.Errorf(at, "Invalid pod endpoint", "%s; give the URL pods use to reach kube-apiserver, e.g. https://10.0.0.100:6443 or https://[fd00::100]:6443.", err)
+		return
+	}
+	if a, ok := parseIP(pe.Host); ok && a.IsUnspecified() {
+		ps.Errorf(at, "Invalid pod endpoint", "%q does not name one host; give the URL pods use to reach kube-apiserver, "+
+			"e.g. https://10.0.0.100:6443 or https://[fd00::100]:6443.", s)
 		return
 	}
 	if IsLoopbackHost(pe.Host) {

@@ -127,11 +127,52 @@ func TestPodEndpointOverrideProblems(t *testing.T) {
 	}
 }
 
+// TestPodEndpointLoopbackSpellings: every spelling of this host that a
+// resolver reads as one (inet_aton's hex, octal, decimal and short
+// forms, as glibc's getaddrinfo, curl and WHATWG URLs take them; an
+// IPv4-mapped IPv6 address; the unspecified address, which dials this
+// host) parses and is loopback, as the plain one is. Numeric spellings of
+// other addresses come back canonical; names that only start like a
+// number stay names.
+func TestPodEndpointLoopbackSpellings(t *testing.T) {
+	for _, u := range []string{
+		"https://127.0.0.1:6443", "https://0x7f000001:6443", "https://0X7F000001:6443", "https://2130706433:6443",
+		"https://017700000001:6443", "https://0177.0.0.1:6443", "https://127.1:6443", "https://127.0.1:6443",
+		"https://0x7f.1:6443", "https://0x7f.0x0.0x0.0x1:6443", "https://127.0.0.0x1:6443", "https://127.000.000.001:6443",
+		"https://127.1.:6443", "https://[::ffff:127.0.0.1]:6443", "https://[::ffff:7f00:1]:6443", "https://[::1]:6443",
+		"https://[0:0:0:0:0:0:0:1]:6443", "https://0.0.0.0:6443", "https://0:6443", "https://0x0:6443", "https://[::]:6443",
+		"https://[::ffff:0.0.0.0]:6443",
+	} {
+		pe, err := ParsePodEndpoint(u)
+		if err != nil || !IsLoopbackHost(pe.Host) {
+			t.Errorf("ParsePodEndpoint(%q) = %+v, %v: want a loopback endpoint", u, pe, err)
+		}
+	}
+	for u, host := range map[string]string{
+		"https://0x0a000001:6443": "10.0.0.1", "https://10.1:6443": "10.0.0.1", "https://012.0.0.1:6443": "10.0.0.1",
+		"https://167772161:6443": "10.0.0.1", "https://0x7f000001.example.com:6443": "0x7f000001.example.com",
+		"https://deadbeef:6443": "deadbeef",
+	} {
+		pe, err := ParsePodEndpoint(u)
+		if err != nil || pe.Host != host || IsLoopbackHost(pe.Host) {
+			t.Errorf("ParsePodEndpoint(%q) = %+v, %v: want host %s, not loopback", u, pe, err, host)
+		}
+	}
+	for _, u := range []string{"https://0x1ffffffff:6443", "https://256.1:6443", "https://08.0.0.1:6443", "https://1.2.3.4.5:6443",
+		"https://127..1:6443", "https://0x7f.0x1000000:6443"} {
+		if pe, err := ParsePodEndpoint(u); err == nil {
+			t.Errorf("ParsePodEndpoint(%q) = %+v: want an error, no resolver reads it as one address", u, pe)
+		}
+	}
+}
+
 func TestLoopbackURLHost(t *testing.T) {
 	for s, want := range map[string]bool{
 		"https://localhost:6443": true, "https://127.0.0.2:6443": true, "https://[::1]:6443": true, "localhost:6443": true,
 		"127.0.0.1": true, "https://LOCALHOST.:6443": true, "https://10.0.0.100:6443": false, "https://[fd00::1]:6443": false,
 		"https://api.example.com": false, "api.example.com:6443": false, "https://localhost.example.com:6443": false,
+		"https://0x7f000001:6443": true, "127.1": true, "https://0.0.0.0:6443": true, "https://[::]:6443": true,
+		"https://0x7f000001.example.com": false,
 	} {
 		if _, got := LoopbackURLHost(s); got != want {
 			t.Errorf("LoopbackURLHost(%q) = %v, want %v", s, got, want)

@@ -27,10 +27,12 @@ func (f *podEndpointFunction) Definition(_ context.Context, _ function.Definitio
 	resp.Definition = function.Definition{
 		Summary: "Checks an apiserver URL meant for pods outside the host network and splits it into host and port.",
 		MarkdownDescription: "Returns `{ url, host, port }` of an `https://host[:port]` apiserver URL (port default `443`), " +
-			"with the host canonical and, if IPv6, without brackets, as Cilium's `k8sServiceHost` and Calico's " +
-			"`KUBERNETES_SERVICE_HOST` take it. Wrap any apiserver URL you hand to a pod outside the host network with it " +
-			"(a Helm value, a ConfigMap): a loopback host (`localhost`, `127.0.0.0/8`, `::1`), such as " +
-			"`kha_cluster_endpoints`' `endpoints.global` with node-local load balancers, fails the plan, because a pod's " +
+			"with the host canonical (an address in any inet_aton spelling, such as `10.1`, comes back as `10.0.0.1`) and, " +
+			"if IPv6, without brackets, as Cilium's `k8sServiceHost` and Calico's `KUBERNETES_SERVICE_HOST` take it. Wrap " +
+			"any apiserver URL you hand to a pod outside the host network with it (a Helm value, a ConfigMap): a loopback " +
+			"host (`localhost`, `127.0.0.0/8`, `::1`, and `0.0.0.0` or `::`, which dial this host too, in any spelling a " +
+			"resolver or curl reads as one: `127.1`, `0x7f000001`, `2130706433`, `0177.0.0.1`, `[::ffff:127.0.0.1]`), such " +
+			"as `kha_cluster_endpoints`' `endpoints.global` with node-local load balancers, fails the plan, because a pod's " +
 			"loopback is its own and nothing listens there. A function cannot warn, so it fails where a resource " +
 			"attribute would warn. `kha_cluster_endpoints`' `pod_network_endpoint` always passes.",
 		Parameters: []function.Parameter{
@@ -52,7 +54,11 @@ func (f *podEndpointFunction) Run(ctx context.Context, req function.RunRequest, 
 		return
 	}
 	if endpoints.IsLoopbackHost(pe.Host) {
-		resp.Error = function.NewArgumentFuncError(0, "Loopback endpoint for pods: "+pe.URL+" is the pod's own loopback, "+
+		what := u
+		if pe.URL != u {
+			what += " (" + pe.URL + ")" // the address another spelling dials
+		}
+		resp.Error = function.NewArgumentFuncError(0, "Loopback endpoint for pods: "+what+" is the pod's own loopback, "+
 			"where no apiserver listens for a pod outside the host network. Use kha_cluster_endpoints' pod_network_endpoint "+
 			"(the VIP or external load balancer, else a control-plane node) instead of endpoints.global")
 		return

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -72,4 +73,26 @@ func TestFunctions_podEndpoint(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestFunctions_podEndpointLoopbackSpellings: pod_endpoint refuses every
+// spelling of this host that a pod's resolver or curl would dial as one,
+// with the error of plain loopback.
+func TestFunctions_podEndpointLoopbackSpellings(t *testing.T) {
+	for _, u := range []string{"https://0x7f000001:6443", "https://2130706433:6443", "https://0177.0.0.1:6443",
+		"https://017700000001:6443", "https://127.1:6443", "https://0x7f.1:6443", "https://[::ffff:127.0.0.1]:6443",
+		"https://0.0.0.0:6443", "https://[::]:6443"} {
+		t.Run(u, func(t *testing.T) {
+			resource.UnitTest(t, resource.TestCase{
+				TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{{
+					ConfigDirectory: config.StaticDirectory(filepath.Join("testdata", "TestFunctions_podEndpointLoopbackSpellings")),
+					ConfigVariables: config.Variables{"url": config.StringVariable(u)},
+					ExpectError: regexp.MustCompile(`(?s)Loopback endpoint for pods:\s+` + regexp.QuoteMeta(u) +
+						`.*pod's\s+own\s+loopback.*pod_network_endpoint`),
+				}},
+			})
+		})
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/kha/terraform-provider-kha/internal/remote"
@@ -33,6 +35,54 @@ type handingOver interface {
 	renderServing(extra []string) (rendered, diag.Diagnostics)
 	// handoverPath is the configuration file that changes.
 	handoverPath() string
+	// setHandoverSHA256 sets handover_sha256.
+	setHandoverSHA256(types.String)
+}
+
+// handoverSHA256Attribute is handover_sha256 of a model that hands over.
+var handoverSHA256Attribute = schema.StringAttribute{Computed: true,
+	MarkdownDescription: "Digest of the record a handover of this resource leaves on the host: the final configuration, its " +
+		"path and the commands that put it in place, known at plan time. Pass it to `kha_handover`'s `target_sha256`: " +
+		"`kha_handover` uses a record only when it has this digest, so what kha runs and writes when it ends a handover " +
+		"comes from this configuration, never from a file on the host. It changes with every change of the configuration."}
+
+// planHandoverSHA256 sets handover_sha256 of a model that hands over
+// (handingOver) from what it renders.
+func planHandoverSHA256(model any, out rendered) diag.Diagnostics {
+	ho, ok := model.(handingOver)
+	if !ok {
+		return nil
+	}
+	record, diags := finalRecord(ho, out)
+	if !diags.HasError() {
+		ho.setHandoverSHA256(types.StringValue(record.Seal()))
+	}
+	return diags
+}
+
+// finalRecord is the record of a handover whose final configuration is
+// final: what it puts where, with which commands, and what proves it
+// served, sealed (HandoverRecord.Seal) before anything of the host is
+// known.
+func finalRecord(ho handingOver, final rendered) (remote.HandoverRecord, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	path := ho.handoverPath()
+	finalFile, ok := fileAt(final.files, path)
+	if !ok {
+		diags.AddError("Internal Error", fmt.Sprintf("%s is not among the files rendered. This is always a bug in the provider.", path))
+		return remote.HandoverRecord{}, diags
+	}
+	record := remote.HandoverRecord{Path: path, At: idPath(final.files), Final: string(finalFile.Content),
+		ValidateCommand: finalFile.ValidateCommand, ReloadCommand: finalFile.ReloadCommand}
+	if v, ok := finalFile.Verify.(json.Marshaler); ok {
+		raw, err := v.MarshalJSON()
+		if err != nil {
+			diags.AddError("Internal Error", "encoding the final configuration's verification: "+err.Error())
+			return remote.HandoverRecord{}, diags
+		}
+		record.Verification = raw
+	}
+	return record, diags
 }
 
 // privateHandover holds the pending handover (pendingHandover) of a
@@ -114,24 +164,15 @@ func planInterim(ctx context.Context, model, prior any, private privateState, fi
 	if diags.HasError() {
 		return nil, diags
 	}
-	path := ho.handoverPath()
-	finalFile, finalOK := fileAt(final.files, path)
-	interimFile, interimOK := fileAt(out.files, path)
-	if !finalOK || !interimOK || len(out.files) != len(final.files) {
-		diags.AddError("Internal Error", fmt.Sprintf("the interim configuration of %s does not match the final one. This is always a bug in the provider.", path))
+	record, d := finalRecord(ho, final)
+	diags.Append(d...)
+	interimFile, interimOK := fileAt(out.files, record.Path)
+	if diags.HasError() || !interimOK || len(out.files) != len(final.files) {
+		diags.AddError("Internal Error", fmt.Sprintf("the interim configuration of %s does not match the final one. This is always a bug in the provider.", record.Path))
 		return nil, diags
 	}
-	record := remote.HandoverRecord{Path: path, InterimSHA256: interimFile.Digest(), Final: string(finalFile.Content),
-		ValidateCommand: finalFile.ValidateCommand, ReloadCommand: finalFile.ReloadCommand, Previous: previous}
-	if v, ok := finalFile.Verify.(json.Marshaler); ok {
-		raw, err := v.MarshalJSON()
-		if err != nil {
-			diags.AddError("Internal Error", "encoding the final configuration's verification: "+err.Error())
-			return nil, diags
-		}
-		record.Verification = raw
-	}
-	return &interimPlan{out: out, record: record, at: idPath(final.files)}, diags
+	record.InterimSHA256, record.Previous = interimFile.Digest(), previous
+	return &interimPlan{out: out, record: record, at: record.At}, diags
 }
 
 // fileAt is the whole file at path among files.
@@ -149,21 +190,16 @@ func fileAt(files []remote.Item, path string) (remote.File, bool) {
 // host never serves an interim configuration without one.
 func (p *interimPlan) putRecord(ctx context.Context, client *remote.Client, claim string) error {
 	p.record.Claim = claim
-	f, err := p.record.RecordFile(p.at)
-	if err != nil {
-		return err
-	}
 	tflog.Info(ctx, "handing over: the previous places stay served until kha_handover ends it", map[string]any{
 		"path": p.record.Path, "previous": p.record.Previous})
-	_, err = client.Put(ctx, f)
-	return err
+	return client.PutHandoverRecord(ctx, p.at, p.record)
 }
 
 // removeRecord takes the record of a handover of the resource whose id
 // names at off the host: after a failed interim configuration, and on
 // destroy.
 func removeRecord(ctx context.Context, client *remote.Client, at string) error {
-	return client.Remove(ctx, remote.File{Path: remote.HandoverRecordPath(at)}, "")
+	return client.RemoveHandoverRecord(ctx, at)
 }
 
 // pending is what the lifecycle remembers of the interim configuration.

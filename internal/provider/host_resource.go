@@ -365,7 +365,7 @@ func renderInputsKnown(raw tftypes.Value) bool {
 
 func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
-		resp.Diagnostics.Append(planDestroy(ctx, req.State, req.Private)...)
+		resp.Diagnostics.Append(planDestroy(ctx, "kha_"+r.name, req.State, req.Private)...)
 		return
 	}
 	if !renderInputsKnown(req.Config.Raw) {
@@ -388,6 +388,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	h := P(&plan).fields()
 	desired := desiredDigest(out.files)
 	h.SHA256 = types.StringValue(desired)
+	resp.Diagnostics.Append(planHandoverSHA256(P(&plan), out)...)
 	var state M
 	if !req.State.Raw.IsNull() {
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -465,12 +466,13 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 // answer the refresh, unless on_destroy = "keep" spares the host: destroy
 // would fail on it after ssh.timeout, and by then the plan's other
 // destroys would have changed the other hosts.
-func planDestroy(ctx context.Context, state tfsdk.State, private privateState) diag.Diagnostics {
+func planDestroy(ctx context.Context, typeName string, state tfsdk.State, private privateState) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if state.Raw.IsNull() {
 		return diags
 	}
 	var h hostFields
+	diags.Append(state.GetAttribute(ctx, path.Root("id"), &h.ID)...)
 	diags.Append(state.GetAttribute(ctx, path.Root("keep_on_destroy"), &h.KeepOnDestroy)...)
 	diags.Append(state.GetAttribute(ctx, path.Root("on_destroy"), &h.OnDestroy)...)
 	raw, d := private.GetKey(ctx, privateUnreachable)
@@ -481,7 +483,8 @@ func planDestroy(ctx context.Context, state tfsdk.State, private privateState) d
 	}
 	detail := why + "\n\nDestroying removes the resource's files from the host, which did not answer the refresh; " +
 		"nothing is destroyed on any host while it fails."
-	diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", detail+hostGoneHint(detail))
+	diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed",
+		detail+hostGoneHint(detail)+destroyWayOut(typeName, h.ID.ValueString()))
 	return diags
 }
 
@@ -581,13 +584,16 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id stri
 	digests := make([]string, len(files))
 	for i, f := range files {
 		digests[i] = seen[i].SHA256
+		if seen[i].Notice != "" {
+			diags.AddWarning("Not kha's, Not Used: "+id, seen[i].Notice)
+		}
 		if d := f.Drift(seen[i]); d != "" {
 			if file, ok := f.(remote.File); ok && show && file.SHA256 == "" && seen[i].Exists && seen[i].SHA256 != f.Digest() {
 				if changed := changedLines(ctx, client, file); changed != "" {
 					d += ":\n    " + strings.ReplaceAll(changed, "\n", "\n    ")
 				}
 			}
-			o.drift = append(o.drift, d)
+			o.drift = append(o.drift, remote.Printable(d))      // the host's text, shown as text
 			if seen[i].Exists && seen[i].SHA256 == f.Digest() { // the content is right, its metadata is not
 				digests[i] = remote.SHA256([]byte(d))
 			}
@@ -735,6 +741,14 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 			h.RemoteSHA256 = types.StringNull()
 			own.settle(h, out.files)
 			diags.Append(state.Set(ctx, &plan)...)
+		case priorState != nil && put > 0 && editsOnly(onHost.files) && holdsAll(onHost.files, old.files):
+			// Only the state can take these changes back (what the model
+			// read before them, as kha_kubeconfig_server's
+			// previous_servers): it keeps the plan's, which has every
+			// path of the prior state's and those this apply added; the
+			// refresh shows what the host has.
+			h.RemoteSHA256 = types.StringNull()
+			diags.Append(state.Set(ctx, &plan)...)
 		case priorState != nil:
 			diags.Append(state.Set(ctx, &prior)...) // the state it had, with the claim its files may carry now
 		}
@@ -764,8 +778,9 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 
 // putAll puts out's files on the host in order. After a failure it puts
 // back what the files before the failed one changed, where the model
-// says how (rollback), and reports how many files the host keeps of this
-// apply: 0 when it is as it was. outcomes are the puts' that succeeded.
+// says how (rollback), and reports how many files the host keeps (or may
+// keep: remote.LeftInPlace) of this apply: 0 when it is as it was.
+// outcomes are the puts' that succeeded.
 func (r *hostResource[M, P]) putAll(ctx context.Context, client *remote.Client, m resolvedSSH, out rendered, diags *diag.Diagnostics) (failed bool, kept int, outcomes []remote.Outcome) {
 	for i, f := range out.files {
 		outcome, err := client.Put(ctx, f)
@@ -773,17 +788,50 @@ func (r *hostResource[M, P]) putAll(ctx context.Context, client *remote.Client, 
 			outcomes = append(outcomes, outcome)
 			continue
 		}
-		diags.AddError("Applying File Failed", err.Error())
+		left, detail := 0, err.Error()
+		if remote.LeftInPlace(err) {
+			left = 1
+			detail += "\n\nThe resource stays in state with what the host had before this apply (a failed create as " +
+				"tainted): the next apply, or destroy, takes the change back from there."
+		}
+		diags.AddError("Applying File Failed", detail)
 		reload := ""
 		if remote.ReloadedAfterSwap(err) {
 			reload = f.Reload()
 		}
 		if i > 0 && len(out.rollback) > 0 && r.rollBack(ctx, m, out.rollback[:i], reload, diags) {
-			return true, 0, outcomes
+			return true, left, outcomes
 		}
-		return true, i, outcomes
+		return true, i + left, outcomes
 	}
 	return false, len(out.files), outcomes
+}
+
+// holdsAll says whether items has every place that old has.
+func holdsAll(items, old []remote.Item) bool {
+	for _, o := range old {
+		path, marker := o.Place()
+		if !slices.ContainsFunc(items, func(it remote.Item) bool {
+			p, m := it.Place()
+			return p == path && m == marker
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// editsOnly says whether every item is an edit (remote.EditedFile): a
+// change whose undo the state holds, with no record of it on the host.
+func editsOnly(items []remote.Item) bool {
+	for _, it := range items {
+		switch it.(type) {
+		case remote.EditedFile, *remote.EditedFile:
+		default:
+			return false
+		}
+	}
+	return len(items) > 0
 }
 
 // hostGoneHint is the way out that a destroy which cannot reach its host
@@ -793,6 +841,15 @@ func hostGoneHint(detail string) string {
 		return ""
 	}
 	return "\n\n" + remote.GoneHint
+}
+
+// destroyWayOut names the resource whose destroy cannot reach its host,
+// which Terraform's error for a destroy does not (it has no configuration
+// to point at), and the ways to let it go that need no host.
+func destroyWayOut(typeName, id string) string {
+	return fmt.Sprintf("\n\nThis is %s %q. To let it go without its host: terraform state rm <address> (OpenTofu: tofu "+
+		"state rm <address>), where terraform state list -id=%s prints <address>; or set on_destroy = \"keep\" on it and "+
+		"apply with -refresh=false first, then destroy with -refresh=false.", typeName, id, remote.ShellQuote(id))
 }
 
 // stateOnlyAttributes are the attributes that say nothing about the host
@@ -1088,7 +1145,8 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 	client, d := r.connect(ctx, m, toChange)
 	if d.HasError() {
 		for _, e := range d.Errors() {
-			resp.Diagnostics.AddAttributeError(path.Root("ssh"), e.Summary(), e.Detail()+hostGoneHint(e.Detail()))
+			resp.Diagnostics.AddAttributeError(path.Root("ssh"), e.Summary(), e.Detail()+hostGoneHint(e.Detail())+
+				destroyWayOut("kha_"+r.name, h.ID.ValueString()))
 		}
 		return
 	}

@@ -84,6 +84,7 @@ type lbConfigModel struct {
 	Rendered          types.String     `tfsdk:"rendered"`
 	Manifest          types.String     `tfsdk:"manifest"`
 	Handover          types.Bool       `tfsdk:"handover"`
+	HandoverSHA256    types.String     `tfsdk:"handover_sha256"`
 }
 
 type lbListenModel struct {
@@ -237,11 +238,11 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"stops the pod.",
 		},
 		"config_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(k.configPath),
-			Validators: []validator.String{filePathValidator()},
+			Validators: []validator.String{managedPathValidator()},
 			MarkdownDescription: fmt.Sprintf("Where the config goes. Default `%s`. Changing it removes the old file after the "+
 				"new one is in place.", k.configPath)},
 		"manifest_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(k.manifestPath),
-			Validators:          []validator.String{filePathValidator()},
+			Validators:          []validator.String{managedPathValidator()},
 			MarkdownDescription: fmt.Sprintf("Static pod manifest path (delivery `static_pod`). Default `%s`.", k.manifestPath)},
 		"image": schema.StringAttribute{Optional: true, Validators: []validator.String{imageValidator()},
 			MarkdownDescription: "Static pod image. Default: kubespray's."},
@@ -252,8 +253,8 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 		"memory_request": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityValidator()},
 			MarkdownDescription: "Static pod memory request. Default `32M`."},
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true,
-			MarkdownDescription: fmt.Sprintf("Checks the new config before it replaces the old one (`%%s` is its path). "+
-				"Default with `systemd`: `%s`; with `static_pod`: none (the host may not have the binary).", k.validateCommand)},
+			MarkdownDescription: "Checks the new config before it replaces the old one. " + validateCommandPaths + " " +
+				fmt.Sprintf("Default with `systemd`: `%s`; with `static_pod`: none (the host may not have the binary).", k.validateCommand)},
 		"preflight_command": schema.StringAttribute{Optional: true, Computed: true,
 			MarkdownDescription: fmt.Sprintf("Runs a throwaway instance of the load balancer in the foreground on the new "+
 				"config (`%%s` is its path) before the config replaces the live one: the same backends and health checks, "+
@@ -280,7 +281,8 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"`delivery = \"systemd\"`. Unlike kubespray, which rewrites the load balancer and the kubeconfigs in one " +
 				"step and leaves clients without an endpoint in between, kha keeps both until every client has moved. " +
 				"Default `false`: the previous address goes with the apply that moves it."},
-		"manifest": schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest (delivery `static_pod`), known at plan time."},
+		"manifest":        schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest (delivery `static_pod`), known at plan time."},
+		"handover_sha256": handoverSHA256Attribute,
 	}
 	for name, a := range own {
 		attrs[name] = a
@@ -527,8 +529,9 @@ func decodeLBVerifier(raw json.RawMessage) (remote.Verifier, error) {
 	return lbVerifier{v}, nil
 }
 
-func (m *lbConfigModel) handoverOn() bool     { return m.Handover.ValueBool() }
-func (m *lbConfigModel) handoverPath() string { return m.ConfigPath.ValueString() }
+func (m *lbConfigModel) handoverOn() bool                 { return m.Handover.ValueBool() }
+func (m *lbConfigModel) handoverPath() string             { return m.ConfigPath.ValueString() }
+func (m *lbConfigModel) setHandoverSHA256(v types.String) { m.HandoverSHA256 = v }
 
 // listenAddrs are the addresses `listen` binds: its address, then its
 // IPv6 address, on its port.

@@ -22,6 +22,9 @@ import (
 type ownership struct {
 	ID    string          `json:"id"`
 	Saved map[string]bool `json:"saved,omitempty"`
+	// Created are the files kha made for its blocks (remote.Block's
+	// Created): removing the last block removes the file.
+	Created map[string]bool `json:"created,omitempty"`
 	// Imported: the next apply adopts the path and saves what it finds
 	// there (the file as it was before kha first wrote it).
 	Imported bool `json:"imported,omitempty"`
@@ -160,6 +163,11 @@ func (r *hostResource[M, P]) owned(items []remote.Item, c ownership, h *hostFiel
 	out := make([]remote.Item, len(items))
 	note := r.note()
 	for i, it := range items {
+		if b, ok := it.(remote.Block); ok {
+			b.Created = c.Created[b.Path]
+			out[i] = b
+			continue
+		}
 		f, ok := it.(remote.File)
 		if !ok {
 			out[i] = it
@@ -172,11 +180,18 @@ func (r *hostResource[M, P]) owned(items []remote.Item, c ownership, h *hostFiel
 	return out
 }
 
-// record notes which files the host saved, from the outcomes of the puts
-// of files (those that succeeded, in order). Once saved, a file stays
-// saved: a record lost on the host must not turn a restore into a delete.
+// record notes which files the host saved, and which it made for blocks,
+// from the outcomes of the puts (those that succeeded, in order). Once
+// saved, a file stays saved: a record lost on the host must not turn a
+// restore into a delete.
 func (c *ownership) record(files []remote.Item, outcomes []remote.Outcome) {
 	for i, o := range outcomes {
+		if b, ok := files[i].(remote.Block); ok && o.Created {
+			if c.Created == nil {
+				c.Created = map[string]bool{}
+			}
+			c.Created[b.Path] = true
+		}
 		if f, ok := files[i].(remote.File); ok {
 			if c.Saved == nil {
 				c.Saved = map[string]bool{}

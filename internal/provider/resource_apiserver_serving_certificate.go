@@ -84,7 +84,7 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 	}
 	pathAttr := func(def, what string) schema.StringAttribute {
 		return schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(def),
-			Validators: []validator.String{filePathValidator()}, MarkdownDescription: what + " Default `" + def + "`."}
+			Validators: []validator.String{managedPathValidator()}, MarkdownDescription: what + " Default `" + def + "`."}
 	}
 	attrs := map[string]schema.Attribute{
 		"sans": schema.SingleNestedAttribute{
@@ -102,8 +102,10 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 		"keep_live_sans": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "Issue the certificate with the SANs of the certificate on the node too (kubeadm adds the " +
 				"node's host name, the advertise address and the `kubernetes` Service's names), so that no name a client " +
-				"uses today stops verifying. With `false` the certificate has `sans` alone, and a certificate with more is " +
-				"drift. Default `true`."},
+				"uses today stops verifying. The live certificate's DNS names go through the check `sans` does: one that " +
+				"is not a DNS name (a `,`, a blank, a newline, which openssl's configuration would read as more) is left " +
+				"out, with a warning in the provider's log. With `false` the certificate has `sans` alone, and a certificate " +
+				"with more is drift. Default `true`."},
 		"certificate_path":    pathAttr(kubeadmPKI+"apiserver.crt", "The serving certificate, as kube-apiserver's `--tls-cert-file` names it."),
 		"key_path":            pathAttr(kubeadmPKI+"apiserver.key", "Its key (`--tls-private-key-file`), in the certificate's directory."),
 		"ca_certificate_path": pathAttr(kubeadmPKI+"ca.crt", "The cluster CA's certificate, which clients verify the apiserver against."),

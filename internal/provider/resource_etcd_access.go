@@ -187,12 +187,13 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 			MarkdownDescription: "Client certificate and key in one PEM file on the proxy's host: the proxy then checks each member's `/health` over TLS. Without it the checks are TCP connects."},
 		"proxy_ca_file": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 			MarkdownDescription: "etcd CA file on the proxy's host, to verify members in `/health` checks."},
-		"proxy_config_path": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{filePathValidator()}, Default: stringdefault.StaticString("/etc/kha/etcd-proxy.cfg"),
+		"proxy_config_path": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{managedPathValidator()}, Default: stringdefault.StaticString("/etc/kha/etcd-proxy.cfg"),
 			MarkdownDescription: "Where the local proxy's HAProxy config goes. Default `/etc/kha/etcd-proxy.cfg`."},
-		"env_path": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{filePathValidator()}, Default: stringdefault.StaticString("/etc/kha/etcd-access.env"),
+		"env_path": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{managedPathValidator()}, Default: stringdefault.StaticString("/etc/kha/etcd-access.env"),
 			MarkdownDescription: "Where `env` goes. Default `/etc/kha/etcd-access.env`."},
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("haproxy -c -q -f %s"),
-			MarkdownDescription: "Checks a new proxy config before it replaces the old one. Default `haproxy -c -q -f %s`."},
+			MarkdownDescription: "Checks a new proxy config before it replaces the old one. " + validateCommandPaths +
+				" Default `haproxy -c -q -f %s`."},
 		"reload_command": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Run after the proxy config is in place, e.g. `systemctl enable haproxy@etcd && systemctl reload-or-restart " +
 				"haproxy@etcd`. Debian and Ubuntu ship no `haproxy@.service`: the example delivers one with `kha_file`."},

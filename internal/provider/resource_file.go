@@ -113,10 +113,13 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"secrets stored in state.",
 		Attributes: withHostAttributes(ctx, map[string]schema.Attribute{
 			"path": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Absolute path of the file on the host. Changing it replaces the resource (the old file is removed).",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{filePathValidator()},
+				Required: true,
+				MarkdownDescription: "Absolute path of the file on the host. Changing it replaces the resource (the old file is removed). " +
+					"The names kha keeps for itself next to the files it manages are refused at plan: `.kha-lock`, " +
+					"`.<name>.kha`, `.<name>.kha.handover`, `.<name>.kha.previous`, `.<name>.kha.original` and " +
+					"`.<name>.kha-<anything>` (and paths inside them).",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:    []validator.String{managedPathValidator()},
 			},
 			"content": schema.StringAttribute{
 				Optional: true,
@@ -146,9 +149,8 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			},
 			"validate_command": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Command that checks the new file before it replaces the old one; every `%s` becomes the " +
-					"path of the uploaded copy, e.g. `haproxy -c -f %s` or `nginx -t -c %s`. A non-zero exit fails the " +
-					"apply and keeps the previous file.",
+				MarkdownDescription: "Command that checks the new file before it replaces the old one, e.g. `haproxy -c -f %s` " +
+					"or `nginx -t -c %s`. " + validateCommandPaths + " A non-zero exit fails the apply and keeps the previous file.",
 			},
 			"reload_command": schema.StringAttribute{
 				Optional: true,

@@ -55,10 +55,16 @@ func (r *handoverResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			MarkdownDescription: "The `id` of the resource whose handover this ends: a `kha_haproxy_config`, `kha_nginx_config` " +
 				"or `kha_keepalived_config` with `handover = true`."},
 		"target_sha256": schema.StringAttribute{Required: true,
-			MarkdownDescription: "The target's `sha256`. It changes with every change of the target, which makes Terraform " +
-				"apply this resource in the same run, after the target and after everything this resource `depends_on`."},
+			Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^[0-9a-f]{64}$`),
+				"must be the target's `handover_sha256`, a hex SHA-256 digest")},
+			MarkdownDescription: "The target's `handover_sha256`: the digest of the final configuration, its path and the " +
+				"commands that put it in place, as this configuration renders them. This resource runs and writes only what a " +
+				"record with this digest holds: a record that Terraform did not plan (written by anyone else, or by an older " +
+				"configuration) fails the apply and is not used. It changes with every change of the target, which makes " +
+				"Terraform apply this resource in the same run, after the target and after everything this resource `depends_on`."},
 	}
-	attrs = withHostAttributes(ctx, attrs, "`host:port:path` of the handover's record, next to the file the target's id names.",
+	attrs = withHostAttributes(ctx, attrs, "`host:port:path` of the handover's record, `handover` in the private directory (`.<name>.kha`, mode `0700`) that kha "+
+		"keeps next to the file the target's id names.",
 		"Digest of a host with no handover pending; `remote_sha256` differs while one is.")
 	attrs["on_destroy"] = schema.StringAttribute{Optional: true, Computed: true,
 		Validators:          []validator.String{stringvalidator.OneOf(onDestroyKeep)},
@@ -68,13 +74,15 @@ func (r *handoverResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"the clients have moved to its new address, it drops the previous one, so that a port or a VIP moves in one " +
 			"apply without a failed request:\n\n" +
 			"1. the target's apply serves the new address **and** the previous one (an interim configuration, validated, " +
-			"reloaded and verified like any other), and leaves a record of its final configuration next to it;\n" +
+			"reloaded and verified like any other), and leaves a record of its final configuration in the private directory kha keeps next " +
+			"to it (`.<name>.kha`, mode `0700`, the connection's effective user's: no other local user can write or swap a record " +
+			"whose commands kha runs; a record anyone else could have written is reported and never used);\n" +
 			"2. the kubeconfigs (`kha_kubeconfig_server`) and the cluster's copies of the endpoint " +
 			"(`kha_endpoint_configmaps`) move to the new address;\n" +
 			"3. this resource, which `depends_on` them, puts the final configuration in place through the same steps: " +
 			"validated, reloaded, verified, and put back with the interim one on any failure.\n\n" +
 			"```terraform\nresource \"kha_handover\" \"vip\" {\n  for_each      = kha_haproxy_config.vip\n" +
-			"  target_id     = each.value.id\n  target_sha256 = each.value.sha256\n  ssh           = { host = each.value.ssh.host }\n" +
+			"  target_id     = each.value.id\n  target_sha256 = each.value.handover_sha256\n  ssh           = { host = each.value.ssh.host }\n" +
 			"  depends_on    = [kha_kubeconfig_server.node, kha_endpoint_configmaps.cluster]\n}\n```\n\n" +
 			"With nothing pending, apply changes nothing. A final configuration that its target has changed since is left " +
 			"to the target. Refresh reports a pending handover as drift, so an apply that failed half way ends it in the " +
@@ -104,5 +112,6 @@ func (m *handoverModel) render(*handoverModel) (rendered, diag.Diagnostics) {
 			"delivered over SSH (host:port:/path): pass the target's id, e.g. kha_haproxy_config.vip[each.key].id.", m.TargetID.ValueString()))
 		return rendered{}, diags
 	}
-	return rendered{alwaysDelivered: true, files: []remote.Item{remote.Handover{Path: targetPath, Verifier: decodeLBVerifier}}}, diags
+	return rendered{alwaysDelivered: true, files: []remote.Item{remote.Handover{Path: targetPath, Seal: m.TargetSHA256.ValueString(),
+		Verifier: decodeLBVerifier}}}, diags
 }

@@ -78,7 +78,7 @@ resource "kha_file" "client" {
 
 resource "kha_handover" "test" {
   target_id     = kha_haproxy_config.test.id
-  target_sha256 = kha_haproxy_config.test.sha256
+  target_sha256 = kha_haproxy_config.test.handover_sha256
   ssh           = { host = %[4]q, port = %[5]d, host_key = %[6]q }
   depends_on    = [kha_file.client]
 }

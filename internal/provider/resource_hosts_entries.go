@@ -54,7 +54,7 @@ func (r *hostsEntriesResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				"(`10.0.0.100 api.k8s.example.com`: the load balancer's name, as kubespray up to v2.28 wrote it).",
 		},
 		"path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/hosts"),
-			Validators:          []validator.String{filePathValidator()},
+			Validators:          []validator.String{managedPathValidator()},
 			MarkdownDescription: "The file. Default `/etc/hosts`. Changing it (or `marker`) removes the old block after the new one is in place."},
 		"marker": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("entries"),
 			Validators: []validator.String{stringvalidator.RegexMatches(markerPattern, "must be letters, digits, '.', '-' or '_'")},

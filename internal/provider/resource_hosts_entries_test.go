@@ -90,3 +90,50 @@ func TestHostsEntries_invalidEntry(t *testing.T) {
 		}},
 	})
 }
+
+// TestAccHostsEntries_destroyRemovesTheFileItMade: a hosts file that kha
+// made for its block goes with the block on destroy, as the host had no
+// file before; one that someone added a line to stays, with their line.
+func TestAccHostsEntries_destroyRemovesTheFileItMade(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, added string
+	}{{"untouched", ""}, {"a line added by hand", "10.0.0.7 added-by-hand\n"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			hosts := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+			vars := config.Variables{"host": config.StringVariable(s.Host), "port": config.IntegerVariable(s.Port),
+				"host_key": config.StringVariable(s.HostKey.Public()), "private_key": config.StringVariable(s.ClientKey.PEM),
+				"path": config.StringVariable(hosts)}
+			resource.Test(t, stepProviders(resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				CheckDestroy: func(*terraform.State) error {
+					got, err := os.ReadFile(hosts)
+					switch {
+					case tc.added == "" && !os.IsNotExist(err):
+						return fmt.Errorf("destroy left the file kha made: %q, %v", got, err)
+					case tc.added != "" && string(got) != tc.added:
+						return fmt.Errorf("destroy left %q, want the line added by hand alone", got)
+					}
+					return nil
+				},
+				Steps: []resource.TestStep{{
+					ConfigDirectory: config.StaticDirectory("testdata/TestAccHostsEntries_blockInHostsFile"),
+					ConfigVariables: vars,
+					Check: func(*terraform.State) error {
+						if tc.added != "" {
+							f, err := os.OpenFile(hosts, os.O_APPEND|os.O_WRONLY, 0)
+							if err != nil {
+								return err
+							}
+							defer f.Close()
+							_, err = f.WriteString(tc.added)
+							return err
+						}
+						return nil
+					},
+				}},
+			}))
+		})
+	}
+}

@@ -57,6 +57,7 @@ type keepalivedConfigModel struct {
 	ReloadCommand   types.String          `tfsdk:"reload_command"`
 	Rendered        types.String          `tfsdk:"rendered"`
 	Handover        types.Bool            `tfsdk:"handover"`
+	HandoverSHA256  types.String          `tfsdk:"handover_sha256"`
 	// previousVIPs are held beside vip (renderServing).
 	previousVIPs []string
 }
@@ -97,7 +98,7 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 				"the first failed check, so the VIP leaves within about 200ms of the load balancer dying or, for HAProxy, " +
 				"losing every apiserver."},
 		"track_script_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/keepalived/kha-track-lb.sh"),
-			Validators: []validator.String{filePathValidator()},
+			Validators: []validator.String{managedPathValidator()},
 			MarkdownDescription: "Where the track script goes (mode 0755, delivered before the config) when `healthcheck_port` is " +
 				"set and `track_command` is not. Its directories must not be writable by other users than root: keepalived's " +
 				"`enable_script_security` refuses it otherwise. Default `/etc/keepalived/kha-track-lb.sh`."},
@@ -114,9 +115,10 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 			MarkdownDescription: "Keep the VIP where it is when a higher-priority node recovers, sparing clients a second failover; " +
 				"`preempt_delay` then does not apply."},
 		"config_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/keepalived/keepalived.conf"),
-			Validators: []validator.String{filePathValidator()}, MarkdownDescription: "Default `/etc/keepalived/keepalived.conf`."},
+			Validators: []validator.String{managedPathValidator()}, MarkdownDescription: "Default `/etc/keepalived/keepalived.conf`."},
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("keepalived -t -f %s"),
-			MarkdownDescription: "Default `keepalived -t -f %s`."},
+			MarkdownDescription: "Checks the new keepalived.conf before it replaces the old one. " + validateCommandPaths +
+				" Default `keepalived -t -f %s`."},
 		"reload_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("systemctl reload-or-restart keepalived"),
 			MarkdownDescription: "Default `systemctl reload-or-restart keepalived`."},
 		"rendered": schema.StringAttribute{Computed: true, MarkdownDescription: "keepalived.conf for `node`, known at plan time."},
@@ -131,6 +133,7 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 				"Default `false`: the previous address goes with the apply that moves it."},
 		"destroy_command": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Run after the config is removed on destroy, e.g. `systemctl stop keepalived`. Default: none."},
+		"handover_sha256": handoverSHA256Attribute,
 	}
 	resp.Schema = schema.Schema{
 		Version: 1,
@@ -200,8 +203,9 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
 }
 
-func (m *keepalivedConfigModel) handoverOn() bool     { return m.Handover.ValueBool() }
-func (m *keepalivedConfigModel) handoverPath() string { return m.ConfigPath.ValueString() }
+func (m *keepalivedConfigModel) handoverOn() bool                 { return m.Handover.ValueBool() }
+func (m *keepalivedConfigModel) handoverPath() string             { return m.ConfigPath.ValueString() }
+func (m *keepalivedConfigModel) setHandoverSHA256(v types.String) { m.HandoverSHA256 = v }
 
 // places is the VIP, "address/prefix".
 func (m *keepalivedConfigModel) places() []string {

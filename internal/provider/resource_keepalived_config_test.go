@@ -128,7 +128,7 @@ resource "kha_file" "client" {
 }
 resource "kha_handover" "lb1" {
   target_id     = kha_keepalived_config.lb1.id
-  target_sha256 = kha_keepalived_config.lb1.sha256
+  target_sha256 = kha_keepalived_config.lb1.handover_sha256
   ssh           = %[4]s
   depends_on    = [kha_file.client]
 }`, s.ClientKey.PEM, vip, cfg, connection, filepath.Join(dir, "client.conf"), clientCheck, dir)

@@ -187,7 +187,7 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				"node's address when its apiserver binds that address alone (`kha_cluster_endpoints`' `bind_address`). The VIP " +
 				"itself is refused: the Lease would then not follow this node's apiserver."},
 		"manifest_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/kubernetes/manifests/kube-vip.yml"),
-			Validators:          []validator.String{filePathValidator()},
+			Validators:          []validator.String{managedPathValidator()},
 			MarkdownDescription: "Static pod manifest path (kubespray's). Default `/etc/kubernetes/manifests/kube-vip.yml`."},
 		"rendered": schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest, known at plan time."},
 	}

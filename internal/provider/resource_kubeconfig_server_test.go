@@ -2,16 +2,22 @@ package provider
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -21,6 +27,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/kha/terraform-provider-kha/internal/kubeconfig"
+	"github.com/kha/terraform-provider-kha/internal/remote"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
@@ -182,6 +189,35 @@ func TestAccKubeconfigServer_lifecycle(t *testing.T) {
 	}))
 }
 
+// kubeconfigPathsFixture is a kha_kubeconfig_server of several paths
+// (testdata/TestAccKubeconfigServer_failuresPutBackWhatChanged), and
+// kubeconfigPathsVars its variables.
+var kubeconfigPathsFixture = config.StaticDirectory("testdata/TestAccKubeconfigServer_failuresPutBackWhatChanged")
+
+func kubeconfigPathsVars(s *testhost.Server, server, restart string, paths ...string) config.Variables {
+	list := make([]config.Variable, len(paths))
+	for i, p := range paths {
+		list[i] = config.StringVariable(p)
+	}
+	return config.Variables{"host": config.StringVariable(s.Host), "port": config.IntegerVariable(s.Port),
+		"host_key": config.StringVariable(s.HostKey.Public()), "private_key": config.StringVariable(s.ClientKey.PEM),
+		"paths": config.ListVariable(list...), "server": config.StringVariable(server), "restart_command": config.StringVariable(restart)}
+}
+
+// kubeconfigServersAre checks that each of paths names want as its
+// cluster's server.
+func kubeconfigServersAre(want string, paths ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, p := range paths {
+			b, _ := os.ReadFile(p)
+			if servers, err := kubeconfig.Servers(b, ""); err != nil || servers["kubernetes"] != want {
+				return fmt.Errorf("%s has %v (%v), want %s", p, servers, err, want)
+			}
+		}
+		return nil
+	}
+}
+
 // TestAccKubeconfigServer_failuresPutBackWhatChanged: a create that fails
 // on its second kubeconfig (its check, or a connection lost while the
 // kubelet restarts) puts the first one back and records nothing; a path
@@ -208,13 +244,7 @@ func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
 	}
 	wantKubelet, wantAdmin := write(kubelet, pki.CAPEM), write(admin, testhost.OtherCAPEM(t))
 	vars := func(server, restart string, paths ...string) config.Variables {
-		list := make([]config.Variable, len(paths))
-		for i, p := range paths {
-			list[i] = config.StringVariable(p)
-		}
-		return config.Variables{"host": config.StringVariable(s.Host), "port": config.IntegerVariable(s.Port),
-			"host_key": config.StringVariable(s.HostKey.Public()), "private_key": config.StringVariable(s.ClientKey.PEM),
-			"paths": config.ListVariable(list...), "server": config.StringVariable(server), "restart_command": config.StringVariable(restart)}
+		return kubeconfigPathsVars(s, server, restart, paths...)
 	}
 	count := "echo restart >> " + restarts
 	restartsSoFar := 0
@@ -243,21 +273,10 @@ func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	serversAre := func(want string, paths ...string) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			for _, p := range paths {
-				b, _ := os.ReadFile(p)
-				if servers, err := kubeconfig.Servers(b, ""); err != nil || servers["kubernetes"] != want {
-					return fmt.Errorf("%s has %v (%v), want %s", p, servers, err, want)
-				}
-			}
-			return nil
-		}
-	}
 	notInState := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(kubeconfigAddr, plancheck.ResourceActionCreate)}}
 	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
-		CheckDestroy:             serversAre(serverA, kubelet, admin),
+		CheckDestroy:             kubeconfigServersAre(serverA, kubelet, admin),
 		Steps: []resource.TestStep{
 			{
 				// admin.conf's CA did not sign the apiserver: its check fails
@@ -289,7 +308,7 @@ func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
 				ConfigDirectory:  config.TestNameDirectory(), ConfigVariables: vars(serverB, count, kubelet),
 				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(kubeconfigAddr, tfjsonpath.New("previous_servers"),
 					knownvalue.MapExact(map[string]knownvalue.Check{kubelet: knownvalue.MapExact(map[string]knownvalue.Check{"kubernetes": knownvalue.StringExact(serverA)})}))},
-				Check: resource.ComposeTestCheckFunc(serversAre(serverB, kubelet), serversAre(serverA, admin), restartedOnce),
+				Check: resource.ComposeTestCheckFunc(kubeconfigServersAre(serverB, kubelet), kubeconfigServersAre(serverA, admin), restartedOnce),
 			},
 			{
 				// A path added later: recorded before its first change.
@@ -300,18 +319,199 @@ func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
 						knownvalue.MapExact(map[string]knownvalue.Check{"kubernetes": knownvalue.StringExact(serverA)}))}},
 				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(kubeconfigAddr, tfjsonpath.New("previous_servers").AtMapKey(admin),
 					knownvalue.MapExact(map[string]knownvalue.Check{"kubernetes": knownvalue.StringExact(serverA)}))},
-				Check: resource.ComposeTestCheckFunc(serversAre(serverB, kubelet, admin), restartedOnce),
+				Check: resource.ComposeTestCheckFunc(kubeconfigServersAre(serverB, kubelet, admin), restartedOnce),
 			},
 			{
 				// Both change: one restart.
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(serverA, count, kubelet, admin),
-				Check: resource.ComposeTestCheckFunc(serversAre(serverA, kubelet, admin), restartedOnce),
+				Check: resource.ComposeTestCheckFunc(kubeconfigServersAre(serverA, kubelet, admin), restartedOnce),
 			},
 			{
 				// Destroy (CheckDestroy) finds both on serverA already.
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(serverB, count, kubelet, admin),
-				Check: resource.ComposeTestCheckFunc(serversAre(serverB, kubelet, admin), restartedOnce),
+				Check: resource.ComposeTestCheckFunc(kubeconfigServersAre(serverB, kubelet, admin), restartedOnce),
 			},
 		},
 	}))
+}
+
+// TestAccKubeconfigServer_lostConnectionKeepsOriginal: with verify = false
+// no verdict is awaited after the restart, so a connection lost while
+// restart_command runs leaves kha's server on the host. The failed create
+// stays in state, tainted, with the server found before it; a failed
+// update keeps the path it added with that path's server. The applies
+// after them record no server of kha's as a previous one, and destroy puts
+// the originals back.
+func TestAccKubeconfigServer_lostConnectionKeepsOriginal(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	pki := testhost.TestPKI(t)
+	original, khas := "https://127.0.0.2:6443", "https://127.0.0.3:6443" // nothing checks them: verify = false
+	dir := t.TempDir()
+	kubelet, admin := filepath.Join(dir, "kubelet.conf"), filepath.Join(dir, "admin.conf")
+	certFile, keyFile := pki.WriteClientFiles(t, t.TempDir(), "system:node:w1")
+	cert, _ := os.ReadFile(certFile)
+	key, _ := os.ReadFile(keyFile)
+	for _, p := range []string{kubelet, admin} {
+		if err := os.WriteFile(p, []byte(nodeKubeconfig(original, pki.CAPEM, cert, key)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars := func(restart string, paths ...string) config.Variables {
+		v := kubeconfigPathsVars(s, khas, restart, paths...)
+		v["verify"] = config.BoolVariable(false)
+		return v
+	}
+	// dropDuring is a restart command that, the first time it runs, waits
+	// until arm's watcher has killed the sshd processes serving the
+	// connection: the host goes on alone, with kha's server.
+	dropDuring := func(name string) (command string, arm func()) {
+		restarting, dropped := filepath.Join(dir, name+".restarting"), filepath.Join(dir, name+".dropped")
+		command = fmt.Sprintf("[ -e %[2]s ] || { touch %[1]s; i=0; while [ ! -e %[2]s ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; }",
+			restarting, dropped)
+		arm = func() {
+			go func() {
+				for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+					if _, err := os.Stat(restarting); err == nil {
+						s.DropConnections()
+						_ = os.WriteFile(dropped, nil, 0o600)
+						return
+					}
+				}
+			}()
+		}
+		return command, arm
+	}
+	createDrop, armCreate := dropDuring("create")
+	updateDrop, armUpdate := dropDuring("update")
+	lost := regexp.MustCompile(`(?s)lost\s+after\s+the\s+new\s+file\s+was\s+put\s+in\s+place`)
+	hostKeptKhas := func() {
+		if err := kubeconfigServersAre(khas, kubelet)(nil); err != nil {
+			t.Fatalf("the lost connection did not leave kha's server on the host: %v", err)
+		}
+	}
+	originals := func(paths ...string) map[string]map[string]string {
+		m := map[string]map[string]string{}
+		for _, p := range paths {
+			m[p] = map[string]string{"kubernetes": original}
+		}
+		return m
+	}
+	recorded := func(want map[string]map[string]string) statecheck.StateCheck {
+		paths := map[string]knownvalue.Check{}
+		for p, servers := range want {
+			clusters := map[string]knownvalue.Check{}
+			for name, server := range servers {
+				clusters[name] = knownvalue.StringExact(server)
+			}
+			paths[p] = knownvalue.MapExact(clusters)
+		}
+		return statecheck.ExpectKnownValue(kubeconfigAddr, tfjsonpath.New("previous_servers"), knownvalue.MapExact(paths))
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             kubeconfigServersAre(original, kubelet, admin),
+		Steps: []resource.TestStep{
+			{
+				PreConfig:       armCreate,
+				ConfigDirectory: kubeconfigPathsFixture, ConfigVariables: vars(createDrop, kubelet),
+				ExpectError: lost,
+			},
+			{
+				// The create stayed, tainted, with the server it found: the
+				// replacement puts it back, then records it again.
+				PreConfig:       hostKeptKhas,
+				ConfigDirectory: kubeconfigPathsFixture, ConfigVariables: vars("true", kubelet),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(kubeconfigAddr, plancheck.ResourceActionDestroyBeforeCreate),
+					priorStateHas{addr: kubeconfigAddr, tainted: true, paths: []string{kubelet}, previous: originals(kubelet)}}},
+				ConfigStateChecks: []statecheck.StateCheck{recorded(originals(kubelet))},
+				Check:             kubeconfigServersAre(khas, kubelet),
+			},
+			{
+				// An update that adds admin.conf loses its connection too.
+				PreConfig:       armUpdate,
+				ConfigDirectory: kubeconfigPathsFixture, ConfigVariables: vars(updateDrop, kubelet, admin),
+				ExpectError: lost,
+			},
+			{
+				// The state kept admin.conf with the server it had.
+				ConfigDirectory: kubeconfigPathsFixture, ConfigVariables: vars("true", kubelet, admin),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(kubeconfigAddr, plancheck.ResourceActionUpdate),
+					priorStateHas{addr: kubeconfigAddr, paths: []string{kubelet, admin}, previous: originals(kubelet, admin)}}},
+				ConfigStateChecks: []statecheck.StateCheck{recorded(originals(kubelet, admin))},
+				Check:             kubeconfigServersAre(khas, kubelet, admin),
+			},
+		},
+	}))
+}
+
+// priorStateHas checks the state a plan starts from: the resource at addr,
+// tainted or not, with these paths and previous_servers.
+type priorStateHas struct {
+	addr     string
+	tainted  bool
+	paths    []string
+	previous map[string]map[string]string
+}
+
+func (c priorStateHas) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	if prior := req.Plan.PriorState; prior != nil && prior.Values != nil && prior.Values.RootModule != nil {
+		for _, r := range prior.Values.RootModule.Resources {
+			if r.Address != c.addr {
+				continue
+			}
+			var got struct {
+				Paths    []string                     `json:"paths"`
+				Previous map[string]map[string]string `json:"previous_servers"`
+			}
+			raw, err := json.Marshal(r.AttributeValues)
+			if err == nil {
+				err = json.Unmarshal(raw, &got)
+			}
+			if err != nil || r.Tainted != c.tainted || !slices.Equal(got.Paths, c.paths) || !reflect.DeepEqual(got.Previous, c.previous) {
+				resp.Error = fmt.Errorf("%s before the plan: tainted %v, paths %v, previous_servers %v (%v); want tainted %v, paths %v, "+
+					"previous_servers %v", c.addr, r.Tainted, got.Paths, got.Previous, err, c.tainted, c.paths, c.previous)
+			}
+			return
+		}
+	}
+	resp.Error = fmt.Errorf("%s is not in the state the plan starts from", c.addr)
+}
+
+// TestKubeconfigServer_previousServersNeverServer: a cluster that has
+// `server` when its path is first recorded (left there by an apply whose
+// connection was lost, or by a resource whose state was removed) is
+// recorded as "", which destroy leaves as it is, never as the server to
+// put back; what was recorded before stays.
+func TestKubeconfigServer_previousServersNeverServer(t *testing.T) {
+	khas, original := "https://127.0.0.3:6443", "https://127.0.0.2:6443"
+	m := kubeconfigServerModel{Paths: []types.String{types.StringValue("/etc/kubernetes/kubelet.conf"),
+		types.StringValue("/etc/kubernetes/admin.conf")}, Server: types.StringValue(khas)}
+	m.onHost = map[string]map[string]string{
+		"/etc/kubernetes/kubelet.conf": {"kubernetes": khas, "other": original},
+		"/etc/kubernetes/admin.conf":   {"kubernetes": khas},
+	}
+	var diags diag.Diagnostics
+	m.PreviousServers = previousServersValue(map[string]map[string]string{"/etc/kubernetes/admin.conf": {"kubernetes": original}}, &diags)
+	config := m
+	out, d := m.render(&config)
+	diags.Append(d...)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	got := recordedServers(m.PreviousServers, &diags)
+	want := map[string]map[string]string{
+		"/etc/kubernetes/kubelet.conf": {"kubernetes": "", "other": original},
+		"/etc/kubernetes/admin.conf":   {"kubernetes": original},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("previous_servers = %v, want %v", got, want)
+	}
+	// Destroy takes back only what has a previous server.
+	undo := out.files[0].(*remote.EditedFile).Edit.(*kubeconfigEdit)
+	kubelet := []byte(nodeKubeconfig(khas, "ca", []byte("cert"), []byte("key")))
+	if back, err := undo.Undo(kubelet); err != nil || !bytes.Equal(back, kubelet) {
+		t.Errorf("destroy changes a kubeconfig that had server when first read (%v):\n%s", err, back)
+	}
 }

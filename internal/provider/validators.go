@@ -1,7 +1,10 @@
 package provider
 
 import (
+	"context"
+	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -19,6 +22,12 @@ var durationPattern = regexp.MustCompile(`^[0-9]+(ms|s|m|h)$`)
 func durationValidator() validator.String {
 	return stringvalidator.RegexMatches(durationPattern, `must be a duration such as "500ms", "10s" or "10m"`)
 }
+
+// validateCommandPaths says what a validate_command gets: internal/remote
+// replaces every %s in it (strings.ReplaceAll), so no literal one is left.
+const validateCommandPaths = "Every `%s` in it is replaced by the quoted path of the uploaded copy, which is also " +
+	"exported as `$KHA_NEW`, so a literal `%s` cannot be written: a command that needs printf-style text names the " +
+	"copy `\"$KHA_NEW\"` and splits each `%s` with shell quotes, e.g. `printf '%''s\\n' \"$KHA_NEW\"`."
 
 // filePathPattern is an absolute, clean path to a file (no "." or ".."
 // components, no trailing slash, no NUL or newline): what the SSH engine
@@ -69,3 +78,55 @@ func imageValidator() validator.String {
 
 // markerPattern is what a block marker may hold.
 var markerPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// khaNamePattern is a name kha keeps for itself next to the files it
+// manages (internal/remote/scripts.go): the directory's .kha-lock, a
+// file's record directory .<name>.kha, its .<name>.kha.handover,
+// .kha.previous and .kha.original, and the private work directories
+// .<name>.kha-<random>. Any .kha-* and .<name>.kha.* name is kept, so a
+// name kha adds later is covered too.
+var khaNamePattern = regexp.MustCompile(`^\.(kha-.*|.+\.kha([.-].*)?)$`)
+
+// khaNameIn is the first component of an absolute path that is one of
+// kha's own names, or "".
+func khaNameIn(p string) string {
+	for _, c := range strings.Split(p, "/") {
+		if khaNamePattern.MatchString(c) {
+			return c
+		}
+	}
+	return ""
+}
+
+// notKhaNameValidator refuses a path that is, or lies in, one of kha's
+// own names: a resource writing there would overwrite kha's records of
+// another file, or write records kha then trusts.
+type notKhaNameValidator struct{}
+
+func (notKhaNameValidator) Description(context.Context) string {
+	return "must not be one of kha's own names (.kha-lock, .<name>.kha, .<name>.kha.handover, .<name>.kha.previous, " +
+		".<name>.kha.original, .<name>.kha-<anything>)"
+}
+
+func (v notKhaNameValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (notKhaNameValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if !known(req.ConfigValue) {
+		return
+	}
+	p := req.ConfigValue.ValueString()
+	if name := khaNameIn(p); name != "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Path Is One of kha's Own Names", fmt.Sprintf("%s %q: %q is a name "+
+			"kha keeps for itself next to the files it manages (.kha-lock, .<name>.kha, .<name>.kha.handover, "+
+			".<name>.kha.previous, .<name>.kha.original, .<name>.kha-<anything>). A resource that wrote there would "+
+			"overwrite or forge kha's records of another file. Choose another path for %s.", req.Path, p, name, req.Path))
+	}
+}
+
+// managedPathValidator is filePathValidator for a file kha writes: it
+// also refuses kha's own names.
+func managedPathValidator() validator.String {
+	return stringvalidator.All(filePathValidator(), notKhaNameValidator{})
+}

@@ -156,7 +156,14 @@ func (a *applySession) awaitReady() error {
 			a.c.log(a.ctx, LevelDebug, "the host has the file already: nothing written or reloaded", a.fields)
 		}
 		go a.wait()
-		return a.applyResult(<-a.exited)
+		err := <-a.exited
+		if _, exited := exitStatus(err); err != nil && !exited {
+			// No word and no exit status: the connection died before
+			// the commit, which the script never got.
+			return a.fail("upload", trimOutput(a.stderr.Bytes()), fmt.Errorf("the connection was lost before the new file "+
+				"was put in place (%v): %w; apply again", err, ErrNotCommitted))
+		}
+		return a.applyResult(err)
 	case <-a.ctx.Done():
 		a.session.Close() // the script sees its stdin and stdout go: it never renames
 		a.c.log(a.ctx, LevelWarn, "cancelled before commit; the host is unchanged", a.fields)
@@ -240,8 +247,8 @@ func (a *applySession) result(verifyErr error) error {
 		case err := <-result:
 			return a.applyResult(err)
 		case <-time.After(15 * time.Second):
-			return a.fail("reload", trimOutput(a.stderr.Bytes()), fmt.Errorf("lost track of the host after the new file was "+
-				"put in place (%v); the next refresh shows what it has", a.ctx.Err()))
+			return a.fail("reload", trimOutput(a.stderr.Bytes()), fmt.Errorf("%w: lost track of the host (%v); the next "+
+				"refresh shows what it has", errLostAfterSwap, a.ctx.Err()))
 		}
 	}
 }

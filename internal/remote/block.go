@@ -40,6 +40,10 @@ type Block struct {
 	// SHA256, when set, is the digest of a block whose content is not at
 	// hand (one found on the host at import): what Digest reports.
 	SHA256 string
+	// Created says that kha made the file for the block (Outcome.Created
+	// of its first put): removing the block removes the file when
+	// nothing else is left in it, as it was before kha.
+	Created bool
 }
 
 // Place is the block's file and marker.
@@ -79,31 +83,32 @@ func (c *Client) checkBlock(step string, b Block) error {
 // put puts b's content between its markers, where the block was or at
 // the end of the file, leaving every other line as it was.
 func (b Block) put(ctx context.Context, c *Client) (Outcome, error) {
-	return Outcome{}, c.changeBlock(ctx, b, true, []byte(BlockLines(b.Marker, string(b.Content))))
+	return c.changeBlock(ctx, b, true, []byte(BlockLines(b.Marker, string(b.Content))))
 }
 
 // remove deletes the marked block and keeps the rest of the file.
 func (b Block) remove(ctx context.Context, c *Client, _ string) error {
-	return c.changeBlock(ctx, b, false, []byte{})
+	_, err := c.changeBlock(ctx, b, false, []byte{})
+	return err
 }
 
-func (c *Client) changeBlock(ctx context.Context, b Block, apply bool, block []byte) error {
+func (c *Client) changeBlock(ctx context.Context, b Block, apply bool, block []byte) (Outcome, error) {
 	step := map[bool]string{true: "write block", false: "remove block"}[apply]
 	if err := c.checkBlock(step, b); err != nil {
-		return err
+		return Outcome{}, err
 	}
 	defer c.lockDir(path.Dir(b.Path))()
 	c.log(ctx, LevelDebug, step, map[string]any{"path": b.Path, "marker": b.Marker})
-	args := blockArgs{Target: b.Path, Marker: b.Marker, Apply: apply, Limit: commandLimit(ctx), Rand: randomSuffix()}
-	_, errOut, exit, err := c.script(ctx, blockScript.with(args), block)
+	args := blockArgs{Target: b.Path, Marker: b.Marker, Apply: apply, Limit: commandLimit(ctx), Rand: randomSuffix(), Created: b.Created}
+	out, errOut, exit, err := c.script(ctx, blockScript.with(args), block)
 	if err == nil && exit != exitOK {
 		err = c.sudoHint(string(errOut), exit)
 	}
 	if err != nil {
 		c.log(ctx, LevelWarn, step+" failed", map[string]any{"path": b.Path, "error": err.Error()})
-		return &StepError{Host: c.cfg.Address(), Step: step, Path: b.Path, Output: trimOutput(errOut), Err: err}
+		return Outcome{}, &StepError{Host: c.cfg.Address(), Step: step, Path: b.Path, Output: trimOutput(errOut), Err: err}
 	}
-	return nil
+	return Outcome{Created: string(out) == wordCreated+"\n"}, nil
 }
 
 // observe reports the digest of the marked block; a missing file or

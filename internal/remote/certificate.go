@@ -149,6 +149,10 @@ func (f IssuedCertificate) put(ctx context.Context, c *Client) (Outcome, error) 
 	if err != nil {
 		return Outcome{}, &StepError{Host: c.cfg.Address(), Step: "plan the certificate", Path: f.CertPath, Err: err}
 	}
+	if len(issue.Dropped) > 0 {
+		c.log(ctx, LevelWarn, "the live certificate's SANs that are not DNS names are left out", map[string]any{
+			"path": f.CertPath, "dropped": fmt.Sprintf("%q", issue.Dropped)}) // quoted: the host's text
+	}
 	cluster := c.pool.cluster(SHA256(ca.Raw))
 	c.log(ctx, LevelDebug, "waiting for the cluster's other certificate changes", map[string]any{"path": f.CertPath})
 	unlock, err := cluster.lock(ctx)

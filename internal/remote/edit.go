@@ -150,7 +150,26 @@ func (c *Client) putEdit(ctx context.Context, f EditedFile, change func([]byte) 
 			edited.Verify = check
 		}
 	}
-	return edited.put(ctx, c)
+	outcome, err := edited.put(ctx, c)
+	if err != nil && edited.Verify == nil && errors.Is(err, errLostAfterSwap) {
+		// No verdict was awaited: the host keeps the change unless its
+		// reload command fails.
+		err = leftInPlace{err}
+	}
+	return outcome, err
+}
+
+// leftInPlace is the failure of an edit that the host may keep.
+type leftInPlace struct{ error }
+
+func (e leftInPlace) Unwrap() error { return e.error }
+
+// LeftInPlace says whether a failed Put of an EditedFile may have left its
+// change on the host: the connection was lost once the change was in
+// place, and nothing waited for a verdict that would have put the file
+// back. Taking the change back is then the caller's, with Edit.Undo.
+func LeftInPlace(err error) bool {
+	return errors.As(err, new(leftInPlace))
 }
 
 // observe reports what the host's file has of f's change.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -111,6 +112,8 @@ type Outcome struct {
 	// Saved: the path's record keeps a file that was there before kha
 	// (File with a Claim).
 	Saved bool
+	// Created: there was no file for a Block; kha made it.
+	Created bool
 }
 
 // Verifier checks a service after its new configuration is in place and
@@ -156,6 +159,9 @@ type Observed struct {
 	UID, GID     string
 	// State is what an edited file has of the edit (see Edit.State).
 	State string
+	// Notice is something found at the item's place that kha did not
+	// write and so did not use, for a warning.
+	Notice string
 }
 
 // Drift says how the host differs from f, or "" when it has what f
@@ -199,6 +205,9 @@ type StepError struct {
 	Err    error
 }
 
+// Error says what failed, with the host's output; the control
+// characters a host could print (an escape sequence that redraws the
+// terminal) are escaped.
 func (e *StepError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", e.Host, e.Step)
@@ -208,6 +217,25 @@ func (e *StepError) Error() string {
 	fmt.Fprintf(&b, " failed: %v", e.Err)
 	if e.Output != "" {
 		fmt.Fprintf(&b, "\n%s", e.Output)
+	}
+	return Printable(b.String())
+}
+
+// Printable is s with every control character but newline and tab
+// escaped as Go would quote it (\x1b, \r), and invalid UTF-8 as \ufffd:
+// text from a host reaches a terminal as text, never as a command to it.
+func Printable(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\ufffd") {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.In(r, unicode.Bidi_Control):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
 	}
 	return b.String()
 }

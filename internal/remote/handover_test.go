@@ -39,17 +39,13 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 		if _, err := c.Put(ctx, File{Path: target, Content: []byte(interim), Mode: 0o640, Claim: owner}); err != nil {
 			t.Fatal(err)
 		}
-		record := HandoverRecord{Path: target, Claim: "lb", InterimSHA256: SHA256([]byte(interim)), Final: final,
+		record := HandoverRecord{Path: target, At: target, Claim: "lb", InterimSHA256: SHA256([]byte(interim)), Final: final,
 			ValidateCommand: validate, ReloadCommand: "echo reloaded >> " + reloads, Previous: []string{"0.0.0.0:8443"},
 			Verification: json.RawMessage(`"fail"`)}
-		f, err := record.RecordFile(target)
-		if err != nil {
+		if err := c.PutHandoverRecord(ctx, target, record); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Put(ctx, f); err != nil {
-			t.Fatal(err)
-		}
-		return Handover{Path: target}
+		return Handover{Path: target, Seal: record.Seal()}
 	}
 	recordLeft := func() bool { _, err := os.Stat(HandoverRecordPath(target)); return err == nil }
 
@@ -117,13 +113,25 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 			t.Fatalf("record left %v: %v", recordLeft(), err)
 		}
 	})
+	t.Run("a record Terraform did not plan", func(t *testing.T) {
+		h := start(t, "")
+		h.Seal = HandoverRecord{Path: target, At: target, Final: final}.Seal()
+		os.Remove(reloads)
+		if _, err := c.Put(ctx, h); !errors.Is(err, ErrUnsealed) || !strings.Contains(err.Error(), "handover_sha256") {
+			t.Fatalf("want the record refused, got %v", err)
+		}
+		_, reloaded := os.Stat(reloads)
+		if got := string(mustRead(t, target)); got != interim || !recordLeft() || reloaded == nil {
+			t.Fatalf("after a record Terraform did not plan: %q, record left %v, reloaded %v", got, recordLeft(), reloaded == nil)
+		}
+	})
 	t.Run("another owner's claim", func(t *testing.T) {
 		h := start(t, "")
-		other := HandoverRecord{Path: target, Claim: "someone else", InterimSHA256: SHA256([]byte(interim)), Final: final}
-		f, _ := other.RecordFile(target)
-		if _, err := c.Put(ctx, f); err != nil {
+		other := HandoverRecord{Path: target, At: target, Claim: "someone else", InterimSHA256: SHA256([]byte(interim)), Final: final}
+		if err := c.PutHandoverRecord(ctx, target, other); err != nil {
 			t.Fatal(err)
 		}
+		h.Seal = other.Seal()
 		if _, err := c.Put(ctx, h); err == nil || !strings.Contains(err.Error(), "another kha resource") {
 			t.Fatalf("want the claim refused, got %v", err)
 		}

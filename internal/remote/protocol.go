@@ -54,6 +54,9 @@ const (
 	exitPutBack     exitCode = 41
 	exitCA          exitCode = 42
 	exitIssue       exitCode = 43
+	exitUnsafeDir   exitCode = 44
+	exitNotFile     exitCode = 45
+	exitForeign     exitCode = 46
 	exitTimeout     exitCode = 124 // timeout(1)'s, when the command ran out of time
 	exitHangup      exitCode = 129 // 128 + the signal, as a shell reports it
 	exitInterrupt   exitCode = 130
@@ -102,7 +105,12 @@ var exitCodes = map[exitCode]exitMeaning{
 	exitReplaced:   {"EXIT_REPLACED", "upload", "the private temporary directory was replaced while in use (someone else can write to the target's directory); nothing was changed"},
 	exitCA: {"EXIT_CA", "issue the certificate", "the CA's certificate or key is missing on the host, or the two are not " +
 		"one CA's; the certificate in place is untouched"},
-	exitIssue:       {"EXIT_ISSUE", "issue the certificate", "openssl failed (its output follows); the certificate in place is untouched"},
+	exitIssue: {"EXIT_ISSUE", "issue the certificate", "openssl failed (its output follows); the certificate in place is untouched"},
+	exitUnsafeDir: {"EXIT_UNSAFE_DIR", "check the directory", "another local user can rename or replace files in it, " +
+		"so kha cannot keep what it writes there safe; nothing was changed"},
+	exitNotFile: {"EXIT_NOT_FILE", "check the target", "it is a symbolic link or a directory, not a file kha replaces; " +
+		"nothing was changed"},
+	exitForeign:     {"EXIT_FOREIGN", "read kha's record", "what is at kha's record's place was not written by kha; it was not used"},
 	exitNoTimeout:   {"EXIT_NO_TIMEOUT", "find timeout(1)", "the host has no timeout(1)"},
 	exitMakeLockDir: {"EXIT_MAKE_LOCK_DIR", "create the lock directory", "the file is untouched"},
 	exitLockDir:     {"EXIT_LOCK_DIR", "lock", "the lock directory is not this user's; the file is untouched"},
@@ -144,6 +152,7 @@ const (
 	wordPresent  = "present"  // statScript: a regular file is there
 	wordMissing  = "missing"  // statScript: nothing is there
 	wordKeepMode = "keep"     // applyArgs.Mode: the replaced file's mode, owner and group
+	wordCreated  = "created"  // blockScript: there was no file; it made one for the block
 	// applyScript: the host has the file already (content, mode, owner):
 	// nothing was written or reloaded. Like wordReady, it is followed by
 	// 1 when the path's record saved a file that was there before kha, 0
@@ -163,6 +172,7 @@ var protocolWords = map[string]string{
 	"WORD_PRESENT":   wordPresent,
 	"WORD_MISSING":   wordMissing,
 	"WORD_KEEP_MODE": wordKeepMode,
+	"WORD_CREATED":   wordCreated,
 	"WORD_UNCHANGED": wordUnchanged,
 }
 

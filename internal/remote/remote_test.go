@@ -1440,6 +1440,46 @@ func TestConnectionDroppedDuringReload(t *testing.T) {
 	}
 }
 
+// TestConnectionLostMidUpload: a connection that dies while the new file
+// is on its way says so, and that the host still has the previous file,
+// which it does; the upload's private directory goes.
+func TestConnectionLostMidUpload(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	relay := testhost.Delay(t, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), 40*time.Millisecond)
+	cfg := configFor(s)
+	cfg.Host, cfg.Port = relay.Host, relay.Port
+	cfg.HostKey = s.HostKey.Public()
+	c, _ := client(t, cfg)
+	dir := t.TempDir()
+	target := filepath.Join(dir, "lb.cfg")
+	if err := os.WriteFile(target, []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Put(context.Background(), File{Path: target, Content: bytes.Repeat([]byte("x"), 64<<20)})
+		done <- err
+	}()
+	waitFor(t, 20*time.Second, "the upload to start", func() bool {
+		uploads, _ := filepath.Glob(filepath.Join(dir, ".lb.cfg.kha-*", "new"))
+		for _, u := range uploads {
+			if info, err := os.Stat(u); err == nil && info.Size() > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	dropConnection(c)
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "connection was lost") || !strings.Contains(err.Error(), "the host is unchanged") {
+		t.Fatalf("want an error that says the connection was lost before the swap, got %v", err)
+	}
+	if got := string(mustRead(t, target)); got != "v1\n" {
+		t.Fatalf("the previous file changed: %q", got[:min(len(got), 20)])
+	}
+	waitFor(t, 20*time.Second, "the upload's private directory to go", func() bool { return len(entries(t, dir)) == 1 })
+}
+
 // A config the quiet validate command (haproxy -c -q, the default)
 // rejects: the error carries haproxy's own reason, the line naming the
 // missing CA file.

@@ -44,9 +44,34 @@ package remote
 //     lines, deepest first). A $rec that is not a directory of the
 //     effective user's is refused: it would not be kha's.
 const scriptHelpers = `umask0=$(umask)
+safe_dir() {
+  set -- $(stat -L -c '%a %u %g %U %G' -- "$dir") || exit $EXIT_DIRECTORY
+  perm=$1 special=0 why=
+  case $perm in ????) special=${perm%???} perm=${perm#?} ;; esac
+  group=${perm#?} group=${group%?} other=${perm#??}
+  if [ "$2" != 0 ] && [ ! -O "$dir" ]; then why="it is owned by $4, who can rename anything in it"
+  elif [ $((special & 1)) = 0 ]; then
+    if [ $((other & 2)) != 0 ]; then why="every local user can write to it (mode $1) and it has no sticky bit"
+    elif [ $((group & 2)) != 0 ] && [ "$3" != 0 ] && [ "$3" != "$(id -g)" ]; then
+      why="the members of group $5 can write to it (mode $1) and it has no sticky bit"
+    fi
+  fi
+  [ -z "$why" ] && return 0
+  echo "refusing to manage $target: another local user could swap what kha writes in $dir: $why. Make $dir $(id -un)'s and writable only by $(id -un) (chown; chmod go-w), or set its sticky bit (chmod +t) as /tmp has, or manage a file in another directory" >&2
+  exit $EXIT_UNSAFE_DIR
+}
+regular_target() {
+  if [ -L "$target" ] || { [ -e "$target" ] && [ ! -f "$target" ]; }; then
+    echo "refusing to manage $target: it is a symbolic link or not a regular file. Point the path at the file itself" >&2
+    exit $EXIT_NOT_FILE
+  fi
+}
+owner_of() {
+  stat -c %U -- "$1" 2>/dev/null || echo "an unknown user"
+}
 sweep() {
   for old in "$dir/.$base".kha-*; do
-    [ -d "$old" ] && [ ! -L "$old" ] || continue
+    [ -d "$old" ] && [ ! -L "$old" ] && [ -O "$old" ] || continue
     find "$old" -maxdepth 0 -mmin +10 -exec rm -rf -- {} + 2>/dev/null
   done
 }
@@ -80,7 +105,7 @@ run() {
 restore() {
   trap '' HUP INT TERM
   if [ -e previous ] || [ -L previous ]; then
-    mv -f -- previous "$target" || exit $EXIT_ROLLBACK
+    mv -fT -- previous "$target" || exit $EXIT_ROLLBACK
     failed=$EXIT_ROLLBACK
   else
     rm -f -- "$target" || exit $EXIT_ROLLBACK
@@ -93,16 +118,23 @@ restore() {
   fi
   exit "$1"
 }
+into_record() {
+  if [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
+    echo "$rec, kha's record of $target, is not a directory that $(id -un) owns (it is $(owner_of "$rec")'s): kha did not make it and does not use it: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
+    exit $EXIT_RECORD
+  fi
+  cd -- "$rec" && [ -O . ] && [ . -ef "$rec" ] && [ ! -L "$rec" ] || {
+    echo "$rec, kha's record of $target, was replaced while in use (someone else can write to $dir); nothing was changed" >&2
+    exit $EXIT_REPLACED
+  }
+}
 record() {
   held= held_note= existed=0 made=
   [ -e "$rec" ] || [ -L "$rec" ] || return 0
-  if [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
-    echo "$rec, kha's record of $target, is not a directory that $(id -un) owns: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
-    exit $EXIT_RECORD
-  fi
-  if [ ! -f "$rec/record" ]; then
-    if [ -e "$rec/original" ] || [ -L "$rec/original" ]; then existed=1; fi
-    return 0
+  into_record
+  if [ ! -f record ]; then
+    if [ -e original ] || [ -L original ]; then existed=1; fi
+    cd /; return 0
   fi
   while IFS= read -r line; do
     case $line in
@@ -112,7 +144,8 @@ record() {
       made=*) made="$made$line
 " ;;
     esac
-  done <"$rec/record"
+  done <record
+  cd /
 }
 `
 
@@ -127,23 +160,28 @@ record() {
 //     stay (restore).
 const claimHelpers = `claim_record() {
   [ -n "$claim" ] && [ "$held" != "$claim" ] || return 0
-  if [ ! -d "$rec" ]; then
-    mkdir -m 0700 -- "$rec" || exit $EXIT_RECORD
-    fresh=1 made=$newdirs
+  if [ ! -e "$rec" ] && [ ! -L "$rec" ]; then
+    mkdir -m 0700 rec || exit $EXIT_RECORD
+    made=$newdirs
     if [ "$existed" = 1 ]; then
-      ln -- "$target" "$rec/original" 2>/dev/null || cp -p -- "$target" "$rec/original" || { unclaim; exit $EXIT_RECORD; }
+      ln -- "$target" rec/original 2>/dev/null || cp -p -- "$target" rec/original || exit $EXIT_RECORD
     fi
-  elif [ -f "$rec/record" ]; then
-    ln -- "$rec/record" held-record || exit $EXIT_RECORD
+    printf 'claim=%s\nnote=%s\nexisted=%s\n%s' "$claim" "$note" "$existed" "$made" >rec/record || exit $EXIT_RECORD
+    mv -T -- rec "$rec" || { echo "$rec appeared while kha made it; nothing was changed" >&2; exit $EXIT_RECORD; }
+    fresh=1
+    return 0
   fi
-  printf 'claim=%s\nnote=%s\nexisted=%s\n%s' "$claim" "$note" "$existed" "$made" >"$rec/record.new" &&
-    mv -f -- "$rec/record.new" "$rec/record" || { unclaim; exit $EXIT_RECORD; }
+  into_record
+  if [ -f record ]; then ln -- record "$work/held-record" || exit $EXIT_RECORD; fi
+  printf 'claim=%s\nnote=%s\nexisted=%s\n%s' "$claim" "$note" "$existed" "$made" >record.new &&
+    mv -fT -- record.new record || { cd -- "$work"; unclaim; exit $EXIT_RECORD; }
+  cd -- "$work" || replaced
 }
 unclaim() {
   if [ "$fresh" = 1 ]; then
     rm -rf -- "$rec"
   elif [ -e held-record ]; then
-    mv -f -- held-record "$rec/record"
+    (into_record && mv -fT -- "$work/held-record" record)
   fi
 }
 `
@@ -163,19 +201,21 @@ unclaim() {
 var applyScript = newScript[applyArgs](scriptHelpers + claimHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 rec=$dir/.$base.kha fresh=0 newdirs= held= existed=0
-if [ -n "$claim" ]; then
-  record
-  if [ -n "$held" ] && [ "$held" != "$claim" ] && [ "$adopt" != 1 ]; then
-    echo "$target is managed by another kha resource: $held_note" >&2
-    exit $EXIT_CLAIMED
-  fi
-fi
 if [ ! -d "$dir" ]; then
   [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
   d=$dir
   while [ -n "$d" ] && [ ! -d "$d" ]; do newdirs="${newdirs}made=$d
 "; d=${d%/*}; done
   mkdir -p -m 0755 -- "$dir" || exit $EXIT_DIRECTORY
+fi
+safe_dir
+regular_target
+if [ -n "$claim" ]; then
+  record
+  if [ -n "$held" ] && [ "$held" != "$claim" ] && [ "$adopt" != 1 ]; then
+    echo "$target is managed by another kha resource: $held_note" >&2
+    exit $EXIT_CLAIMED
+  fi
 fi
 sweep
 enter
@@ -217,7 +257,7 @@ if [ -e "$target" ] || [ -L "$target" ]; then
   ln -- "$target" previous 2>/dev/null || cp -p -- "$target" previous || exit $EXIT_BACKUP
 fi
 claim_record
-mv -f -- new "$target" || { unclaim; exit $EXIT_RENAME; }
+mv -fT -- new "$target" || { unclaim; exit $EXIT_RENAME; }
 # The new file is in place: from here a client that is gone (a dropped
 # connection makes writes fail and reads end) or a signal never stops the
 # script half way. A failed reload, or with verify anything but the
@@ -304,6 +344,7 @@ type statArgs struct {
 var removeScript = newScript[removeArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 rec=$dir/.$base.kha held= existed=0 made= changed=0
+if [ -d "$dir" ]; then safe_dir; regular_target; fi
 [ -z "$claim" ] || record
 if [ -n "$held" ] && [ "$held" != "$claim" ]; then
   echo "$target is left as it is: another kha resource took it over ($held_note)" >&2
@@ -314,11 +355,12 @@ if [ "$keep" = 1 ]; then
   exit $EXIT_OK
 fi
 if [ "$restore" = 1 ] && { [ "$existed" = 1 ] || [ "$saved" = 1 ]; }; then
-  if [ ! -e "$rec/original" ] && [ ! -L "$rec/original" ]; then
+  if { [ ! -e "$rec" ] && [ ! -L "$rec" ]; } || { into_record; [ ! -e original ] && [ ! -L original ]; }; then
     echo "the copy of the file that was at $target before kha, $rec/original, is gone (removed by hand?): nothing was removed. To let the file go, set on_destroy = \"delete\" (or \"keep\") and apply, then destroy" >&2
     exit $EXIT_NO_ORIGINAL
   fi
-  mv -f -- "$rec/original" "$target" || exit $EXIT_PUT_BACK
+  mv -fT -- original "$target" || exit $EXIT_PUT_BACK
+  cd /
   changed=1
 elif [ -e "$target" ] || [ -L "$target" ]; then
   rm -f -- "$target" || exit $EXIT_REMOVE
@@ -368,13 +410,18 @@ type removeArgs struct {
 // not own, or a symlink, is refused: the lock would not be kha's. The
 // directory lives only while a change runs: its holder removes it last,
 // and a run that waited for it locks again if it is gone. Where the file
-// is a mount point (a container's /etc/hosts) it is written in place.
+// is a mount point (a container's /etc/hosts) it is written in place. A
+// block written where there was no file prints $WORD_CREATED; removing
+// the block with created set removes the file too when nothing else is
+// left in it.
 var blockScript = newScript[blockArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
-if [ ! -e "$target" ]; then
+if [ ! -e "$target" ] && [ ! -L "$target" ]; then
   [ "$apply" = 1 ] || exit $EXIT_OK
   [ -d "$dir" ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
 fi
+safe_dir
+regular_target
 locks=
 if command -v flock >/dev/null; then
   locks=$dir/.kha-lock
@@ -388,7 +435,7 @@ if command -v flock >/dev/null; then
       fi
     fi
     if [ $entered = 0 ] || [ ! -O . ]; then
-      echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
+      echo "$locks, the lock of kha's changes in $dir, is not a directory that $(id -un) owns (it is $(owner_of "$locks")'s): kha did not make it and does not use it: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
       exit $EXIT_LOCK_DIR
     fi
     exec 9<. || exit $EXIT_OPEN_LOCK_DIR
@@ -403,7 +450,8 @@ sweep
 enter
 umask 022
 cat >block || exit $EXIT_UPLOAD
-if [ -e "$target" ]; then cp -p -- "$target" new || exit $EXIT_COPY; src=$target; else : >new; src=/dev/null; fi
+made=
+if [ -e "$target" ]; then cp -p -- "$target" new || exit $EXIT_COPY; src=$target; else : >new; src=/dev/null made=1; fi
 awk -v b="# BEGIN kha $marker" -v e="# END kha $marker" -v apply="$apply" -v damaged="$EXIT_DAMAGED" -v blockfile=block -v name="$target" '
 function emit(  l) { while ((getline l < blockfile) > 0) print l (crlf ? "\r" : ""); close(blockfile); done = 1 }
 NR == 1 && /\r$/ { crlf = 1 }
@@ -430,7 +478,13 @@ END {
   if (apply == 1 && !done) emit()
 }' "$src" >new; rc=$?
 [ $rc = $EXIT_OK ] || { [ $rc = $EXIT_DAMAGED ] && exit $EXIT_DAMAGED; exit $EXIT_EDIT_BLOCK; }
-mv -f -- new "$target" 2>/dev/null || cat new >"$target" || exit $EXIT_RENAME
+if [ "$apply" = 0 ] && [ "$created" = 1 ] && [ ! -s new ]; then
+  rm -f -- "$target" || exit $EXIT_REMOVE
+# A file that is a mount point (a container's /etc/hosts) cannot be
+# renamed over: it is written in place, unless it became a link.
+else mv -fT -- new "$target" 2>/dev/null || { [ ! -L "$target" ] && cat new >"$target"; } || exit $EXIT_RENAME
+fi
+[ "$made" != 1 ] || [ "$apply" != 1 ] || echo "$WORD_CREATED"
 # The last step: a run waiting for the lock finds the directory gone and
 # locks a new one, so nothing of the lock stays on the host.
 [ -z "$locks" ] || rmdir -- "$locks" 2>/dev/null
@@ -444,6 +498,9 @@ type blockArgs struct {
 	Apply  bool   `sh:"apply"` // false removes the block
 	Limit  int    `sh:"limit"`
 	Rand   string `sh:"rand"`
+	// Created: kha made the file for the block, so removing the block
+	// removes a file it leaves empty.
+	Created bool `sh:"created"`
 }
 
 // blockReadScript prints the marked block of the target (markers
@@ -487,6 +544,8 @@ if [ ! -f "$ca_cert" ] || [ ! -f "$ca_key" ]; then
   exit $EXIT_CA
 fi
 command -v openssl >/dev/null || { echo "openssl is not installed on the host" >&2; exit $EXIT_ISSUE; }
+safe_dir
+for t in "$target" "$key"; do (target=$t; regular_target) || exit $?; done
 case $alg in
   RSA-2048|RSA-3072|RSA-4096) set -- -algorithm RSA -pkeyopt "rsa_keygen_bits:${alg#RSA-}" ;;
   ECDSA-P256) set -- -algorithm EC -pkeyopt ec_paramgen_curve:P-256 ;;
@@ -528,7 +587,7 @@ put_back() {
   trap '' HUP INT TERM
   [ -z "$watchdog" ] || kill "$watchdog" 2>/dev/null
   for f in "$key:previous.key" "$target:previous.crt"; do
-    if [ -e "${f##*:}" ]; then mv -f -- "${f##*:}" "${f%:*}" || exit $EXIT_ROLLBACK; else rm -f -- "${f%:*}" || exit $EXIT_ROLLBACK; fi
+    if [ -e "${f##*:}" ]; then mv -fT -- "${f##*:}" "${f%:*}" || exit $EXIT_ROLLBACK; else rm -f -- "${f%:*}" || exit $EXIT_ROLLBACK; fi
   done
   if [ -n "$reload" ]; then
     echo "--- the previous certificate and key were put back; running the reload command again:" >&2
@@ -539,8 +598,8 @@ put_back() {
 watchdog=
 trap 'put_back $EXIT_VERIFY' HUP INT TERM
 trap : PIPE
-mv -f -- key.new "$key" || put_back $EXIT_RENAME
-mv -f -- crt.new "$target" || put_back $EXIT_RENAME
+mv -fT -- key.new "$key" || put_back $EXIT_RENAME
+mv -fT -- crt.new "$target" || put_back $EXIT_RENAME
 rc=$EXIT_OK
 if [ -n "$reload" ]; then run "$reload"; rc=$?; fi
 [ $rc = $EXIT_OK ] || { [ $rc = $EXIT_TIMEOUT ] && put_back $EXIT_RELOAD_TIME; put_back $EXIT_RELOAD; }
@@ -549,12 +608,19 @@ watchdog=$!
 echo "$WORD_RELOADED" 2>/dev/null && IFS= read -r verdict && [ "$verdict" = "$WORD_KEEP" ] || put_back $EXIT_VERIFY
 trap '' HUP INT TERM
 kill "$watchdog" 2>/dev/null
+# The previous pair goes to a directory made here and renamed into
+# place: nothing is written through a name someone else could swap.
 kept=$dir/.$base.kha.previous original=$dir/.$base.kha.original
-if [ -d "$kept" ] && [ ! -e "$original" ]; then mv -- "$kept" "$original" || exit $EXIT_OK; fi
-mkdir -p -m 0700 -- "$kept" || exit $EXIT_OK
+ours() {
+  [ -d "$1" ] && [ ! -L "$1" ] && [ -O "$1" ]
+}
+if ours "$kept" && [ ! -e "$original" ] && [ ! -L "$original" ]; then mv -T -- "$kept" "$original" || exit $EXIT_OK; fi
+mkdir -m 0700 kept || exit $EXIT_OK
 for f in "$base:previous.crt" "${key##*/}:previous.key"; do
-  [ ! -e "${f##*:}" ] || mv -f -- "${f##*:}" "$kept/${f%:*}"
+  [ ! -e "${f##*:}" ] || mv -f -- "${f##*:}" "kept/${f%:*}"
 done
+if ours "$kept"; then rm -rf -- "$kept"; fi
+mv -T -- kept "$kept" 2>/dev/null
 exit $EXIT_OK
 `)
 

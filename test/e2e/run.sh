@@ -470,7 +470,7 @@ handover_apply "the VIP's move to port 9443" "$T/apply-port.tflog" 2 "both HAPro
 for h in h4 h5; do
   [ "$(grep -c 'bind 10.77.0.100:' "$T/hosts/$h/etc-kha/haproxy-vip.cfg")" = 1 ] && grep -q 'bind 10.77.0.100:9443' "$T/hosts/$h/etc-kha/haproxy-vip.cfg" ||
     fail "$h's HAProxy binds $(grep 'bind 10.77.0.100:' "$T/hosts/$h/etc-kha/haproxy-vip.cfg" | tr '\n' ' ')"
-  [ ! -e "$T/hosts/$h/etc-kha/.haproxy-vip.cfg.kha.handover" ] || fail "$h keeps the handover's record"
+  [ ! -e "$T/hosts/$h/etc-kha/.haproxy-vip.cfg.kha/handover" ] || fail "$h keeps the handover's record"
 done
 grep -q 'api.k8s.example.com:9443' "$T/hosts/h4/etc-kha/haproxy-local.cfg" || fail "h4's fallback is not the VIP's new port"
 kc root https://10.77.0.100:9443 >/dev/null || fail "the VIP on 9443"
@@ -497,7 +497,7 @@ for h in h4 h5; do
   [ "$(grep -c 'bind 10.77.0.10' "$T/hosts/$h/etc-kha/haproxy-vip.cfg")" = 1 ] && grep -q 'bind 10.77.0.101:9443' "$T/hosts/$h/etc-kha/haproxy-vip.cfg" &&
     [ "$(grep -c '10.77.0.10[01]/24 dev eth0' "$T/hosts/$h/etc-kha/keepalived.conf")" = 1 ] &&
     grep -q '10.77.0.101/24 dev eth0' "$T/hosts/$h/etc-kha/keepalived.conf" || fail "$h's HAProxy or keepalived still has the old VIP"
-  left=$(find "$T/hosts/$h/etc-kha" -maxdepth 1 -name '.*.kha.handover' -printf '%f ')
+  left=$(find "$T/hosts/$h/etc-kha" -maxdepth 2 -path '*/.*.kha/handover' -printf '%P ')
   [ -z "$left" ] || fail "$h keeps handover records: $left"
 done
 for i in 1 2 3 6; do

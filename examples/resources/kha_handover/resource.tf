@@ -35,7 +35,7 @@ resource "kha_handover" "worker" {
   for_each = kha_cluster_endpoints.cluster.local_lb_node_ips
 
   target_id     = kha_nginx_config.worker[each.key].id
-  target_sha256 = kha_nginx_config.worker[each.key].sha256
+  target_sha256 = kha_nginx_config.worker[each.key].handover_sha256
   ssh           = { host = each.value }
 
   depends_on = [kha_kubeconfig_server.worker]

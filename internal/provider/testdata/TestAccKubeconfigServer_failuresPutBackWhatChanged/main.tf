@@ -8,6 +8,10 @@ variable "private_key" {
 variable "paths" { type = list(string) }
 variable "server" { type = string }
 variable "restart_command" { type = string }
+variable "verify" {
+  type    = bool
+  default = null
+}
 
 provider "kha" {
   default_ssh = { host = var.host, port = var.port, host_key = var.host_key, private_key = var.private_key }
@@ -17,5 +21,6 @@ resource "kha_kubeconfig_server" "node" {
   paths           = var.paths
   server          = var.server
   restart_command = var.restart_command
+  verify          = var.verify
   verify_timeout  = "3s"
 }

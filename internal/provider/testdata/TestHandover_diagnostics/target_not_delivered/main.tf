@@ -8,6 +8,6 @@ resource "kha_haproxy_config" "x" {
 # names no host.
 resource "kha_handover" "x" {
   target_id     = kha_haproxy_config.x.id
-  target_sha256 = kha_haproxy_config.x.sha256
+  target_sha256 = kha_haproxy_config.x.handover_sha256
   ssh           = { host = "10.0.0.21" }
 }

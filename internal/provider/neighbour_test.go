@@ -1,0 +1,239 @@
+package provider
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/config"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+// The hostile neighbour through the real CLI: testhost.Neighbour, a local
+// user of the host with no sudo who can write where kha (connected as
+// root) manages files, tries each attack of the security round. The
+// engine's own tests (internal/remote/neighbour_test.go) try the same
+// closer up.
+
+var neighbourFixture = config.StaticDirectory("testdata/neighbour")
+
+// neighbourVars are testdata/neighbour's variables for a host; more pairs
+// set the paths.
+func neighbourVars(s *testhost.Server, more ...string) config.Variables {
+	v := config.Variables{
+		"host":        config.StringVariable(s.Host),
+		"port":        config.IntegerVariable(s.Port),
+		"private_key": config.StringVariable(s.ClientKey.PEM),
+		"known_hosts": config.StringVariable(s.KnownHosts()),
+	}
+	for i := 0; i+1 < len(more); i += 2 {
+		v[more[i]] = config.StringVariable(more[i+1])
+	}
+	return v
+}
+
+func neighbourHost(t *testing.T) *testhost.Server {
+	t.Helper()
+	testhost.RequireNeighbour(t)
+	return testhost.Start(t, testhost.Options{})
+}
+
+// inOrder matches an error that has parts in order, however Terraform
+// wrapped its lines (wrapped).
+func inOrder(parts ...string) *regexp.Regexp {
+	for i, p := range parts {
+		parts[i] = wrapped(p)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(parts, ".*"))
+}
+
+// nothingIn checks that no one wrote into dir.
+func nothingIn(dir string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if left, _ := os.ReadDir(dir); len(left) > 0 {
+			return fmt.Errorf("kha wrote into %s: %s", dir, left[0].Name())
+		}
+		return nil
+	}
+}
+
+// TestAccNeighbour_forgedHandoverRecords: handover records the neighbour
+// writes (where kha kept them before, ".<name>.kha.handover", and in a
+// record directory of the neighbour's making) never make kha run a command
+// or write a file, and junk in their place fails no plan.
+func TestAccNeighbour_forgedHandoverRecords(t *testing.T) {
+	s := neighbourHost(t)
+	dir := testhost.StickyDir(t)
+	victim := filepath.Join(testhost.HostDir(t, 0o755, "root", "root"), "shadow")
+	if err := os.WriteFile(victim, []byte("root's\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	lb, other := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, "nginx.conf")
+	vars := func(content string) config.Variables {
+		return neighbourVars(s, "file_path", lb, "handover_of", other, "content", content)
+	}
+	forge := func(target, at string) string {
+		raw, _ := json.Marshal(map[string]any{"path": victim, "at": target, "claim": "x", "interim_sha256": remote.SHA256(mustReadFile(t, victim)),
+			"final": "owned\n", "validate_command": "touch " + pwned + " #%s", "reload_command": "touch " + pwned, "previous": []string{"\x1b[2K\rApply complete!"}})
+		return "printf '%s' " + remote.ShellQuote(string(raw)) + " >" + remote.ShellQuote(at)
+	}
+	harmless := func(*terraform.State) error {
+		if _, err := os.Stat(pwned); err == nil {
+			return fmt.Errorf("kha ran a command from the neighbour's record")
+		}
+		if got := string(mustReadFile(t, victim)); got != "root's\n" {
+			return fmt.Errorf("kha wrote the neighbour's content over %s: %q", victim, got)
+		}
+		return nil
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: neighbourFixture, ConfigVariables: vars("frontend kube\n")},
+			{
+				PreConfig: func() {
+					testhost.AsNeighbour(t, forge(lb, filepath.Join(dir, ".haproxy.cfg.kha.handover")))
+					testhost.AsNeighbour(t, "mkdir -m 0700 "+remote.ShellQuote(filepath.Join(dir, ".nginx.conf.kha"))+" && "+
+						forge(other, remote.HandoverRecordPath(other)))
+				},
+				// The target changes, so both kha_handover apply.
+				ConfigDirectory: neighbourFixture, ConfigVariables: vars("frontend kube v2\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("kha_handover.lb[0]", plancheck.ResourceActionUpdate),
+				}},
+				Check: harmless,
+			},
+			{
+				PreConfig: func() {
+					testhost.AsNeighbour(t, "echo junk >"+remote.ShellQuote(filepath.Join(dir, ".haproxy.cfg.kha.handover")))
+				},
+				ConfigDirectory: neighbourFixture, ConfigVariables: vars("frontend kube v2\n"),
+				PlanOnly: true,
+			},
+		},
+	}))
+	if _, err := os.Stat(pwned); err == nil {
+		t.Fatal("kha ran a command from the neighbour's record")
+	}
+}
+
+// TestAccNeighbour_linksAndNames: what the neighbour plants where kha is
+// about to write is refused with its owner, and nothing is written
+// through it: a record directory that is a link to a directory whose
+// files root runs (as /etc/cron.hourly's), a target that is a link to a
+// directory, and a lock directory of the neighbour's.
+func TestAccNeighbour_linksAndNames(t *testing.T) {
+	s := neighbourHost(t)
+	dir := testhost.StickyDir(t)
+	cron := testhost.HostDir(t, 0o755, "root", "root")
+	link := func(to, at string) func() {
+		return func() { testhost.AsNeighbour(t, "ln -s "+remote.ShellQuote(to)+" "+remote.ShellQuote(at)) }
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				PreConfig:       link(cron, filepath.Join(dir, ".lb.cfg.kha")),
+				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "file_path", filepath.Join(dir, "lb.cfg")),
+				ExpectError: inOrder("is not a directory that root owns", "it is "+testhost.Neighbour+"'s"),
+			},
+			{
+				PreConfig:       link(cron, filepath.Join(dir, "nginx.conf")),
+				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "file_path", filepath.Join(dir, "nginx.conf")),
+				ExpectError: inOrder("refusing to manage", "nginx.conf: it is a symbolic link"),
+			},
+			{
+				PreConfig:       func() { testhost.AsNeighbour(t, "mkdir "+remote.ShellQuote(filepath.Join(dir, ".kha-lock"))) },
+				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "hosts_path", filepath.Join(dir, "hosts")),
+				ExpectError: inOrder(".kha-lock, the lock of kha's changes", "it is "+testhost.Neighbour+"'s"),
+			},
+		},
+	}))
+	if err := nothingIn(cron)(nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAccNeighbour_destroyThroughALink: a target replaced by a link to a
+// directory after the refresh read it (here by a command that destroy
+// runs just before the target's removal) fails destroy, saying why, and
+// the file found before kha stays in kha's record rather than moving
+// into the linked directory; once the link is gone, destroy puts the
+// file back.
+func TestAccNeighbour_destroyThroughALink(t *testing.T) {
+	s := neighbourHost(t)
+	dir := testhost.HostDir(t, 0o755, "root", "root")
+	elsewhere := testhost.HostDir(t, 0o755, "root", "root")
+	target := filepath.Join(dir, "lb.cfg")
+	if err := os.WriteFile(target, []byte("before kha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	swap := "rm " + remote.ShellQuote(target) + " && ln -s " + remote.ShellQuote(elsewhere) + " " + remote.ShellQuote(target)
+	vars := neighbourVars(s, "file_path", target, "racer_command", swap)
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: neighbourFixture, ConfigVariables: vars},
+			{
+				Destroy: true, ConfigDirectory: neighbourFixture, ConfigVariables: vars,
+				ExpectError: inOrder("refusing to manage", "lb.cfg: it is a symbolic link"),
+			},
+			{
+				PreConfig: func() {
+					if err := nothingIn(elsewhere)(nil); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Remove(target); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Destroy: true, ConfigDirectory: neighbourFixture, ConfigVariables: vars,
+				Check: resource.ComposeTestCheckFunc(nothingIn(elsewhere), func(*terraform.State) error {
+					if got, err := os.ReadFile(target); err != nil || string(got) != "before kha\n" {
+						return fmt.Errorf("destroy did not put back the file found before kha: %q, %v", got, err)
+					}
+					return nil
+				}),
+			},
+		},
+	}))
+}
+
+// TestAccNeighbour_writableDirectories: a directory another local user
+// can write without the sticky bit is refused at apply, naming it, why
+// and the fix; with the sticky bit kha works there.
+func TestAccNeighbour_writableDirectories(t *testing.T) {
+	s := neighbourHost(t)
+	open := testhost.HostDir(t, 0o777, "root", "root")
+	theirs := testhost.HostDir(t, 0o755, testhost.Neighbour, testhost.Neighbour)
+	sticky := testhost.StickyDir(t)
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "file_path", filepath.Join(open, "lb.cfg")),
+				ExpectError: inOrder("another local user could swap what kha writes in", "every local user can write to it (mode 777)", "chmod"),
+			},
+			{
+				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "hosts_path", filepath.Join(theirs, "hosts")),
+				ExpectError: inOrder("it is owned by " + testhost.Neighbour + ", who can rename anything in it"),
+			},
+			{ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "file_path", filepath.Join(sticky, "lb.cfg"))},
+		},
+	}))
+	for _, dir := range []string{open, theirs} {
+		if err := nothingIn(dir)(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,9 @@
+variable "path" {
+  type = string
+}
+
+resource "kha_file" "x" {
+  path    = var.path
+  content = "x"
+  ssh     = { host = "192.0.2.1", host_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGtoYS1wcm9iZS1rZXktb2Ytbm8taG9zdC1hdC1hbGwh", agent = true }
+}

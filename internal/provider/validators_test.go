@@ -1,0 +1,95 @@
+package provider
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/config"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// TestKhaNameIn: kha's own names next to a managed file are found in any
+// component of a path; names that merely look alike are not.
+func TestKhaNameIn(t *testing.T) {
+	for p, want := range map[string]string{
+		"/etc/haproxy/.kha-lock":                     ".kha-lock",
+		"/etc/haproxy/.haproxy.cfg.kha":              ".haproxy.cfg.kha",
+		"/etc/haproxy/.haproxy.cfg.kha.handover":     ".haproxy.cfg.kha.handover",
+		"/etc/haproxy/.haproxy.cfg.kha.previous":     ".haproxy.cfg.kha.previous",
+		"/etc/haproxy/.haproxy.cfg.kha.original":     ".haproxy.cfg.kha.original",
+		"/etc/haproxy/.haproxy.cfg.kha-3f9a":         ".haproxy.cfg.kha-3f9a",
+		"/etc/haproxy/.haproxy.cfg.kha/record":       ".haproxy.cfg.kha",
+		"/etc/kubernetes/pki/.apiserver.crt.kha.new": ".apiserver.crt.kha.new",
+		"/etc/haproxy/haproxy.cfg":                   "",
+		"/etc/haproxy/haproxy.cfg.kha":               "", // not hidden: not kha's
+		"/etc/haproxy/.kha":                          "",
+		"/etc/haproxy/.haproxy.khaki":                "",
+		"/etc/.khalock":                              "",
+		"/etc/kha/etcd-proxy.cfg":                    "",
+	} {
+		if got := khaNameIn(p); got != want {
+			t.Errorf("khaNameIn(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+// TestManagedPaths_khaNamesRefused: a resource cannot name one of kha's
+// own host-side names as the file it writes: the plan fails at the
+// attribute, saying what the name is and what to do.
+func TestManagedPaths_khaNamesRefused(t *testing.T) {
+	cases := []struct{ fixture, path, at string }{
+		{"file", "/etc/haproxy/.kha-lock", `path`},
+		{"file", "/etc/haproxy/.haproxy.cfg.kha", `path`},
+		{"file", "/etc/haproxy/.haproxy.cfg.kha.handover", `path`},
+		{"file", "/etc/haproxy/.haproxy.cfg.kha.previous", `path`},
+		{"file", "/etc/haproxy/.haproxy.cfg.kha.original", `path`},
+		{"file", "/etc/haproxy/.haproxy.cfg.kha-0123abcd", `path`},
+		{"file", "/etc/haproxy/.haproxy.cfg.kha/record", `path`},
+		{"hosts_entries", "/etc/.hosts.kha.handover", `path`},
+		{"haproxy_config", "/etc/haproxy/.kha-lock", `config_path`},
+		{"keepalived_config", "/etc/keepalived/.keepalived.conf.kha.original", `config_path`},
+		{"kubeconfig_server", "/etc/kubernetes/.admin.conf.kha.previous", `paths\[1\]`},
+		{"kube_vip", "/etc/kubernetes/manifests/.kube-vip.yml.kha", `manifest_path`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.fixture+tc.path, func(t *testing.T) {
+			want := regexp.MustCompile(`(?s)Path Is One of kha's Own Names.*` + tc.at + `\s+"` + regexp.QuoteMeta(tc.path) +
+				`".*overwrite\s+or\s+forge\s+kha's\s+records.*Choose\s+another\s+path\s+for\s+` + tc.at)
+			resource.UnitTest(t, stepProviders(resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{{
+					ConfigDirectory: config.StaticDirectory(filepath.Join("testdata", "TestManagedPaths_khaNamesRefused", tc.fixture)),
+					ConfigVariables: config.Variables{"path": config.StringVariable(tc.path)},
+					PlanOnly:        true, ExpectError: want,
+				}},
+			}))
+		})
+	}
+}
+
+// TestValidateCommandDescriptions: every validate_command says that each
+// %s in it becomes the uploaded copy's quoted path (internal/remote's
+// applyArgs replaces them all), that the copy is $KHA_NEW too, and so how
+// to write a literal %s.
+func TestValidateCommandDescriptions(t *testing.T) {
+	found := 0
+	for _, s := range servedSchemas(t) {
+		a, ok := s.schema.Schema.GetAttributes()["validate_command"]
+		if !ok {
+			continue
+		}
+		found++
+		d := a.GetMarkdownDescription()
+		for _, want := range []string{"Every `%s` in it is replaced by the quoted path of the uploaded copy", "`$KHA_NEW`",
+			"a literal `%s` cannot be written", "`printf '%''s\\n'"} {
+			if !strings.Contains(d, want) {
+				t.Errorf("%s: validate_command's description lacks %q:\n%s", s.name, want, d)
+			}
+		}
+	}
+	if found < 5 { // kha_file, kha_haproxy_config, kha_nginx_config, kha_keepalived_config, kha_etcd_access
+		t.Errorf("%d resources have validate_command, want 5 or more", found)
+	}
+}
