@@ -274,7 +274,8 @@ func TestKubeadmAPIServerArgs(t *testing.T) {
 // again unchanged, with the host bare and the port valid.
 func FuzzParsePodEndpoint(f *testing.F) {
 	for _, s := range []string{"https://10.0.0.100:6443", "https://[fd00::100]:8443", "https://api.example.com", "https://localhost:6443",
-		"https://[::ffff:10.0.0.1]:1", "http://x:1", "https://[fe80::1%25eth0]:6443", "https://a:b@c:1", "https://API.Example.COM.:443/"} {
+		"https://[::ffff:10.0.0.1]:1", "http://x:1", "https://[fe80::1%25eth0]:6443", "https://a:b@c:1", "https://API.Example.COM.:443/",
+		"https://0x7f000001:6443", "https://127.1:6443", "https://017700000001:1", "https://10.0x1.1:1", "https://0.0.0.0:1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -284,6 +285,10 @@ func FuzzParsePodEndpoint(f *testing.F) {
 		}
 		if strings.ContainsAny(pe.Host, "[]") || !problem.ValidPort(pe.Port) {
 			t.Fatalf("%q: %+v", s, pe)
+		}
+		// A host a resolver reads as an address is given in its usual form.
+		if a, ok := parseHostAddr(pe.Host); ok && pe.Host != a.String() {
+			t.Fatalf("%q: host %q is the address %s", s, pe.Host, a)
 		}
 		again, err := ParsePodEndpoint(pe.URL)
 		if err != nil || again != pe {

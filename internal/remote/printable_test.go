@@ -1,0 +1,53 @@
+package remote
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// TestPrintable: text from a host reaches a terminal as text, lines and
+// tabs kept; an escape sequence, a carriage return that would overwrite
+// the line, or a direction override shows as its escape.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\n\tindented":                  "plain\n\tindented",
+		"\x1b[2K\rApply complete!":           `\x1b[2K\rApply complete!`,
+		"bell\a and nul \x00":                `bell\a and nul \x00`,
+		"rtl \u202eevil":                     `rtl \u202eevil`,
+		"invalid \xff utf-8":                 "invalid \ufffd utf-8",
+		"ünïcödé and emoji ✓":                "ünïcödé and emoji ✓",
+		"c1 control \u009b31m":               `c1 control \u009b31m`,
+		"line separator \u2028 and \u2029 x": `line separator \u2028 and \u2029 x`,
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+	err := &StepError{Host: "h:22", Step: "validate", Path: "/etc/x", Output: "\x1b]0;title\a", Err: errors.New("bad\rworse")}
+	if got := err.Error(); strings.ContainsAny(got, "\x1b\a\r") {
+		t.Errorf("a step's error carries the host's control characters: %q", got)
+	}
+}
+
+func FuzzPrintable(f *testing.F) {
+	for _, s := range []string{"a\nb", "\x1b[31m", "\r", "\u202e", "\xff\xfe", "\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Printable(s)
+		if !utf8.ValidString(got) {
+			t.Fatalf("Printable(%q) = %q is not UTF-8", s, got)
+		}
+		for _, r := range got {
+			if r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.In(r, unicode.Bidi_Control) || r == '\u2028' || r == '\u2029') {
+				t.Fatalf("Printable(%q) = %q keeps %U", s, got, r)
+			}
+		}
+		if strings.Count(got, "\n") != strings.Count(s, "\n") {
+			t.Fatalf("Printable(%q) = %q changes the lines", s, got)
+		}
+	})
+}
