@@ -93,7 +93,11 @@ func (d *apiserverCertificateDataSource) Schema(_ context.Context, _ datasource.
 			"```terraform\nexisting_cert_sans = {\n  dns_names    = data.kha_apiserver_certificate.live.dns_names\n" +
 			"  ip_addresses = data.kha_apiserver_certificate.live.ip_addresses\n}\n```\n\n" +
 			"By default the handshake verifies nothing: it reads what is served (a certificate is public; nothing secret is " +
-			"read or sent). Set `ca_pem` to the cluster CA to accept only a certificate that CA signed for the address.",
+			"read or sent). Set `ca_pem` to the cluster CA to accept only a certificate that CA signed for the address.\n\n" +
+			"A node that does not answer over SSH (down, off the network, or dropping every packet) fails the read once " +
+			"`ssh.refresh_timeout` ends, however many reads name it: unlike a resource, a data source has no earlier " +
+			"value to keep, and SANs checked against nothing would pass a plan that breaks clients. Read another " +
+			"control-plane node, or `address` with `allow_missing` while the cluster has no apiserver yet.",
 		Attributes: map[string]schema.Attribute{
 			"ssh": dataSourceSSHAttribute(),
 			"path": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},

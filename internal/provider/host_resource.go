@@ -577,6 +577,10 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id stri
 	}
 	o.client = client
 	seen, err := client.Observe(ctx, files)
+	if remote.Unreachable(err) { // it stopped answering on a connection made while it still did
+		o.unreachable = err
+		return o, unreachable(id, err)
+	}
 	if err != nil {
 		diags.AddError("Reading Remote Files Failed", err.Error())
 		return o, diags

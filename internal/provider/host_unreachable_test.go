@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
 // TestAccHost_unreachableDuringRefresh: with one of two hosts stopped, the
@@ -114,5 +116,66 @@ func TestAccHost_unreachableDuringRefresh(t *testing.T) {
 		if !strings.Contains(retries[0], field) {
 			t.Errorf("the info log's retries have no %s: %s", field, retries[0])
 		}
+	}
+}
+
+// TestAccHost_droppingHostWarns: a host that drops every packet (a
+// powered-off VM behind a router: no refusal, a dial waits until its
+// timeout) is a warning for each of its ten resources, of two types, as
+// a host that refuses is, and the plan goes on: whether the plan's
+// process dials it anew, as the CLI's does, or finds a connection it
+// made while the host still answered.
+func TestAccHost_droppingHostWarns(t *testing.T) {
+	for name, factories := range map[string]func(*planRecorder) map[string]func() (tfprotov6.ProviderServer, error){
+		"a new provider process":    (*planRecorder).processPerCommand,
+		"a connection made earlier": (*planRecorder).factories,
+	} {
+		t.Run(name, func(t *testing.T) {
+			net := testhost.NewNetHost(t)
+			s := testhost.Start(t, testhost.Options{NetNS: net.NS, ListenAddress: net.Addr})
+			recorder := &planRecorder{}
+			const files = 9
+			vars := config.Variables{"host": config.StringVariable(s.Host), "private_key": config.StringVariable(s.ClientKey.PEM),
+				"known_hosts": config.StringVariable(s.KnownHosts()), "dir": config.StringVariable(t.TempDir()),
+				"files": config.IntegerVariable(files)}
+			var planStart time.Time
+			warned := planCheckFunc(func() error {
+				took := time.Since(planStart)
+				warnings := map[string]int{}
+				diags := recorder.take()
+				for _, d := range diags {
+					if d.Severity != tfprotov6.DiagnosticSeverityWarning || d.Summary != "Host Unreachable: "+s.Address() {
+						return fmt.Errorf("unexpected diagnostic: %v %s: %s", d.Severity, d.Summary, d.Detail)
+					}
+					warnings[regexp.MustCompile(regexp.QuoteMeta(s.Address())+`:/\S+`).FindString(d.Detail)]++
+				}
+				if len(warnings) != files+1 {
+					var all []string
+					for _, d := range diags {
+						all = append(all, d.Summary+": "+d.Detail)
+					}
+					return fmt.Errorf("warnings for %d resources, want %d:\n%s", len(warnings), files+1, strings.Join(all, "\n\n"))
+				}
+				// The host costs the plan its refresh_timeout (12 s) about
+				// once, not once for each resource.
+				if took > 45*time.Second {
+					return fmt.Errorf("the plan took %s", took)
+				}
+				return nil
+			})
+			dir := config.StaticDirectory(filepath.Join("testdata", "TestAccHost_droppingHost"))
+			resource.Test(t, stepProviders(resource.TestCase{
+				ProtoV6ProviderFactories: factories(recorder),
+				Steps: []resource.TestStep{
+					{ConfigDirectory: dir, ConfigVariables: vars},
+					{
+						PreConfig:       func() { net.Drop(t); recorder.reset(); planStart = time.Now() },
+						ConfigDirectory: dir, ConfigVariables: vars, PlanOnly: true,
+						ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{warned}},
+					},
+					{PreConfig: func() { net.Answer(t) }, ConfigDirectory: dir, ConfigVariables: vars, PlanOnly: true},
+				},
+			}))
+		})
 	}
 }

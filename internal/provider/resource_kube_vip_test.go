@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/config"
@@ -153,8 +154,21 @@ type planRecorder struct {
 }
 
 func (p *planRecorder) factories() map[string]func() (tfprotov6.ProviderServer, error) {
+	return p.factoriesOf(testAccProviders["kha"])
+}
+
+// processPerCommand are factories of a new provider for every command, as
+// the CLI starts a new provider process for each: nothing is pooled from
+// one command to the next.
+func (p *planRecorder) processPerCommand() map[string]func() (tfprotov6.ProviderServer, error) {
+	return p.factoriesOf(func() (tfprotov6.ProviderServer, error) {
+		return providerserver.NewProtocol6WithError(New("test", "test")())()
+	})
+}
+
+func (p *planRecorder) factoriesOf(provider func() (tfprotov6.ProviderServer, error)) map[string]func() (tfprotov6.ProviderServer, error) {
 	return map[string]func() (tfprotov6.ProviderServer, error){"kha": func() (tfprotov6.ProviderServer, error) {
-		server, err := testAccProviders["kha"]()
+		server, err := provider()
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.ProviderServer = server

@@ -353,7 +353,13 @@ func healing(err error) string {
 	var keyErr *HostKeyError
 	var final permanentError
 	var dnsErr *net.DNSError
+	var opErr *net.OpError
 	switch {
+	case errors.As(err, &opErr) && opErr.Op == "dial" && opErr.Timeout():
+		// A host that drops packets: the attempt's own timeout, which
+		// reads as the context's too; dialWithRetry gives up once the
+		// caller's budget ends.
+		return "connection timeouts"
 	case errors.As(err, &authErr), errors.As(err, &keyErr), errors.As(err, &final),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return ""
@@ -562,11 +568,13 @@ func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(),
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	s, lost, err := c.newSession()
+	s, lost, err := c.newSession(ctx)
 	var refused *ssh.OpenChannelError // by a host that is there
-	if err != nil && !errors.As(err, &refused) && ended(lost) {
-		if err = c.ensureForRead(ctx, c.cfg.readBudget()); err == nil {
-			s, _, err = c.newSession()
+	if errors.Is(err, errNoConnection) || err != nil && !errors.As(err, &refused) && !Unreachable(err) && ended(lost) {
+		if err = c.readGaveUp(); err == nil { // another caller gave up on the host meanwhile
+			if err = c.ensureForRead(ctx, c.cfg.readBudget()); err == nil {
+				s, _, err = c.newSession(ctx)
+			}
 		}
 	}
 	if err != nil {
@@ -577,20 +585,59 @@ func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(),
 }
 
 // newSession opens a session on the current connection, whose lost
-// channel it returns.
-func (c *hostConn) newSession() (*ssh.Session, <-chan struct{}, error) {
+// channel it returns. A host that does not answer within the read budget
+// (it went off the network, or drops every packet, while the connection
+// was idle: nothing tells the transport) is given up on as one that does
+// not answer a dial is, and the connection closed: the callers waiting
+// on it learn so at once, and later reads fail at once (readGaveUp).
+func (c *hostConn) newSession(ctx context.Context) (*ssh.Session, <-chan struct{}, error) {
 	c.mu.Lock()
 	conn, lost := c.conn, c.lost
 	c.mu.Unlock()
 	if conn == nil {
-		return nil, nil, errors.New("connection closed")
+		return nil, nil, errNoConnection
 	}
-	s, err := conn.NewSession()
-	if err != nil {
-		return nil, lost, fmt.Errorf("opening an SSH session: %w", err)
+	type opened struct {
+		s   *ssh.Session
+		err error
 	}
-	return s, lost, nil
+	done := make(chan opened, 1)
+	go func() {
+		s, err := conn.NewSession()
+		done <- opened{s, err}
+	}()
+	b, start := c.cfg.readBudget(), time.Now()
+	wait := time.NewTimer(b.d)
+	defer wait.Stop()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return nil, lost, fmt.Errorf("opening an SSH session: %w", o.err)
+		}
+		return o.s, lost, nil
+	case <-ctx.Done():
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, lost, ctx.Err()
+		}
+	case <-wait.C:
+	}
+	err := &StepError{Host: c.cfg.Address(), Step: "connect", Err: &GaveUpError{Elapsed: time.Since(start), Budget: b,
+		Reasons: []string{"a session the host did not open"}, Err: context.DeadlineExceeded}}
+	c.log(ctx, LevelWarn, "the host did not open a session on its connection; closing it", map[string]any{"error": err.Error()})
+	c.mu.Lock()
+	if c.conn == conn {
+		c.closeLocked()
+		c.readErr = err
+	}
+	c.mu.Unlock()
+	conn.Close() // the pending NewSession returns; a session it may still open goes with the connection
+	return nil, lost, err
 }
+
+// errNoConnection means the pooled connection went (a caller gave up on
+// the host, or the pool closed) between the caller's ensure and its
+// session.
+var errNoConnection = errors.New("connection closed")
 
 // ended says whether the connection whose lost channel this is (nil: no
 // connection) has ended, waiting a moment for its transport to tell: a

@@ -158,6 +158,9 @@ type Options struct {
 	// PIDNamespace runs the server in a PID namespace of its own, where
 	// the PIDs its sessions get count the processes they started.
 	PIDNamespace bool
+	// NetNS runs the server in this network namespace (NetHost.NS),
+	// listening on ListenAddress there, port 22 unless Port says another.
+	NetNS string
 	// Overlays are directories of this machine (such as /etc) that the
 	// server's sessions see through a writable overlay: they read the
 	// machine's files, and what they write, rename or delete stays in a
@@ -428,7 +431,10 @@ func Start(t testing.TB, opts Options) *Server {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		s.Port = opts.Port
-		if s.Port == 0 {
+		switch {
+		case s.Port == 0 && opts.NetNS != "":
+			s.Port = 22 // a namespace of its own: nothing else listens there
+		case s.Port == 0:
 			s.Port = FreePort(t, addr)
 		}
 		if lastErr = s.start(opts); lastErr == nil {
@@ -506,6 +512,9 @@ Subsystem sftp internal-sftp
 	}
 	args = append(args, "sh", "-c", setup+` && exec "$0" -D -e -f "$1"`, SSHDPath, cfgPath, opts.PrivateDir)
 	cmd := exec.Command("unshare", args...)
+	if opts.NetNS != "" {
+		cmd = exec.Command("ip", append([]string{"netns", "exec", opts.NetNS, "unshare"}, args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	// sshd dies with the test binary, even on a panic or a timeout kill.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}

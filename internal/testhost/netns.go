@@ -1,0 +1,72 @@
+package testhost
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"testing"
+)
+
+// NetHost is a network namespace this machine reaches over a veth pair,
+// at an address in 10.79.0.0/16 that exists only inside it: a host on a
+// network of its own, which Drop turns into one that silently drops every
+// packet sent to it, as a powered-off VM behind a router or a security
+// group does (no refusal, no ICMP: a dial waits until its timeout).
+type NetHost struct {
+	NS   string // the namespace, for Options.NetNS
+	Addr string // the host's address, inside NS
+	dev  string // this machine's end of the pair
+}
+
+// netHosts numbers the namespaces of this process.
+var netHosts atomic.Int32
+
+// NewNetHost makes a namespace with an address and removes it when the
+// test ends. Needs root.
+func NewNetHost(t testing.TB) *NetHost {
+	t.Helper()
+	Require(t, os.Geteuid() == 0, "network namespaces need root")
+	_, err := exec.LookPath("ip")
+	Require(t, err == nil, "ip (iproute2) is not installed")
+	n := (int(netHosts.Add(1)) + os.Getpid()) % 250
+	h := &NetHost{NS: fmt.Sprintf("kha-net%d", n), Addr: fmt.Sprintf("10.79.%d.2", n), dev: fmt.Sprintf("khan%dh", n)}
+	peer := fmt.Sprintf("khan%dn", n)
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "netns", "del", h.NS).Run()
+		_ = exec.Command("ip", "link", "del", h.dev).Run()
+	})
+	for _, args := range [][]string{
+		{"netns", "add", h.NS},
+		{"link", "add", h.dev, "type", "veth", "peer", "name", peer},
+		{"link", "set", peer, "netns", h.NS},
+		{"addr", "add", fmt.Sprintf("10.79.%d.1/30", n), "dev", h.dev},
+		{"link", "set", h.dev, "up"},
+		{"-n", h.NS, "addr", "add", h.Addr + "/30", "dev", peer},
+		{"-n", h.NS, "link", "set", peer, "up"},
+		{"-n", h.NS, "link", "set", "lo", "up"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v: %s", args, err, out)
+		}
+	}
+	return h
+}
+
+// Drop makes every packet this machine sends to the host go to a MAC
+// address nobody has: it is dropped on the wire, unanswered.
+func (h *NetHost) Drop(t testing.TB) {
+	t.Helper()
+	args := []string{"neigh", "replace", h.Addr, "lladdr", "02:00:00:00:00:99", "dev", h.dev, "nud", "permanent"}
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %v: %v: %s", args, err, out)
+	}
+}
+
+// Answer undoes Drop: the host answers again.
+func (h *NetHost) Answer(t testing.TB) {
+	t.Helper()
+	if out, err := exec.Command("ip", "neigh", "del", h.Addr, "dev", h.dev).CombinedOutput(); err != nil {
+		t.Fatalf("ip neigh del %s: %v: %s", h.Addr, err, out)
+	}
+}
