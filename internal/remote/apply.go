@@ -57,7 +57,7 @@ type applySession struct {
 
 // fail logs and returns the failure of a step.
 func (a *applySession) fail(step, output string, err error) error {
-	err = nonlocalBindHint(output, err)
+	err = missingProgramHint(output, nonlocalBindHint(output, err))
 	a.c.log(a.ctx, LevelWarn, step+" failed", map[string]any{"path": a.f.Path, "error": err.Error()})
 	return &StepError{Host: a.c.cfg.Address(), Step: step, Path: a.f.Path, Output: output, Err: err}
 }
@@ -119,6 +119,23 @@ func nonlocalBindHint(output string, err error) error {
 		"`net.ipv6.ip_nonlocal_bind=1` for an IPv6 VIP) on every node of the pair, persist it in /etc/sysctl.d (the "+
 		"kha_file recipe `nonlocal_bind` in the kha_file documentation does both), then apply again", err)
 }
+
+// missingProgramHint says that a command's program is not installed on
+// the host, when the shell said it could not find it (dash's "sh: 1:
+// haproxy: not found", bash's "haproxy: command not found"): the failure
+// is the host's, not the configuration's.
+func missingProgramHint(output string, err error) error {
+	m := notFound.FindStringSubmatch(output)
+	if m == nil {
+		return err
+	}
+	return fmt.Errorf("%s is not installed on the host, or not on the PATH of the user the command runs as (%q): install "+
+		"it (the guide \"What a host needs\" lists what each resource runs), or set the command to one the host has. %w",
+		m[1], strings.TrimSpace(m[0]), err)
+}
+
+// notFound is a shell's line for a command it cannot find.
+var notFound = regexp.MustCompile(`(?m)^\S*sh: (?:line )?\d+: ([^\s:]+): (?:command )?not found$`)
 
 // withoutQuiet is the command without its -q words (haproxy -c -q
 // prints no reason for a rejection), or "" when it has none.

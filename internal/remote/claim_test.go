@@ -198,6 +198,38 @@ func TestFailedFirstPutTakesItsRecordBack(t *testing.T) {
 	}
 }
 
+// TestFailedFirstPutTakesItsDirectoriesBack: a first put that does not
+// leave its file in place (the validate command refuses it, its program
+// is not installed, the reload fails) removes the directories it made for
+// it, and says which program is missing.
+func TestFailedFirstPutTakesItsDirectoriesBack(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		f    File
+		want string
+	}{
+		"refused":            {File{ValidateCommand: "false"}, "the validate command rejected the new file"},
+		"a missing program":  {File{ValidateCommand: "kha-no-such-program -c %s"}, "kha-no-such-program is not installed on the host"},
+		"a failing reload":   {File{ReloadCommand: "exit 1"}, "there was no previous file"},
+		"a missing reloader": {File{ReloadCommand: "kha-no-such-program reload"}, "kha-no-such-program is not installed on the host"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := tc.f
+			f.Path, f.Content, f.CreateParentDirs = filepath.Join(dir, "etc-kha", "lb", "lb.cfg"), []byte("x\n"), true
+			f.Claim = &Claim{ID: "one", Capture: true}
+			if _, err := c.Put(ctx, f); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+			if got := entries(t, dir); len(got) != 0 {
+				t.Fatalf("left behind: %v", got)
+			}
+		})
+	}
+}
+
 func TestPutOfWhatTheHostHasWritesNothing(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	c, _ := client(t, configFor(s))

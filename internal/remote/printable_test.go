@@ -51,3 +51,28 @@ func FuzzPrintable(f *testing.F) {
 		}
 	})
 }
+
+// TestMissingProgramHint: a shell that cannot find a command's program
+// makes the failure say so, for dash's and bash's wording, and nothing
+// else does.
+func TestMissingProgramHint(t *testing.T) {
+	base := errors.New("validate failed")
+	for output, program := range map[string]string{
+		"sh: 1: haproxy: not found":                     "haproxy",
+		"[WARNING] x\n/bin/sh: 1: keepalived: not found": "keepalived",
+		"bash: line 1: nginx: command not found":        "nginx",
+		"sh: 2: openssl: not found\n":                   "openssl",
+		"[ALERT] cert.pem: not found":                   "",
+		"haproxy: not found":                            "",
+	} {
+		err := missingProgramHint(output, base)
+		switch {
+		case !errors.Is(err, base):
+			t.Errorf("%q: the failure is lost: %v", output, err)
+		case program == "" && err != base:
+			t.Errorf("%q: hint where there is none: %v", output, err)
+		case program != "" && !strings.HasPrefix(err.Error(), program+" is not installed on the host"):
+			t.Errorf("%q: want %s named, got %v", output, program, err)
+		}
+	}
+}

@@ -20,7 +20,9 @@ package remote
 //     runs left behind (a dropped connection, a killed shell) once they
 //     are ten minutes old;
 //   - enter makes and enters the private directory $work and cleans it
-//     up on every exit path, signals included;
+//     up on every exit path, signals included, and with it (unmake) the
+//     directories the script made for a target it did not leave in place
+//     ($newdirs, unless $placed);
 //   - run runs a user's command in the login directory (as a plain SSH
 //     command runs; a daemon it starts must not sit in the private
 //     directory, which goes away), with its output in a file that is
@@ -78,7 +80,7 @@ sweep() {
 enter() {
   work=$dir/.$base.kha-$rand
   mkdir -m 0700 -- "$work" || exit $EXIT_WORK_DIR
-  trap 'cd / && rm -rf -- "$work"' EXIT
+  trap 'cd / && rm -rf -- "$work"; unmake' EXIT
   trap 'exit $EXIT_HANGUP' HUP; trap 'exit $EXIT_INTERRUPT' INT; trap 'exit $EXIT_BROKEN_PIPE' PIPE; trap 'exit $EXIT_TERMINATED' TERM
   if cd -- "$work" && [ -O . ] && [ ! -L "$work" ]; then
     set -- .[!.]* ..?* *
@@ -86,6 +88,12 @@ enter() {
   else
     replaced
   fi
+}
+unmake() {
+  [ -n "${newdirs-}" ] && [ "${placed-0}" != 1 ] || return 0
+  set -f; IFS='
+'
+  for line in $newdirs; do rmdir -- "${line#made=}" 2>/dev/null || break; done
 }
 replaced() {
   trap - EXIT
@@ -109,7 +117,7 @@ restore() {
     failed=$EXIT_ROLLBACK
   else
     rm -f -- "$target" || exit $EXIT_ROLLBACK
-    failed=$EXIT_REMOVED_NEW
+    failed=$EXIT_REMOVED_NEW placed=0
   fi
   unclaim
   if [ -n "$reload" ]; then
@@ -200,7 +208,7 @@ unclaim() {
 // previous file and reloads it.
 var applyScript = newScript[applyArgs](scriptHelpers + claimHelpers + `dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
-rec=$dir/.$base.kha fresh=0 newdirs= held= existed=0
+rec=$dir/.$base.kha fresh=0 newdirs= placed=0 held= existed=0
 if [ ! -d "$dir" ]; then
   [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
   d=$dir
@@ -258,6 +266,7 @@ if [ -e "$target" ] || [ -L "$target" ]; then
 fi
 claim_record
 mv -fT -- new "$target" || { unclaim; exit $EXIT_RENAME; }
+placed=1
 # The new file is in place: from here a client that is gone (a dropped
 # connection makes writes fail and reads end) or a signal never stops the
 # script half way. A failed reload, or with verify anything but the
