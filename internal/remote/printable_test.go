@@ -58,12 +58,12 @@ func FuzzPrintable(f *testing.F) {
 func TestMissingProgramHint(t *testing.T) {
 	base := errors.New("validate failed")
 	for output, program := range map[string]string{
-		"sh: 1: haproxy: not found":                     "haproxy",
+		"sh: 1: haproxy: not found":                      "haproxy",
 		"[WARNING] x\n/bin/sh: 1: keepalived: not found": "keepalived",
-		"bash: line 1: nginx: command not found":        "nginx",
-		"sh: 2: openssl: not found\n":                   "openssl",
-		"[ALERT] cert.pem: not found":                   "",
-		"haproxy: not found":                            "",
+		"bash: line 1: nginx: command not found":         "nginx",
+		"sh: 2: openssl: not found\n":                    "openssl",
+		"[ALERT] cert.pem: not found":                    "",
+		"haproxy: not found":                             "",
 	} {
 		err := missingProgramHint(output, base)
 		switch {
