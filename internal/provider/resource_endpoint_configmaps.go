@@ -750,8 +750,14 @@ func (r *endpointConfigMapsResource) ImportState(ctx context.Context, req resour
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c, d, _ := r.connect(ctx, &m, toRead)
+	c, d, gone := r.connect(ctx, &m, toRead)
 	resp.Diagnostics.Append(d...)
+	if gone != nil {
+		// Unlike a refresh, an import has nothing to keep: it reads the
+		// cluster or fails.
+		resp.Diagnostics.AddError("Host Unreachable: "+host, fmt.Sprintf("Importing reads the cluster's ConfigMaps "+
+			"through the node, which did not answer: %v", gone))
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -595,3 +595,22 @@ func TestAccEndpointConfigMaps_unreachableDuringRefresh(t *testing.T) {
 		},
 	}))
 }
+
+// TestEndpointConfigMaps_importOfAHostThatDoesNotAnswer: importing from a
+// node where nothing listens fails with the host and why, instead of
+// crashing the provider.
+func TestEndpointConfigMaps_importOfAHostThatDoesNotAnswer(t *testing.T) {
+	port := testhost.FreePort(t, "127.0.0.1") // nothing listens there
+	key := testhost.NewKey(t)
+	vars := config.Variables{"host": config.StringVariable("127.0.0.1"), "port": config.IntegerVariable(port),
+		"host_key": config.StringVariable(key.Public()), "private_key": config.StringVariable(key.PEM)}
+	resource.UnitTest(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			ConfigDirectory: config.StaticDirectory("testdata/TestAccEndpointConfigMaps_unreachableDuringRefresh"),
+			ConfigVariables: vars, ResourceName: "kha_endpoint_configmaps.cluster", ImportState: true,
+			ImportStateId: fmt.Sprintf("127.0.0.1:%d:/etc/kubernetes/admin.conf", port),
+			ExpectError:   regexp.MustCompile(`(?s)Host Unreachable.*127\.0\.0\.1:` + strconv.Itoa(port) + `.*connection\s+refused`),
+		}},
+	}))
+}
