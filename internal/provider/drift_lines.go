@@ -16,8 +16,9 @@ import (
 type driftShower interface{ showsDrift() bool }
 
 // The load balancers' configurations are rendered from addresses and
-// ports alone.
-func (m *lbConfigModel) showsDrift() bool { return true }
+// ports alone, and hosts blocks are addresses and names.
+func (m *lbConfigModel) showsDrift() bool      { return true }
+func (m *hostsEntriesModel) showsDrift() bool { return true }
 
 // Bounds of what a drift warning shows of a file.
 const (
@@ -40,7 +41,19 @@ func changedLines(ctx context.Context, client *remote.Client, f remote.File) str
 	if err != nil {
 		return ""
 	}
-	want, got := lines(string(f.Content)), lines(string(have))
+	return diffLines(string(f.Content), string(have))
+}
+
+// changedBlockLines lists the lines of the host's block (have, its
+// markers included, as Observe reports it) that differ from b's.
+func changedBlockLines(b remote.Block, have string) string {
+	return diffLines(remote.BlockLines(b.Marker, string(b.Content)), have)
+}
+
+// diffLines lists the lines that differ between the configuration's text
+// and the host's, at most maxDriftLines; "" when either is too long.
+func diffLines(wantText, haveText string) string {
+	want, got := lines(wantText), lines(haveText)
 	if len(want) > maxDriftFileLines || len(got) > maxDriftFileLines {
 		return ""
 	}

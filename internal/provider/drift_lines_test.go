@@ -45,7 +45,7 @@ func TestAccHost_driftShowsChangedLines(t *testing.T) {
 	vars := config.Variables{"host": config.StringVariable(s.Host), "port": config.IntegerVariable(s.Port),
 		"private_key": config.StringVariable(s.ClientKey.PEM), "known_hosts": config.StringVariable(s.KnownHosts()),
 		"dir": config.StringVariable(dir)}
-	cfgPath, notesPath := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, "notes")
+	cfgPath, notesPath, hostsPath := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, "notes"), filepath.Join(dir, "hosts")
 	edit := func() {
 		raw, err := os.ReadFile(cfgPath)
 		if err != nil {
@@ -61,10 +61,18 @@ func TestAccHost_driftShowsChangedLines(t *testing.T) {
 		if err := os.WriteFile(notesPath, []byte("secret by hand\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		raw, err = os.ReadFile(hostsPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(hostsPath, []byte(strings.Replace(string(raw), "10.0.0.100 api", "10.6.6.6 api", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		recorder.reset()
 	}
 	lbID := fmt.Sprintf("%s:%s", s.Address(), cfgPath)
 	notesID := fmt.Sprintf("%s:%s", s.Address(), notesPath)
+	hostsID := fmt.Sprintf("%s:%s", s.Address(), hostsPath)
 	shown := planCheckFunc(func() error {
 		found := map[string]string{}
 		for _, d := range recorder.take() {
@@ -78,6 +86,10 @@ func TestAccHost_driftShowsChangedLines(t *testing.T) {
 		}
 		if !regexp.MustCompile(`(?m)^\s*- \s*bind 127\.0\.0\.1:16443\n\s*\+ \s*bind 127\.0\.0\.1:9999$`).MatchString(lb) {
 			return fmt.Errorf("the drift warning does not show the changed line:\n%s", lb)
+		}
+		hosts := found["Changed Outside Terraform: "+hostsID]
+		if !regexp.MustCompile(`the block "entries" changed:\n\s*- \s*10\.0\.0\.100 api\.k8s\.example\.com\n\s*\+ \s*10\.6\.6\.6 api\.k8s\.example\.com$`).MatchString(hosts) {
+			return fmt.Errorf("the hosts block's drift warning does not show the changed line:\n%s", hosts)
 		}
 		notes, ok := found["Changed Outside Terraform: "+notesID]
 		if !ok || strings.Contains(notes, "secret") {
@@ -94,6 +106,7 @@ func TestAccHost_driftShowsChangedLines(t *testing.T) {
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{shown,
 					plancheck.ExpectResourceAction("kha_haproxy_config.lb", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("kha_hosts_entries.api", plancheck.ResourceActionUpdate),
 				}},
 			},
 		},

@@ -592,10 +592,21 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id stri
 			diags.AddWarning("Not kha's, Not Used: "+id, seen[i].Notice)
 		}
 		if d := f.Drift(seen[i]); d != "" {
-			if file, ok := f.(remote.File); ok && show && file.SHA256 == "" && seen[i].Exists && seen[i].SHA256 != f.Digest() {
-				if changed := changedLines(ctx, client, file); changed != "" {
-					d += ":\n    " + strings.ReplaceAll(changed, "\n", "\n    ")
+			changed := ""
+			if show && seen[i].Exists && seen[i].SHA256 != f.Digest() {
+				switch it := f.(type) {
+				case remote.File:
+					if it.SHA256 == "" {
+						changed = changedLines(ctx, client, it)
+					}
+				case remote.Block:
+					if it.SHA256 == "" {
+						changed = changedBlockLines(it, seen[i].State)
+					}
 				}
+			}
+			if changed != "" {
+				d += ":\n    " + strings.ReplaceAll(changed, "\n", "\n    ")
 			}
 			o.drift = append(o.drift, remote.Printable(d))      // the host's text, shown as text
 			if seen[i].Exists && seen[i].SHA256 == f.Digest() { // the content is right, its metadata is not

@@ -63,12 +63,12 @@ func (b Block) Digest() string {
 
 // Drift says whether the host's block differs from b.
 func (b Block) Drift(o Observed) string {
-	what := "block " + b.Marker
+	what := fmt.Sprintf("block %q", b.Marker)
 	switch {
 	case !o.Exists:
 		return missing(b.Path, what)
 	case o.SHA256 != b.Digest():
-		return fmt.Sprintf("%s: the %s's content changed", b.Path, what)
+		return fmt.Sprintf("%s: the %s changed", b.Path, what)
 	}
 	return ""
 }
@@ -127,5 +127,5 @@ func (b Block) observe(ctx context.Context, c *Client) (Observed, error) {
 	if len(out) == 0 {
 		return Observed{}, nil
 	}
-	return Observed{Exists: true, SHA256: SHA256(out)}, nil
+	return Observed{Exists: true, SHA256: SHA256(out), State: string(out)}, nil
 }

@@ -924,7 +924,7 @@ func TestBlocks(t *testing.T) {
 	}
 	// An edit inside the block shows as drift.
 	os.WriteFile(hosts, []byte(strings.Replace(string(mustRead(t, hosts)), "10.0.0.101 api\n", "10.6.6.6 api\n", 1)), 0o640)
-	if d := lb.Drift(observe(t, c, lb)); !strings.Contains(d, "content changed") {
+	if d := lb.Drift(observe(t, c, lb)); !strings.Contains(d, `the block "lb" changed`) {
 		t.Fatalf("drift inside the block not seen: %q", d)
 	}
 	if err := c.Remove(ctx, lb, ""); err != nil {

@@ -1,4 +1,4 @@
-# A load balancer's configuration, whose drift shows the changed lines,
+# A load balancer's configuration and a hosts block, whose drift shows the changed lines,
 # and a kha_file, whose content a drift warning never shows.
 variable "host" { type = string }
 variable "port" { type = number }
@@ -28,5 +28,11 @@ resource "kha_haproxy_config" "lb" {
 resource "kha_file" "notes" {
   path    = "${var.dir}/notes"
   content = "kept\n"
+  ssh     = { host = var.host, port = var.port }
+}
+
+resource "kha_hosts_entries" "api" {
+  path    = "${var.dir}/hosts"
+  entries = ["10.0.0.100 api.k8s.example.com"]
   ssh     = { host = var.host, port = var.port }
 }
