@@ -17,7 +17,7 @@ type driftShower interface{ showsDrift() bool }
 
 // The load balancers' configurations are rendered from addresses and
 // ports alone, and hosts blocks are addresses and names.
-func (m *lbConfigModel) showsDrift() bool      { return true }
+func (m *lbConfigModel) showsDrift() bool     { return true }
 func (m *hostsEntriesModel) showsDrift() bool { return true }
 
 // Bounds of what a drift warning shows of a file.
