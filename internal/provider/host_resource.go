@@ -692,7 +692,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	}
 	var outcomes []remote.Outcome
 	if ticket != nil {
-		defer func() { ticket.done(changedHost(outcomes), failureOf(*diags)) }()
+		defer func() { ticket.done(changedHost(outcomes), diags.HasError()) }()
 	}
 	client, d := r.connect(ctx, m, toChange)
 	diags.Append(d...)

@@ -74,8 +74,8 @@ type rolloutGroup struct {
 // rolloutFailure is a group's first failure: the resource's ID, why, and
 // whether it was a canary.
 type rolloutFailure struct {
-	id, reason string
-	canary     bool
+	id     string
+	canary bool
 }
 
 // notAttemptedError is why a resource was not admitted: another resource
@@ -88,7 +88,7 @@ func (e notAttemptedError) Error() string {
 	if e.canary {
 		who = "canary " + e.id
 	}
-	return fmt.Sprintf("not attempted: %s failed: %s", who, e.reason)
+	return fmt.Sprintf("not attempted: %s failed (see above)", who)
 }
 
 // rolloutTicket is one admitted change; done reports how it went. A nil
@@ -151,10 +151,10 @@ func (r *rollout) admit(ctx context.Context, group, id string) (*rolloutTicket, 
 	}
 }
 
-// done reports the end of an admitted change: failed with reason, or
-// not, and whether it changed the host. Only a change that touched the
-// host counts as a canary.
-func (t *rolloutTicket) done(changed bool, failure string) {
+// done reports the end of an admitted change: whether it failed, and
+// whether it changed the host. Only a change that touched the host counts
+// as a canary.
+func (t *rolloutTicket) done(changed, failed bool) {
 	if t == nil {
 		return
 	}
@@ -163,9 +163,9 @@ func (t *rolloutTicket) done(changed bool, failure string) {
 	defer r.mu.Unlock()
 	g.running--
 	switch {
-	case failure != "":
+	case failed:
 		if g.failure == nil {
-			g.failure = &rolloutFailure{id: t.id, reason: failure, canary: t.canary}
+			g.failure = &rolloutFailure{id: t.id, canary: t.canary}
 		}
 		if t.canary {
 			g.canariesDone++
@@ -252,8 +252,8 @@ func rolloutPolicyAttributes(inherit string) map[string]providerschema.Attribute
 				inherit + "no bound beyond Terraform's `-parallelism` (10 by default)."},
 		"stop_on_failure": providerschema.BoolAttribute{Optional: true,
 			MarkdownDescription: "After a resource of the group fails, touch no further host of the group: every resource " +
-				"of the group not yet started fails with `not attempted: canary <id> failed: <reason>` (or `not attempted: " +
-				"<id> failed: …` after the canaries) and keeps its state, so the next apply tries it again. Changes " +
+				"of the group not yet started fails with one line, `not attempted: canary <id> failed (see above)` (or " +
+				"`not attempted: <id> failed …` after the canaries), below the failure's own error, and keeps its state, so the next apply tries it again. Changes " +
 				"already running finish (each rolls back its own host on failure). With `false`, a failed canary does not " +
 				"hold the others back. " + inherit + "`true`."},
 	}
@@ -294,9 +294,9 @@ func (r *hostResource[M, P]) admit(ctx context.Context, h *hostFields, id string
 	var stopped notAttemptedError
 	switch {
 	case errors.As(err, &stopped):
-		diags.AddError("Rollout Stopped", err.Error()+fmt.Sprintf("\n\nThe rollout of group %q stops at its first failure "+
-			"(the provider's rollout.stop_on_failure): %s was not contacted and its state is unchanged. Fix the cause and "+
-			"apply again; the resources that were not attempted are then tried again.", group, id))
+		// One line: the failure's own error says why, once.
+		diags.AddError("Rollout Stopped", fmt.Sprintf("%v; group %q stops at its first failure (rollout.stop_on_failure), so "+
+			"%s was not contacted and its state is unchanged: fix that and apply again.", err, group, id))
 	case err != nil:
 		diags.AddError("Rollout Stopped", fmt.Sprintf("not attempted: %s waited %s for its turn in the rollout of group %q "+
 			"and the operation ended first (%v): the host was not contacted and the state is unchanged. The wait counts "+
@@ -311,13 +311,4 @@ func (r *hostResource[M, P]) admit(ctx context.Context, h *hostFields, id string
 // changedHost says whether an apply's puts changed the host.
 func changedHost(outcomes []remote.Outcome) bool {
 	return slices.ContainsFunc(outcomes, func(o remote.Outcome) bool { return !o.Unchanged })
-}
-
-// failureOf is why an apply failed, or "".
-func failureOf(diags diag.Diagnostics) string {
-	if !diags.HasError() {
-		return ""
-	}
-	first := diags.Errors()[0]
-	return first.Summary() + ": " + summary(diags)
 }

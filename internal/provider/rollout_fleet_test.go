@@ -132,7 +132,7 @@ func TestAccRollout_fleet(t *testing.T) {
 		t.Fatal("no host ran the validator")
 	}
 	canaryID := fmt.Sprintf("127.0.0.1:%d:%s/lb.cfg", f.servers[canary].Port, f.dirs[canary])
-	want := "not attempted: canary " + canaryID + " failed: Applying File Failed"
+	want := "not attempted: canary " + canaryID + " failed (see above)"
 	errorsOf := map[string]string{} // by resource address
 	scanner := bufio.NewScanner(strings.NewReader(out))
 	scanner.Buffer(nil, 1<<20)

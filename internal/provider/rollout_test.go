@@ -103,7 +103,7 @@ func TestRollout_nilAdmitsAtOnce(t *testing.T) {
 	if ticket != nil || err != nil {
 		t.Fatalf("got %v, %v", ticket, err)
 	}
-	ticket.done(true, "boom") // nil ticket: nothing to do
+	ticket.done(true, true) // nil ticket: nothing to do
 }
 
 func TestRollout_canaryThenBatches(t *testing.T) {
@@ -116,13 +116,13 @@ func TestRollout_canaryThenBatches(t *testing.T) {
 			t.Fatal("a resource was admitted while the canary ran")
 		}
 	}
-	canary.done(true, "")
+	canary.done(true, false)
 	// Two of the three run at once, the third waits for one of them.
 	admitted, rest := receiveN(t, others, 2)
 	if len(rest) != 1 || !waiting(rest[0]) {
 		t.Fatal("admitted three after the canary (batch = 2)")
 	}
-	admitted[0].ticket.done(true, "")
+	admitted[0].ticket.done(true, false)
 	if a := receive(t, rest[0]); a.err != nil {
 		t.Fatal(a.err)
 	}
@@ -131,7 +131,7 @@ func TestRollout_canaryThenBatches(t *testing.T) {
 	if !waiting(late) {
 		t.Fatal("admitted a fourth while two ran (batch = 2)")
 	}
-	admitted[1].ticket.done(true, "")
+	admitted[1].ticket.done(true, false)
 	if a := receive(t, late); a.err != nil || a.ticket.canary {
 		t.Fatalf("late: %+v", a)
 	}
@@ -143,13 +143,13 @@ func TestRollout_failedCanaryStopsTheGroup(t *testing.T) {
 	canary := admitNow(t, r, "g", "h0:22:/f")
 	waiter := admitLater(ctx, r, "g", "h1:22:/f")
 	other := admitNow(t, r, "other", "h1:22:/g") // another group is independent
-	canary.done(true, "Applying File Failed: haproxy -c failed")
+	canary.done(true, true)
 	a := receive(t, waiter)
 	var stopped notAttemptedError
 	if !errors.As(a.err, &stopped) || a.ticket != nil {
 		t.Fatalf("got %+v", a)
 	}
-	want := "not attempted: canary h0:22:/f failed: Applying File Failed: haproxy -c failed"
+	want := "not attempted: canary h0:22:/f failed (see above)"
 	if a.err.Error() != want {
 		t.Fatalf("got %q, want %q", a.err, want)
 	}
@@ -157,7 +157,7 @@ func TestRollout_failedCanaryStopsTheGroup(t *testing.T) {
 	if _, err := r.admit(ctx, "g", "h2:22:/f"); err == nil || !strings.Contains(err.Error(), "canary h0:22:/f") {
 		t.Fatalf("late arrival: %v", err)
 	}
-	other.done(true, "")
+	other.done(true, false)
 }
 
 func TestRollout_failureInABatchStopsAdmission(t *testing.T) {
@@ -168,9 +168,9 @@ func TestRollout_failureInABatchStopsAdmission(t *testing.T) {
 	if !waiting(waiter) {
 		t.Fatal("batch = 1 admitted two")
 	}
-	first.done(true, "verify failed")
+	first.done(true, true)
 	a := receive(t, waiter)
-	if a.err == nil || a.err.Error() != "not attempted: h0:22:/f failed: verify failed" {
+	if a.err == nil || a.err.Error() != "not attempted: h0:22:/f failed (see above)" {
 		t.Fatalf("got %+v", a)
 	}
 }
@@ -180,7 +180,7 @@ func TestRollout_withoutStopOnFailureGoesOn(t *testing.T) {
 	ctx := context.Background()
 	canary := admitNow(t, r, "g", "h0:22:/f")
 	waiter := admitLater(ctx, r, "g", "h1:22:/f")
-	canary.done(true, "boom")
+	canary.done(true, true)
 	if a := receive(t, waiter); a.err != nil {
 		t.Fatal(a.err)
 	}
@@ -192,14 +192,14 @@ func TestRollout_unchangedCanaryGivesItsPlace(t *testing.T) {
 	first := admitNow(t, r, "g", "h0:22:/f")
 	second := admitLater(ctx, r, "g", "h1:22:/f")
 	third := admitLater(ctx, r, "g", "h2:22:/f")
-	first.done(false, "") // the host had the file already: proved nothing
+	first.done(false, false) // the host had the file already: proved nothing
 	// Exactly one of the two waiting becomes the canary.
 	got, rest := receiveN(t, []chan admission{second, third}, 1)
 	next := got[0].ticket
 	if !next.canary || !waiting(rest[0]) {
 		t.Fatalf("after an unchanged canary: next %+v, the other admitted too", next)
 	}
-	next.done(true, "")
+	next.done(true, false)
 	if a := receive(t, rest[0]); a.err != nil {
 		t.Fatal(a.err)
 	}
@@ -259,7 +259,7 @@ func TestRollout_concurrencyNeverExceedsBatch(t *testing.T) {
 			mu.Lock()
 			running--
 			mu.Unlock()
-			ticket.done(true, "")
+			ticket.done(true, false)
 		}()
 	}
 	wg.Wait()
