@@ -161,6 +161,7 @@ func TestAccHost_droppingHostWarns(t *testing.T) {
 				if took > 45*time.Second {
 					return fmt.Errorf("the plan took %s", took)
 				}
+				t.Logf("the plan with %d resources on a host that drops packets took %s", files+1, took.Round(100*time.Millisecond))
 				return nil
 			})
 			dir := config.StaticDirectory(filepath.Join("testdata", "TestAccHost_droppingHost"))
