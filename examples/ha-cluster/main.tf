@@ -265,10 +265,10 @@ resource "kha_endpoint_configmaps" "cluster" {
 # cluster's copies have moved; then these drop it.
 locals {
   handovers = merge(
-    { for k, r in kha_haproxy_config.node_local : "${k}/node-local" => { id = r.id, sha256 = r.sha256, host = local.node_ips[k] } },
-    { for k, r in kha_nginx_config.node_local : "${k}/node-local" => { id = r.id, sha256 = r.sha256, host = local.node_ips[k] } },
-    { for k, r in kha_haproxy_config.vip : "${k}/vip" => { id = r.id, sha256 = r.sha256, host = local.lb_nodes[k].ip } },
-    { for k, r in kha_keepalived_config.vip : "${k}/keepalived" => { id = r.id, sha256 = r.sha256, host = local.lb_nodes[k].ip } },
+    { for k, r in kha_haproxy_config.node_local : "${k}/node-local" => { id = r.id, handover_sha256 = r.handover_sha256, host = local.node_ips[k] } },
+    { for k, r in kha_nginx_config.node_local : "${k}/node-local" => { id = r.id, handover_sha256 = r.handover_sha256, host = local.node_ips[k] } },
+    { for k, r in kha_haproxy_config.vip : "${k}/vip" => { id = r.id, handover_sha256 = r.handover_sha256, host = local.lb_nodes[k].ip } },
+    { for k, r in kha_keepalived_config.vip : "${k}/keepalived" => { id = r.id, handover_sha256 = r.handover_sha256, host = local.lb_nodes[k].ip } },
   )
 }
 
