@@ -179,7 +179,9 @@ func TestRelayPropagatesCloses(t *testing.T) {
 // authentication after the service is accepted; a public key query and
 // then the signed request; the channel's opening; the command, after the
 // channel's confirmation: 8. Closing the channel answers the server's
-// close, a 9th, unless the connection ends first.
+// close, a 9th, unless the connection ends first. On a loaded machine
+// sshd may send its unasked KEXINIT only after the client's reached it,
+// which then reads as an answer: a 10th.
 func TestRelayCarriesSSH(t *testing.T) {
 	s := Start(t, Options{})
 	const rtt = 10 * time.Millisecond
@@ -201,7 +203,7 @@ func TestRelayCarriesSSH(t *testing.T) {
 	}
 	got := relay.Stats()
 	t.Logf("through the relay: %+v", got)
-	if got.Conns != 1 || got.Turns < 8 || got.Turns > 9 {
-		t.Errorf("stats %+v, want 1 connection and 8 or 9 turns", got)
+	if got.Conns != 1 || got.Turns < 8 || got.Turns > 10 {
+		t.Errorf("stats %+v, want 1 connection and 8 to 10 turns", got)
 	}
 }
