@@ -189,7 +189,7 @@ func Render(s Spec) (string, error) {
 		w("vrrp_script kha_track_lb {")
 		w("    script \"%s\"", s.TrackCommand)
 		w("    interval 1")
-		w("    timeout 2")
+		w("    timeout %d", trackTimeout)
 		w("    fall 1")
 		w("    rise 2")
 		w("}")
@@ -245,6 +245,14 @@ func Render(s Spec) (string, error) {
 func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
 }
+
+// trackTimeout (seconds) bounds a track script's run: above the script's
+// own worst case (four checks of at most 0.5 s each, three pauses of
+// 0.2 s) with room for a busy host to start its processes. A load balancer
+// that hangs still fails a check within 0.5 s; a run that outlasts the
+// bound counts as a failure, and with fall 1 a busy pair of nodes would
+// both drop the VIP.
+const trackTimeout = 5
 
 // TrackScript is a track command that polls a load balancer's health URL
 // every 200ms for most of keepalived's one-second script interval and

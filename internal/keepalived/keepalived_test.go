@@ -158,6 +158,24 @@ func TestTrackScript(t *testing.T) {
 	if err := run(); err == nil {
 		t.Fatal("a load balancer that is gone passed")
 	}
+
+	// A healthy load balancer that answers each check slowly, within
+	// curl's limit, passes, and within the run's bound (trackTimeout):
+	// keepalived would count a longer run as a failure and drop the VIP.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(400 * time.Millisecond)
+	}))
+	defer slow.Close()
+	if err := os.WriteFile(script, []byte(TrackScript(slow.URL+"/healthz")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := run(); err != nil {
+		t.Fatalf("a healthy, slow load balancer failed: %v", err)
+	}
+	if took := time.Since(start); took >= trackTimeout*time.Second {
+		t.Fatalf("the run took %s, keepalived's timeout is %d s: a healthy load balancer would lose the VIP", took, trackTimeout)
+	}
 }
 
 func TestValidate(t *testing.T) {
