@@ -190,7 +190,9 @@ func Render(s Spec) (string, error) {
 		w("    script \"%s\"", s.TrackCommand)
 		w("    interval 1")
 		w("    timeout %d", trackTimeout)
-		w("    fall 1")
+		// Two failed runs in a row: one run that a busy node slowed past
+		// its bound, on both nodes of the pair at once, would drop the VIP.
+		w("    fall 2")
 		w("    rise 2")
 		w("}")
 	}
@@ -250,8 +252,7 @@ func seconds(d time.Duration) string {
 // own worst case (four checks of at most 0.5 s each, three pauses of
 // 0.2 s) with room for a busy host to start its processes. A load balancer
 // that hangs still fails a check within 0.5 s; a run that outlasts the
-// bound counts as a failure, and with fall 1 a busy pair of nodes would
-// both drop the VIP.
+// bound counts as a failure.
 const trackTimeout = 5
 
 // TrackScript is a track command that polls a load balancer's health URL
