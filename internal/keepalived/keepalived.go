@@ -183,6 +183,10 @@ func Render(s Spec) (string, error) {
 	// reload a new VIP one after the other would both hold it meanwhile.
 	w("    vrrp_skip_check_adv_addr")
 	w("    vrrp_garp_master_delay 1")
+	// Ahead of the node's other work (nice -10, its track scripts too): a
+	// VRRP process or track script that a busy node starves misses its
+	// adverts or times out, and the VIP moves, or is held by neither node.
+	w("    vrrp_priority -10")
 	w("}")
 	if s.TrackCommand != "" {
 		w("")
