@@ -183,10 +183,6 @@ func Render(s Spec) (string, error) {
 	// reload a new VIP one after the other would both hold it meanwhile.
 	w("    vrrp_skip_check_adv_addr")
 	w("    vrrp_garp_master_delay 1")
-	// Ahead of the node's other work (nice -10, its track scripts too): a
-	// VRRP process or track script that a busy node starves misses its
-	// adverts or times out, and the VIP moves, or is held by neither node.
-	w("    vrrp_priority -10")
 	w("}")
 	if s.TrackCommand != "" {
 		w("")
@@ -194,9 +190,7 @@ func Render(s Spec) (string, error) {
 		w("    script \"%s\"", s.TrackCommand)
 		w("    interval 1")
 		w("    timeout %d", trackTimeout)
-		// Two failed runs in a row: one run that a busy node slowed past
-		// its bound, on both nodes of the pair at once, would drop the VIP.
-		w("    fall 2")
+		w("    fall 1")
 		w("    rise 2")
 		w("}")
 	}

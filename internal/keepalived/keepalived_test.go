@@ -87,9 +87,9 @@ func TestRenderPassesKeepalivedCheck(t *testing.T) {
 	if !strings.Contains(lb1, "priority 150") || !strings.Contains(lb1, "unicast_peer {\n        10.77.100.2\n") {
 		t.Errorf("lb1 config:\n%s", lb1)
 	}
-	// Sub-second VRRPv3 adverts, a track script that two failed runs in
-	// a row take down, and a preempt delay against flapping.
-	for _, want := range []string{"vrrp_version 3\n", "advert_int 0.25\n", "preempt_delay 2\n", "fall 2\n", "rise 2\n", "timeout 5\n"} {
+	// Sub-second VRRPv3 adverts, a one-failure track script with room
+	// for its own worst case, and a preempt delay against flapping.
+	for _, want := range []string{"vrrp_version 3\n", "advert_int 0.25\n", "preempt_delay 2\n", "fall 1\n", "rise 2\n", "timeout 5\n"} {
 		if !strings.Contains(lb1, want) {
 			t.Errorf("lb1 config lacks %q:\n%s", want, lb1)
 		}
