@@ -130,13 +130,9 @@ stop() { # pidfile runtime-files...: stop the daemon, wait for it to exit, remov
 
 # tf COMMAND ARGS...: the terraform CLI ($tf) in the working copy ($work),
 # bounded, its output in $T/COMMAND.log.
-# The test hosts share this machine's two cores, where a real estate gives
-# each its own: applies change four at a time, so that one host's burst of
-# reloads does not starve another's keepalived track script.
 tf() {
   local log=$T/$1.log
-  (cd "$work" && TF_CLI_ARGS_apply=-parallelism=4 timeout 900 "$tf" "$1" -no-color -input=false "${@:2}") > "$log" 2>&1 ||
-    { cat "$log"; fail "terraform $*"; }
+  (cd "$work" && timeout 900 "$tf" "$1" -no-color -input=false "${@:2}") > "$log" 2>&1 || { cat "$log"; fail "terraform $*"; }
 }
 out() { (cd "$work" && "$tf" output -json "$1"); }
 
