@@ -459,8 +459,8 @@ sweep
 enter
 umask 022
 cat >block || exit $EXIT_UPLOAD
-made=
-if [ -e "$target" ]; then cp -p -- "$target" new || exit $EXIT_COPY; src=$target; else : >new; src=/dev/null made=1; fi
+new_file=0
+if [ -e "$target" ]; then cp -p -- "$target" new || exit $EXIT_COPY; src=$target; else : >new; src=/dev/null new_file=1; fi
 awk -v b="# BEGIN kha $marker" -v e="# END kha $marker" -v apply="$apply" -v damaged="$EXIT_DAMAGED" -v blockfile=block -v name="$target" '
 function emit(  l) { while ((getline l < blockfile) > 0) print l (crlf ? "\r" : ""); close(blockfile); done = 1 }
 NR == 1 && /\r$/ { crlf = 1 }
@@ -493,7 +493,7 @@ if [ "$apply" = 0 ] && [ "$created" = 1 ] && [ ! -s new ]; then
 # renamed over: it is written in place, unless it became a link.
 else mv -fT -- new "$target" 2>/dev/null || { [ ! -L "$target" ] && cat new >"$target"; } || exit $EXIT_RENAME
 fi
-[ "$made" != 1 ] || [ "$apply" != 1 ] || echo "$WORD_CREATED"
+[ "$new_file" != 1 ] || [ "$apply" != 1 ] || echo "$WORD_CREATED"
 # The last step: a run waiting for the lock finds the directory gone and
 # locks a new one, so nothing of the lock stays on the host.
 [ -z "$locks" ] || rmdir -- "$locks" 2>/dev/null
@@ -626,7 +626,7 @@ ours() {
 if ours "$kept" && [ ! -e "$original" ] && [ ! -L "$original" ]; then mv -T -- "$kept" "$original" || exit $EXIT_OK; fi
 mkdir -m 0700 kept || exit $EXIT_OK
 for f in "$base:previous.crt" "${key##*/}:previous.key"; do
-  [ ! -e "${f##*:}" ] || mv -f -- "${f##*:}" "kept/${f%:*}"
+  [ ! -e "${f##*:}" ] || mv -fT -- "${f##*:}" "kept/${f%:*}"
 done
 if ours "$kept"; then rm -rf -- "$kept"; fi
 mv -T -- kept "$kept" 2>/dev/null
