@@ -69,7 +69,7 @@ func TestMissingProgramHint(t *testing.T) {
 		switch {
 		case !errors.Is(err, base):
 			t.Errorf("%q: the failure is lost: %v", output, err)
-		case program == "" && err != base:
+		case program == "" && err.Error() != base.Error():
 			t.Errorf("%q: hint where there is none: %v", output, err)
 		case program != "" && !strings.HasPrefix(err.Error(), program+" is not installed on the host"):
 			t.Errorf("%q: want %s named, got %v", output, program, err)
