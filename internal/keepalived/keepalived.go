@@ -246,27 +246,38 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
 }
 
-// trackTimeout (seconds) bounds a track script's run: above the script's
-// own worst case (four checks of at most 0.5 s each, three pauses of
-// 0.2 s) with room for a busy host to start its processes. A load balancer
-// that hangs still fails a check within 0.5 s; a run that outlasts the
-// bound counts as a failure.
-const trackTimeout = 5
+// trackTimeout (seconds) bounds a track script's run: well above the
+// script's own worst case (four checks of at most 0.5 s each, three pauses
+// of 0.2 s), because a busy node can take seconds to start the script's
+// processes, and keepalived counts a run that outlasts the bound as a
+// failure: on a pair whose nodes are both busy, that dropped the VIP on
+// both at once while their load balancers served.
+const trackTimeout = 10
 
 // TrackScript is a track command that polls a load balancer's health URL
-// every 200ms for most of keepalived's one-second script interval and
-// exits 1 at the first failure: keepalived learns of a dead or
-// unhealthy load balancer within about 200ms instead of a second or two.
-// Checks time out after 500ms, so a hung load balancer fails too.
+// every 200ms for most of keepalived's one-second script interval.
+// It exits 1 at once when the load balancer refuses a check or answers
+// unhealthy: keepalived learns of a dead load balancer, or an HAProxy that
+// lost every apiserver, within about 200ms. A check that gets no answer
+// within 500ms is a failure only when no check of the run is answered (a
+// hung load balancer, about 2.6 s): on a busy node one slow answer is
+// not a dead load balancer.
 func TrackScript(healthURL string) string {
 	return `#!/bin/sh
 # Rendered by kha: keepalived's track script. Exits 1 as soon as the load
-# balancer's health check fails, else 0 after four checks 200ms apart.
-i=0
+# balancer refuses a check or answers unhealthy, or when none of four checks
+# 200ms apart is answered within 500ms (a hung load balancer); else 0.
+answered=0 i=0
 while [ "$i" -lt 4 ]; do
-  /usr/bin/curl -sf -o /dev/null --max-time 0.5 ` + healthURL + ` || exit 1
+  /usr/bin/curl -sf -o /dev/null --max-time 0.5 ` + healthURL + `
+  case $? in
+  0) answered=1 ;;
+  28) ;; # no answer in time: hung, or a busy node; the run decides
+  *) exit 1 ;;
+  esac
   i=$((i + 1))
   [ "$i" = 4 ] || sleep 0.2
 done
+[ "$answered" = 1 ]
 `
 }

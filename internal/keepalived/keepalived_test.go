@@ -89,7 +89,7 @@ func TestRenderPassesKeepalivedCheck(t *testing.T) {
 	}
 	// Sub-second VRRPv3 adverts, a one-failure track script with room
 	// for its own worst case, and a preempt delay against flapping.
-	for _, want := range []string{"vrrp_version 3\n", "advert_int 0.25\n", "preempt_delay 2\n", "fall 1\n", "rise 2\n", "timeout 5\n"} {
+	for _, want := range []string{"vrrp_version 3\n", "advert_int 0.25\n", "preempt_delay 2\n", "fall 1\n", "rise 2\n", "timeout 10\n"} {
 		if !strings.Contains(lb1, want) {
 			t.Errorf("lb1 config lacks %q:\n%s", want, lb1)
 		}
@@ -128,54 +128,96 @@ func TestRenderHoldsPreviousVIPs(t *testing.T) {
 }
 
 // TestTrackScript runs the rendered track script against a health
-// endpoint: it passes while the endpoint answers 200 and fails at once
-// when it answers otherwise or is gone.
+// endpoint: it passes while the endpoint answers 200, fails at its first
+// check when the endpoint answers otherwise or is gone, and fails on a
+// timed-out check only when no check of the run is answered.
 func TestTrackScript(t *testing.T) {
 	_, err := os.Stat("/usr/bin/curl")
 	testhost.Require(t, err == nil, "curl is not installed")
-	status := 200
-	var mu sync.Mutex
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		w.WriteHeader(status)
-	}))
-	script := filepath.Join(t.TempDir(), "track.sh")
-	if err := os.WriteFile(script, []byte(TrackScript(srv.URL+"/healthz")), 0o755); err != nil {
-		t.Fatal(err)
+	// health serves answer(n) for the n-th request (from 1): a status, or
+	// a pause longer than curl's limit that answers nothing in time.
+	health := func(answer func(n int) int) (url string, requests func() int) {
+		var mu sync.Mutex
+		n := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			mu.Lock()
+			n++
+			status := answer(n)
+			mu.Unlock()
+			if status == 0 {
+				time.Sleep(time.Second)
+				return
+			}
+			w.WriteHeader(status)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL + "/healthz", func() int { mu.Lock(); defer mu.Unlock(); return n }
 	}
-	run := func() error { return exec.Command(script).Run() }
-	if err := run(); err != nil {
-		t.Fatalf("healthy load balancer: %v", err)
+	run := func(url string) error {
+		script := filepath.Join(t.TempDir(), "track.sh")
+		if err := os.WriteFile(script, []byte(TrackScript(url)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return exec.Command(script).Run()
 	}
-	mu.Lock()
-	status = 503
-	mu.Unlock()
-	if err := run(); err == nil {
-		t.Fatal("an unhealthy load balancer passed")
+	const noAnswer = 0
+	cases := []struct {
+		name     string
+		answer   func(n int) int
+		pass     bool
+		requests int
+	}{
+		{"healthy", func(int) int { return 200 }, true, 4},
+		{"unhealthy fails at the first check", func(int) int { return 503 }, false, 1},
+		{"unhealthy after two good checks", func(n int) int {
+			if n <= 2 {
+				return 200
+			}
+			return 503
+		}, false, 3},
+		{"a busy node: three checks unanswered in time, the last answered", func(n int) int {
+			if n <= 3 {
+				return noAnswer
+			}
+			return 200
+		}, true, 4},
+		{"hung: no check answered in time", func(int) int { return noAnswer }, false, 4},
 	}
-	srv.Close()
-	if err := run(); err == nil {
-		t.Fatal("a load balancer that is gone passed")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			url, requests := health(c.answer)
+			err := run(url)
+			if (err == nil) != c.pass {
+				t.Fatalf("passed: %v, want %v (%v)", err == nil, c.pass, err)
+			}
+			if got := requests(); got != c.requests {
+				t.Errorf("the script made %d checks, want %d", got, c.requests)
+			}
+		})
 	}
-
+	t.Run("gone", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		srv.Close()
+		if err := run(srv.URL + "/healthz"); err == nil {
+			t.Fatal("a load balancer that is gone passed")
+		}
+	})
 	// A healthy load balancer that answers each check slowly, within
 	// curl's limit, passes, and within the run's bound (trackTimeout):
 	// keepalived would count a longer run as a failure and drop the VIP.
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		time.Sleep(400 * time.Millisecond)
-	}))
-	defer slow.Close()
-	if err := os.WriteFile(script, []byte(TrackScript(slow.URL+"/healthz")), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := run(); err != nil {
-		t.Fatalf("a healthy, slow load balancer failed: %v", err)
-	}
-	if took := time.Since(start); took >= trackTimeout*time.Second {
-		t.Fatalf("the run took %s, keepalived's timeout is %d s: a healthy load balancer would lose the VIP", took, trackTimeout)
-	}
+	t.Run("slow but answering", func(t *testing.T) {
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			time.Sleep(400 * time.Millisecond)
+		}))
+		defer slow.Close()
+		start := time.Now()
+		if err := run(slow.URL + "/healthz"); err != nil {
+			t.Fatalf("a healthy, slow load balancer failed: %v", err)
+		}
+		if took := time.Since(start); took >= trackTimeout*time.Second {
+			t.Fatalf("the run took %s, keepalived's timeout is %d s: a healthy load balancer would lose the VIP", took, trackTimeout)
+		}
+	})
 }
 
 func TestValidate(t *testing.T) {

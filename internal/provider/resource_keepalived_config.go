@@ -94,9 +94,11 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 				"`healthcheck_port`: the track script at `track_script_path`."},
 		"healthcheck_port": schema.Int64Attribute{Optional: true, Validators: portValidator,
 			MarkdownDescription: "The load balancer's health port (`kha_haproxy_config`'s `healthcheck_port`): unless `track_command` " +
-				"is set, a track script checks `http://127.0.0.1:<port>/healthz` every 200ms (with a 500ms timeout) and fails at " +
-				"the first failed check, so the VIP leaves within about 200ms of the load balancer dying or, for HAProxy, " +
-				"losing every apiserver."},
+				"is set, a track script checks `http://127.0.0.1:<port>/healthz` every 200ms and fails at the first check " +
+				"the load balancer refuses or answers unhealthy, so the VIP leaves within about 200ms of the load balancer " +
+				"dying or, for HAProxy, losing every apiserver. A check unanswered within 500ms fails the run only when no " +
+				"check of the run (four, over about 2.6s) is answered: a busy node's slow answer is not a dead load " +
+				"balancer, and on a pair whose nodes were both busy, counting it as one dropped the VIP on both at once."},
 		"track_script_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/keepalived/kha-track-lb.sh"),
 			Validators: []validator.String{managedPathValidator()},
 			MarkdownDescription: "Where the track script goes (mode 0755, delivered before the config) when `healthcheck_port` is " +

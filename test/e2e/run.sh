@@ -463,7 +463,28 @@ external_kubeconfigs='["/etc/kha/admin-vip.conf"]'
 vars every_node 4 true
 tf apply -auto-approve
 [ "$(kc_server "$outside")" = https://10.77.0.100:8443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
+# The evidence for a failed request through the VIP: when h4 and h5 gained
+# or lost an address (ip monitor's events: polling added load), keepalived's
+# logs, each load balancer's health port with the load average every
+# second, and when the failed requests started.
+held() { ip -n "kha-$1" -br addr show eth0 | grep -o '10\.77\.0\.10[01]/' | tr '\n' ' ' || true; }
+watch_vips() {
+  local h
+  for h in h4 h5; do
+    (echo "$h holds $(held "$h")at $(date +%T.%N | cut -c1-12)"
+     ip -n "kha-$h" -timestamp monitor address dev eth0 & m=$!
+     while [ ! -f "$T/load.stop" ]; do sleep 0.5; done; kill "$m") > "$T/vip-$h.log" 2>&1 &
+  done
+  (while [ ! -f "$T/load.stop" ]; do
+     echo "$(date +%T.%N | cut -c1-12) $(cut -d' ' -f1 /proc/loadavg) h4 $(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 3 http://10.77.0.14:8081/healthz) h5 $(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 3 http://10.77.0.15:8081/healthz)"
+     sleep 1
+   done) > "$T/lb-health.log" 2>&1 &
+}
+on_fail='echo "the VIPs on h4 and h5:"; cat "$T"/vip-h[45].log; tail -n 30 "$T"/hosts/h[45]/etc-kha/keepalived.log
+  echo "the health port of each load balancer, from outside, with the load average:"; cat "$T/lb-health.log"
+  echo "failed requests through the VIP began at:"; awk '"'"'$2 != 0 {print strftime("%T", $1 / 1e9) "." substr($1, 11, 3)}'"'"' "$T/load-h1-vip"'
 load_start h1 h2 h3 h4 h5 h6 h1-vip
+watch_vips
 vip_port=9443
 handover_apply "the VIP's move to port 9443" "$T/apply-port.tflog" 2 "both HAProxies on the VIP served 8443 and 9443" "8443"
 [ "$(kc_server "$outside")" = https://10.77.0.100:9443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
@@ -482,13 +503,8 @@ echo "  the VIP serves 9443 alone; the outside client's kubeconfig, the node-loc
 tf plan -detailed-exitcode
 
 log "the VIP moves from 10.77.0.100 to 10.77.0.101 in one apply under the same load: the apiserver certificates gain the address node by node, keepalived holds both addresses and HAProxy binds both until every client has moved"
-held() { ip -n "kha-$1" -br addr show eth0 | grep -o '10\.77\.0\.10[01]/' | tr '\n' ' '; }
-on_fail='echo "who held the VIPs:"; cat "$T/vip-holders.log"; tail -n 30 "$T"/hosts/h[45]/etc-kha/keepalived.log'
 load_start h1 h2 h3 h4 h5 h6 h1-vip
-# Who holds which address, every 10 ms, for the record of a failure.
-(last=''; while [ ! -f "$T/load.stop" ]; do
-   now="h4: $(held h4)h5: $(held h5)"; [ "$now" = "$last" ] || echo "$(date +%T.%N | cut -c1-12) $now"; last=$now; sleep 0.01
- done) > "$T/vip-holders.log" 2>&1 &
+watch_vips
 vip_address=10.77.0.101
 handover_apply "the VIP's move to 10.77.0.101" "$T/apply-vip.tflog" 4 "HAProxy and keepalived on h4 and h5 held both addresses" "10.77.0.100"
 [ "$(kc_server "$outside")" = https://10.77.0.101:9443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
