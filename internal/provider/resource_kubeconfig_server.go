@@ -113,8 +113,8 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 			MarkdownDescription: "The servers before kha changed them, by path and cluster name, read from the host before " +
 				"the first change (at create, or when a path is added to `paths`) or at import. Destroy puts them back, with the " +
 				"same check, so a node is never left pointing at nothing. A cluster that already has `server` when its path is " +
-				"first read gets `\"\"`: kha cannot tell that server from one it wrote itself, so it never records it as the " +
-				"previous one, and destroy leaves that cluster as it is. An apply that fails once a kubeconfig was changed (say, " +
+				"first read (kubeadm's own server, adopted as it is) is recorded with it, and destroy puts it back after later " +
+				"moves. An apply that fails once a kubeconfig was changed (say, " +
 				"the connection is lost while `restart_command` runs with `verify = false`) keeps the resource in state with " +
 				"these servers, a create as tainted: the next apply, or destroy, puts them back.",
 		},
@@ -262,8 +262,7 @@ func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client) 
 // the servers recorded before for the paths that have them (a path added
 // later is recorded when it is first changed), the host's for the others
 // once read, and unknown until then. What it takes from the host joins
-// recorded; a cluster that has `server` already is recorded as "" (see
-// notServer).
+// recorded.
 func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[string]string, diags *diag.Diagnostics) types.Map {
 	if m.PreviousServers.IsUnknown() && m.onHost == nil {
 		return m.PreviousServers // a new resource's plan
@@ -273,7 +272,6 @@ func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[
 		servers, ok := recorded[p.ValueString()]
 		if !ok {
 			if servers, ok = m.onHost[p.ValueString()]; ok {
-				servers = notServer(servers, m.Server.ValueString())
 				recorded[p.ValueString()] = servers
 			}
 		}
@@ -286,22 +284,6 @@ func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[
 	v, d := types.MapValue(previousServersType, elems)
 	diags.Append(d...)
 	return v
-}
-
-// notServer is what to record of the servers a kubeconfig has before kha
-// first changes it: a cluster that has server already gets "", nothing to
-// put back. kha cannot tell that server from one it wrote itself (an
-// apply whose connection was lost, a state that was removed), and
-// recording it would make destroy leave the node on kha's endpoint.
-func notServer(servers map[string]string, server string) map[string]string {
-	out := make(map[string]string, len(servers))
-	for name, s := range servers {
-		if s == server {
-			s = ""
-		}
-		out[name] = s
-	}
-	return out
 }
 
 // serversValue is one path's entry of `previous_servers`.

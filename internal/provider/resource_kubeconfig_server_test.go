@@ -479,18 +479,17 @@ func (c priorStateHas) CheckPlan(_ context.Context, req plancheck.CheckPlanReque
 	resp.Error = fmt.Errorf("%s is not in the state the plan starts from", c.addr)
 }
 
-// TestKubeconfigServer_previousServersNeverServer: a cluster that has
-// `server` when its path is first recorded (left there by an apply whose
-// connection was lost, or by a resource whose state was removed) is
-// recorded as "", which destroy leaves as it is, never as the server to
-// put back; what was recorded before stays.
-func TestKubeconfigServer_previousServersNeverServer(t *testing.T) {
-	khas, original := "https://127.0.0.3:6443", "https://127.0.0.2:6443"
+// TestKubeconfigServer_adoptedServerIsPutBack: a cluster that already has
+// `server` when its path is first recorded (kubeadm's own server, where the
+// first mode is direct) is recorded with it, so destroy puts it back after
+// later applies moved the node elsewhere; what was recorded before stays.
+func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
+	kubeadms, later, original := "https://127.0.0.3:6443", "https://localhost:7445", "https://127.0.0.2:6443"
 	m := kubeconfigServerModel{Paths: []types.String{types.StringValue("/etc/kubernetes/kubelet.conf"),
-		types.StringValue("/etc/kubernetes/admin.conf")}, Server: types.StringValue(khas)}
+		types.StringValue("/etc/kubernetes/admin.conf")}, Server: types.StringValue(kubeadms)}
 	m.onHost = map[string]map[string]string{
-		"/etc/kubernetes/kubelet.conf": {"kubernetes": khas, "other": original},
-		"/etc/kubernetes/admin.conf":   {"kubernetes": khas},
+		"/etc/kubernetes/kubelet.conf": {"kubernetes": kubeadms, "other": original},
+		"/etc/kubernetes/admin.conf":   {"kubernetes": kubeadms},
 	}
 	var diags diag.Diagnostics
 	m.PreviousServers = previousServersValue(map[string]map[string]string{"/etc/kubernetes/admin.conf": {"kubernetes": original}}, &diags)
@@ -502,16 +501,21 @@ func TestKubeconfigServer_previousServersNeverServer(t *testing.T) {
 	}
 	got := recordedServers(m.PreviousServers, &diags)
 	want := map[string]map[string]string{
-		"/etc/kubernetes/kubelet.conf": {"kubernetes": "", "other": original},
+		"/etc/kubernetes/kubelet.conf": {"kubernetes": kubeadms, "other": original},
 		"/etc/kubernetes/admin.conf":   {"kubernetes": original},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("previous_servers = %v, want %v", got, want)
 	}
-	// Destroy takes back only what has a previous server.
+	// Destroy, after a later apply moved the node to another server, puts
+	// kubeadm's back.
 	undo := out.files[0].(*remote.EditedFile).Edit.(*kubeconfigEdit)
-	kubelet := []byte(nodeKubeconfig(khas, "ca", []byte("cert"), []byte("key")))
-	if back, err := undo.Undo(kubelet); err != nil || !bytes.Equal(back, kubelet) {
-		t.Errorf("destroy changes a kubeconfig that had server when first read (%v):\n%s", err, back)
+	moved := []byte(nodeKubeconfig(later, "ca", []byte("cert"), []byte("key")))
+	back, err := undo.Undo(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if servers, err := kubeconfig.Servers(back, ""); err != nil || servers["kubernetes"] != kubeadms {
+		t.Errorf("destroy left %v (%v), want kubeadm's %s back:\n%s", servers, err, kubeadms, back)
 	}
 }
