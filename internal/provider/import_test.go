@@ -44,7 +44,7 @@ func TestAccImport_renderedResources(t *testing.T) {
 		{addr: "kha_haproxy_config.lb", file: "haproxy.cfg", content: "global\n    maxconn 10\n", pathAttr: "config_path", rendered: "bind 127.0.0.1:16443"},
 		{addr: "kha_nginx_config.lb", file: "nginx.conf", content: "events {}\n", pathAttr: "config_path", rendered: "listen 127.0.0.1:16444;"},
 		{addr: "kha_keepalived_config.vip", file: "keepalived.conf", content: "vrrp_instance old {}\n", pathAttr: "config_path", rendered: "10.0.0.100/32"},
-		{addr: "kha_kube_vip.cp1", file: "kube-vip.yml", content: "old manifest\n", mode: 0o640, pathAttr: "manifest_path", rendered: `value: "cp1"`},
+		{addr: "kha_kube_vip.cp1", file: "kube-vip.yml", content: "old manifest\n", mode: 0o600, pathAttr: "manifest_path", rendered: `value: "cp1"`},
 		{addr: "kha_etcd_access.etcd", file: "etcd-access.env", content: "ETCD_SERVERS=https://10.0.0.99:2379\n", pathAttr: "env_path",
 			rendered: "ETCD_SERVERS=https://10.0.0.11:2379\n"},
 		{addr: "kha_hosts_entries.api", file: "hosts", id: "#api", content: "127.0.0.1 localhost\n" + block + "10.0.0.50 other\n",

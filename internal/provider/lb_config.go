@@ -242,8 +242,9 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 			MarkdownDescription: fmt.Sprintf("Where the config goes. Default `%s`. Changing it removes the old file after the "+
 				"new one is in place.", k.configPath)},
 		"manifest_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(k.manifestPath),
-			Validators:          []validator.String{managedPathValidator()},
-			MarkdownDescription: fmt.Sprintf("Static pod manifest path (delivery `static_pod`). Default `%s`.", k.manifestPath)},
+			Validators: []validator.String{managedPathValidator()},
+			MarkdownDescription: fmt.Sprintf("Static pod manifest path (delivery `static_pod`), written with mode `0600` as kubeadm and "+
+				"kubespray write theirs. Default `%s`.", k.manifestPath)},
 		"image": schema.StringAttribute{Optional: true, Validators: []validator.String{imageValidator()},
 			MarkdownDescription: "Static pod image. Default: kubespray's."},
 		"pod_name": schema.StringAttribute{Optional: true, Validators: []validator.String{podNameValidator()},
@@ -463,7 +464,7 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 		m.Manifest = types.StringValue(manifest)
 		// The kubelet restarts the pod once the manifest changes: that is
 		// when the new configuration runs.
-		files = append(files, remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(manifest), Mode: 0o640,
+		files = append(files, remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(manifest), Mode: staticPodManifestMode,
 			CreateParentDirs: true, Verify: m.verifier(k, s, text)})
 	}
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
@@ -571,3 +572,7 @@ func (m lbConfigModel) renderServing(k lbKind, s lbconfig.Spec, extra []string, 
 	}
 	return m.render(k, s, renderer)
 }
+
+// staticPodManifestMode is the mode of the static pod manifests kha
+// writes: kubeadm's and kubespray's, readable by root (the kubelet) alone.
+const staticPodManifestMode = 0o600

@@ -198,7 +198,7 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"Pair it with `kha_cluster_endpoints`' `external_lb = { address = <VIP>, nodes = [] }`: the VIP then is in every " +
 			"endpoint and SAN, and `nodes = []` says that no process binds `VIP:port` (kube-vip binds no socket; the " +
 			"apiserver answers on the VIP itself), so there is no port trap.\n\n" +
-			"The manifest is written atomically (mode 0640); the kubelet starts or restarts kube-vip when it changes, and " +
+			"The manifest is written atomically (mode 0600, as kubeadm writes its own); the kubelet starts or restarts kube-vip when it changes, and " +
 			"destroy removes it, which stops kube-vip. kha does not wait for the VIP: with leader election one node of " +
 			"many holds it. kube-vip renews its Lease through the node's own apiserver (`local_apiserver_address`), so the VIP " +
 			"leaves a node whose apiserver stops answering (see `leader_election` for the bound).\n\n" +
@@ -277,7 +277,7 @@ func (r *kubeVIPResource) ImportState(ctx context.Context, req resource.ImportSt
 func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if config == nil && m.NodeName.IsNull() { // imported: the manifest found, until the first apply
-		return importedFile(&m.hostFields, m.ManifestPath.ValueString(), "", 0o640), diags
+		return importedFile(&m.hostFields, m.ManifestPath.ValueString(), "", staticPodManifestMode), diags
 	}
 	s := m.spec()
 	if ps := s.Validate(); ps.HasErrors() {
@@ -290,5 +290,5 @@ func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics)
 		return rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
-	return rendered{files: []remote.Item{remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: 0o640, CreateParentDirs: true}}}, diags
+	return rendered{files: []remote.Item{remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: staticPodManifestMode, CreateParentDirs: true}}}, diags
 }

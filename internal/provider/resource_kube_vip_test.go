@@ -76,8 +76,8 @@ resource "kha_kube_vip" "cp1" {
 		return func(*terraform.State) error {
 			b, err := os.ReadFile(manifest)
 			fi, _ := os.Stat(manifest)
-			if err != nil || !strings.Contains(string(b), `path: "`+want+`"`) || fi.Mode().Perm() != 0o640 {
-				return fmt.Errorf("manifest on the host (want kubeconfig %s, mode 0640): %v %q", want, err, b)
+			if err != nil || !strings.Contains(string(b), `path: "`+want+`"`) || fi.Mode().Perm() != 0o600 {
+				return fmt.Errorf("manifest on the host (want kubeconfig %s, mode 0600): %v %q", want, err, b)
 			}
 			return nil
 		}

@@ -351,7 +351,8 @@ func TestAccLBConfig_pathAndDeliveryChanges(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("a.conf", "static_pod"),
-				Check: exist(true, "a.conf", "haproxy/haproxy.cfg", "manifests/haproxy.yml"),
+				Check: resource.ComposeTestCheckFunc(exist(true, "a.conf", "haproxy/haproxy.cfg", "manifests/haproxy.yml"),
+					modeIs(filepath.Join(dir, "manifests/haproxy.yml"), 0o600)),
 			},
 			{
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("b.conf", "systemd"),
