@@ -151,18 +151,11 @@ func hostAttributes(ctx context.Context, idDescription, sha256Description string
 			Validators: []validator.String{stringvalidator.OneOf(onDestroyRestore, onDestroyDelete, onDestroyKeep)},
 			MarkdownDescription: "What destroy does with each whole file the resource wrote: `restore` puts back the file " +
 				"that was at the path before kha first wrote it, byte for byte with its mode and owner, and deletes a file " +
-				"kha created; `delete` deletes the file either way; `keep` leaves it as it is and does not contact the host " +
-				"(the way out for a host that is gone for good). Default `restore`; a resource brought in by `terraform " +
-				"import` defaults to `keep`, since the file was there before and stays. `destroy_actions` shows what that " +
-				"means for each file. A path the resource stops writing (a changed `config_path`) is treated the same way " +
-				"during the update.\n\n" +
-				"The file found before kha never goes into state (it may hold secrets): the first apply keeps it on the " +
-				"host, in a private directory next to the target (`.<name>.kha`, mode `0700`), with kha's record of which " +
-				"resource owns the path and which directories kha created for it. Destroy puts the file back, removes the " +
-				"record and the directories kha created that are empty then. If the saved copy was removed by hand, " +
-				"destroy fails and removes nothing: set `on_destroy = \"delete\"` or `\"keep\"` to let the file go. A " +
-				"marked block (`kha_hosts_entries`) and a kubeconfig edit (`kha_kubeconfig_server`) are always taken back " +
-				"on their own, the rest of their file left as it is."},
+				"kha created; `delete` deletes the file either way; `keep` leaves it and does not contact the host (the way " +
+				"out for a host that is gone for good). Default `restore`; `keep` for a resource brought in by `terraform " +
+				"import`. A path the resource stops writing is treated the same way during the update, and `destroy_actions` " +
+				"shows what it means for each file. The guide \"What a host needs\" (\"What destroy gives back\") says where " +
+				"the saved file waits and what to do when it is gone."},
 		"destroy_actions": schema.MapAttribute{ElementType: types.StringType, Computed: true,
 			MarkdownDescription: "What destroy will do, by path (`path#marker` for a marked block): `restore` (put back the " +
 				"file that was there before kha), `delete` (a file kha created, or `on_destroy = \"delete\"`), `keep`, " +
@@ -588,8 +581,8 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id stri
 	digests := make([]string, len(files))
 	for i, f := range files {
 		digests[i] = seen[i].SHA256
-		if seen[i].Notice != "" {
-			diags.AddWarning("Not kha's, Not Used: "+id, seen[i].Notice)
+		if n := seen[i].Notice; n.Detail != "" {
+			diags.AddWarning(n.Summary+": "+id, n.Detail)
 		}
 		if d := f.Drift(seen[i]); d != "" {
 			changed := ""

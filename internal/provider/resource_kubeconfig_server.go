@@ -193,7 +193,7 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 		if verify {
 			edit.checkTimeout = timeout
 		}
-		f := &remote.EditedFile{Path: p.ValueString(), Edit: edit}
+		f := &remote.EditedFile{Path: p.ValueString(), Edit: edit, Credentials: true}
 		edits = append(edits, f)
 		out.files = append(out.files, f)
 	}

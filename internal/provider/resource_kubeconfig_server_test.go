@@ -519,3 +519,40 @@ func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
 		t.Errorf("destroy left %v (%v), want kubeadm's %s back:\n%s", servers, err, kubeadms, back)
 	}
 }
+
+// TestAccKubeconfigServer_readableByOthersWarns: a managed kubeconfig
+// made readable by other users (chmod 644) holds a client key: the next
+// plan warns with the path, the mode and the fix, and changes nothing.
+func TestAccKubeconfigServer_readableByOthersWarns(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	pki := testhost.TestPKI(t)
+	kubelet := filepath.Join(t.TempDir(), "kubelet.conf")
+	certFile, keyFile := pki.WriteClientFiles(t, t.TempDir(), "system:node:w1")
+	cert, _ := os.ReadFile(certFile)
+	key, _ := os.ReadFile(keyFile)
+	if err := os.WriteFile(kubelet, []byte(nodeKubeconfig("https://127.0.0.2:6443", pki.CAPEM, cert, key)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := kubeconfigPathsVars(s, "https://127.0.0.3:6443", "true", kubelet)
+	vars["verify"] = config.BoolVariable(false) // nothing serves either address
+	recorder := &planRecorder{}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: recorder.factories(),
+		Steps: []resource.TestStep{
+			{ConfigDirectory: kubeconfigPathsFixture, ConfigVariables: vars},
+			{
+				PreConfig: func() {
+					if err := os.Chmod(kubelet, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					recorder.reset()
+				},
+				ConfigDirectory: kubeconfigPathsFixture, ConfigVariables: vars,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+					expectWarnings(recorder, map[string][]string{"": {"Credentials Readable by Other Users", kubelet, "mode 0644", "chmod 600 " + kubelet}}),
+				}},
+			},
+		},
+	}))
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 )
 
 // Edit is a change kha makes within a file it does not own, such as the
@@ -31,10 +32,12 @@ type Edit interface {
 // maxEditSize bounds the files Edit reads.
 const maxEditSize = 1 << 20
 
-// readScript prints a regular file's content, at most max bytes, or
-// exits $EXIT_MISSING when there is no file.
+// readScript prints a regular file's permission bits (octal) on a line
+// of their own, then its content, at most max bytes, or exits
+// $EXIT_MISSING when there is no file.
 var readScript = newScript[readArgs](`[ -e "$target" ] || [ -L "$target" ] || exit $EXIT_MISSING
 [ -f "$target" ] || { echo "$target is not a regular file" >&2; exit $EXIT_NOT_REGULAR; }
+stat -c %a -- "$target" || exit 1
 head -c "$max" -- "$target"
 `)
 
@@ -47,26 +50,38 @@ type readArgs struct {
 // ReadFile returns a file's content. It is the caller's to keep out of
 // logs and state; the engine logs only the path and the size.
 func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	content, _, err := c.readFile(ctx, path)
+	return content, err
+}
+
+// readFile returns a file's content and its permission bits.
+func (c *Client) readFile(ctx context.Context, path string) ([]byte, fs.FileMode, error) {
 	if err := checkPath(path); err != nil {
-		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
 	}
 	stdout, stderr, exit, err := c.script(ctx, readScript.with(readArgs{Target: path, Max: maxEditSize + 1}), nil)
 	switch {
 	case err != nil:
-		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
 	case exit == exitMissing:
-		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fs.ErrNotExist}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fs.ErrNotExist}
 	case exit != exitOK:
 		out := trimOutput(stderr)
-		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Output: out, Err: c.sudoHint(out, exit)}
-	case len(stdout) > maxEditSize:
-		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Output: out, Err: c.sudoHint(out, exit)}
 	}
-	c.log(ctx, LevelDebug, "read", map[string]any{"path": path, "bytes": len(stdout)})
+	bits, content, _ := bytes.Cut(stdout, []byte("\n"))
+	mode, err := strconv.ParseUint(string(bits), 8, 32)
+	switch {
+	case err != nil:
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("unexpected mode %q", Printable(string(bits)))}
+	case len(content) > maxEditSize:
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
+	}
+	c.log(ctx, LevelDebug, "read", map[string]any{"path": path, "bytes": len(content)})
 	if c.reads != nil {
-		c.reads[path] = stdout
+		c.reads[path] = content
 	}
-	return stdout, nil
+	return content, fs.FileMode(mode) & fs.ModePerm, nil
 }
 
 // readForEdit is the content an edit of path starts from: what the
@@ -90,6 +105,10 @@ type EditedFile struct {
 	// ReloadCommand runs after the edit and after it is taken back; if it
 	// fails, the previous content is restored and the command run again.
 	ReloadCommand string
+	// Credentials says the file holds secrets (a client key): a refresh
+	// that finds other users may read it says so (Observed.Notice). kha
+	// edits the file and never changes its mode.
+	Credentials bool
 }
 
 // Place is the file's path; an edited file has no marker.
@@ -174,7 +193,7 @@ func LeftInPlace(err error) bool {
 
 // observe reports what the host's file has of f's change.
 func (f EditedFile) observe(ctx context.Context, c *Client) (Observed, error) {
-	current, err := c.ReadFile(ctx, f.Path)
+	current, mode, err := c.readFile(ctx, f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Observed{}, nil
 	}
@@ -185,5 +204,11 @@ func (f EditedFile) observe(ctx context.Context, c *Client) (Observed, error) {
 	if err != nil {
 		return Observed{}, &StepError{Host: c.cfg.Address(), Step: "read", Path: f.Path, Err: err}
 	}
-	return Observed{Exists: true, SHA256: SHA256([]byte(state)), State: state}, nil
+	o := Observed{Exists: true, SHA256: SHA256([]byte(state)), State: state}
+	if f.Credentials && mode&0o077 != 0 {
+		o.Notice = Notice{Summary: "Credentials Readable by Other Users", Detail: fmt.Sprintf("%s holds credentials (a client key) "+
+			"and has mode %04o: users other than its owner can read it. kha edits the file and keeps its mode; make it "+
+			"private again with chmod 600 %s, as kubeadm writes it.", f.Path, mode, f.Path)}
+	}
+	return o, nil
 }

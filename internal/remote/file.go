@@ -159,10 +159,13 @@ type Observed struct {
 	UID, GID     string
 	// State is what an edited file has of the edit (see Edit.State).
 	State string
-	// Notice is something found at the item's place that kha did not
-	// write and so did not use, for a warning.
-	Notice string
+	// Notice is something found at the item's place that the user should
+	// hear of in a warning.
+	Notice Notice
 }
+
+// Notice is a warning about what a read found; an empty Detail is none.
+type Notice struct{ Summary, Detail string }
 
 // Drift says how the host differs from f, or "" when it has what f
 // wants: the content, its mode and the owner and group f names (by name

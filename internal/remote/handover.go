@@ -198,7 +198,11 @@ func (h Handover) Drift(o Observed) string {
 func (h Handover) observe(ctx context.Context, c *Client) (Observed, error) {
 	record, raw, notice, err := h.read(ctx, c)
 	if err != nil || record == nil {
-		return Observed{Exists: true, SHA256: h.Digest(), Notice: notice}, err
+		o := Observed{Exists: true, SHA256: h.Digest()}
+		if notice != "" {
+			o.Notice = Notice{Summary: "Not kha's, Not Used", Detail: notice}
+		}
+		return o, err
 	}
 	return Observed{Exists: true, SHA256: SHA256(raw), State: record.Path + ": a handover is pending: it still serves " +
 		strings.Join(record.Previous, ", ") + " besides its own address"}, nil

@@ -80,7 +80,7 @@ func TestNeighbourCannotForgeAHandoverRecord(t *testing.T) {
 			t.Fatal("the neighbour wrote into kha's record directory")
 		}
 		h := Handover{Path: target}
-		if o := observe(t, c, h); h.Drift(o) != "" || o.Notice != "" {
+		if o := observe(t, c, h); h.Drift(o) != "" || o.Notice.Detail != "" {
 			t.Fatalf("a forged record next to the file counts: %+v", o)
 		}
 		if out, err := c.Put(ctx, h); err != nil || !out.Unchanged {
@@ -95,7 +95,7 @@ func TestNeighbourCannotForgeAHandoverRecord(t *testing.T) {
 			" >"+ShellQuote(HandoverRecordPath(target)))
 		h := Handover{Path: target}
 		o := observe(t, c, h)
-		if h.Drift(o) != "" || !strings.Contains(o.Notice, testhost.Neighbour) || !strings.Contains(o.Notice, "not used") {
+		if h.Drift(o) != "" || !strings.Contains(o.Notice.Detail, testhost.Neighbour) || !strings.Contains(o.Notice.Detail, "not used") || o.Notice.Summary != "Not kha's, Not Used" {
 			t.Fatalf("want the record reported with its owner and not used, got %+v", o)
 		}
 		if out, err := c.Put(ctx, h); err != nil || !out.Unchanged {

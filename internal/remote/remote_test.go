@@ -1395,6 +1395,48 @@ func TestEdits(t *testing.T) {
 	})
 }
 
+// TestEditedCredentialsReadableByOthers: a refresh of a file that holds
+// credentials reports that users other than its owner can read it, with
+// the path, the mode and the fix, and leaves the mode alone; a private
+// file, or one that holds no credentials, has nothing to report.
+func TestEditedCredentialsReadableByOthers(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	target := filepath.Join(t.TempDir(), "kubelet.conf")
+	ctx := context.Background()
+	edit := serverEdit{want: "https://localhost:6443"}
+	for _, tc := range []struct {
+		mode        os.FileMode
+		credentials bool
+		notice      bool
+	}{{0o644, true, true}, {0o640, true, true}, {0o600, true, false}, {0o400, true, false}, {0o644, false, false}} {
+		if err := os.WriteFile(target, []byte("server=https://localhost:6443\nkey=v1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(target, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		o, err := c.Observe(ctx, []Item{EditedFile{Path: target, Edit: edit, Credentials: tc.credentials}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := o[0].Notice
+		if got := n.Detail != ""; got != tc.notice {
+			t.Errorf("mode %04o, credentials %v: notice %+v, want one: %v", tc.mode, tc.credentials, n, tc.notice)
+		}
+		if tc.notice && (n.Summary != "Credentials Readable by Other Users" || !strings.Contains(n.Detail, fmt.Sprintf("mode %04o", tc.mode)) ||
+			!strings.Contains(n.Detail, "chmod 600 "+target)) {
+			t.Errorf("mode %04o: the notice does not name the path, mode and fix: %+v", tc.mode, n)
+		}
+		if fi, _ := os.Stat(target); fi.Mode().Perm() != tc.mode {
+			t.Errorf("the refresh changed the mode to %04o", fi.Mode().Perm())
+		}
+		if o[0].State != "server https://localhost:6443" {
+			t.Errorf("the state with the mode line: %q", o[0].State)
+		}
+	}
+}
+
 // TestConnectionDroppedDuringReload: the client is gone (its connection
 // closed) while the reload command runs. With a verification pending, the
 // host cannot be told to keep the new file, so it puts the previous one
