@@ -98,7 +98,8 @@ var (
 		has: func(sshField) bool { return true },
 		description: "How to reach the host over SSH, with the field names of Terraform's provisioner " +
 			"`connection` block (Terraform reserves the name `connection` itself). Unset fields inherit the provider's " +
-			"`default_ssh`. Host keys are always verified.",
+			"`default_ssh`. Host keys are always verified. The provider's page (\"Logging in\") and the guide \"Verifying " +
+			"hosts\" explain the fields once, for every resource.",
 	}
 	// providerSSH is the provider's `default_ssh`.
 	providerSSH = sshShape{
