@@ -37,7 +37,7 @@ const maxEditSize = 1 << 20
 // $EXIT_MISSING when there is no file.
 var readScript = newScript[readArgs](`[ -e "$target" ] || [ -L "$target" ] || exit $EXIT_MISSING
 [ -f "$target" ] || { echo "$target is not a regular file" >&2; exit $EXIT_NOT_REGULAR; }
-stat -c %a -- "$target" || exit 1
+stat -c %a -- "$target" || exit $EXIT_MODE
 head -c "$max" -- "$target"
 `)
 

@@ -57,6 +57,7 @@ const (
 	exitUnsafeDir   exitCode = 44
 	exitNotFile     exitCode = 45
 	exitForeign     exitCode = 46
+	exitMode        exitCode = 47
 	exitTimeout     exitCode = 124 // timeout(1)'s, when the command ran out of time
 	exitHangup      exitCode = 129 // 128 + the signal, as a shell reports it
 	exitInterrupt   exitCode = 130
@@ -121,6 +122,7 @@ var exitCodes = map[exitCode]exitMeaning{
 	exitEditBlock:   {"EXIT_EDIT_BLOCK", "edit block", "the file is untouched"},
 	exitMissing:     {"EXIT_MISSING", "read", "the file does not exist"},
 	exitNotRegular:  {"EXIT_NOT_REGULAR", "read", "not a regular file"},
+	exitMode:        {"EXIT_MODE", "read", "stat(1) could not read the file's mode"},
 	exitDigest:      {"EXIT_DIGEST", "read digests", "sha256sum failed"},
 	exitRemove:      {"EXIT_REMOVE", "remove", "the file could not be removed"},
 	exitTimeout:     {"EXIT_TIMEOUT", "run the command", "it did not finish within the operation's timeout"},
