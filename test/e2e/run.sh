@@ -82,7 +82,7 @@ vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terrafo
     --arg hv "$(start_or_reload /etc/kha/haproxy-vip.pid 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg' USR2)" \
     --arg ng "$(start_or_reload /etc/kha/nginx.pid 'nginx -c /etc/kha/nginx.conf' HUP)" \
     --arg ka "$(start_or_reload /etc/kha/keepalived.pid 'setsid -f keepalived -n -l -D -f /etc/kha/keepalived.conf -p /etc/kha/keepalived.pid -r /etc/kha/vrrp.pid -c /etc/kha/checkers.pid >> /etc/kha/keepalived.log 2>&1 < /dev/null' HUP)" \
-    --arg hls "$(stop /etc/kha/haproxy-local.pid /etc/kha/haproxy-local.sock)" --arg hvs "$(stop /etc/kha/haproxy-vip.pid)" \
+    --arg hls "$(stop /etc/kha/haproxy-local.pid /etc/kha/haproxy-local.sock)" --arg hvs "$(stop /etc/kha/haproxy-vip.pid /etc/kha/haproxy-vip.sock)" \
     --arg ngs "$(stop /etc/kha/nginx.pid)" --arg kas "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)" '{
     access_mode: $mode,
     control_plane_nodes: [{name: "h1", ip: "10.77.0.11"}, {name: "h2", ip: "10.77.0.12"}, {name: "h3", ip: "10.77.0.13"},
