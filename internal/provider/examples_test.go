@@ -125,15 +125,7 @@ var exampleNeeds = map[string]exampleNeed{
 // exampleKubeletConf is a kubelet.conf as kubeadm join writes one.
 func exampleKubeletConf(t *testing.T) string {
 	pki := testhost.TestPKI(t)
-	certFile, keyFile := pki.WriteClientFiles(t, t.TempDir(), "system:node:w1")
-	cert, err := os.ReadFile(certFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := os.ReadFile(keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, key := nodeCredentials(t, pki)
 	return nodeKubeconfig("https://10.0.0.11:6443", pki.CAPEM, cert, key)
 }
 

@@ -33,6 +33,22 @@ import (
 
 const kubeconfigAddr = "kha_kubeconfig_server.node"
 
+// nodeCredentials are the client certificate and key (PEM) pki issues
+// to the node w1's kubelet.
+func nodeCredentials(t *testing.T, pki testhost.PKI) (certPEM, keyPEM []byte) {
+	t.Helper()
+	certFile, keyFile := pki.WriteClientFiles(t, t.TempDir(), "system:node:w1")
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err = os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return certPEM, keyPEM
+}
+
 // nodeKubeconfig is a kubelet.conf as kubeadm writes one for a node, with
 // the credentials inline so that any leak of its content shows.
 func nodeKubeconfig(server, caPEM string, certPEM, keyPEM []byte) string {
@@ -232,9 +248,7 @@ func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
 	dir := t.TempDir()
 	kubelet, admin := filepath.Join(dir, "kubelet.conf"), filepath.Join(dir, "admin.conf")
 	restarts, restarting := filepath.Join(dir, "restarts"), filepath.Join(dir, "restarting")
-	certFile, keyFile := pki.WriteClientFiles(t, t.TempDir(), "system:node:w1")
-	cert, _ := os.ReadFile(certFile)
-	key, _ := os.ReadFile(keyFile)
+	cert, key := nodeCredentials(t, pki)
 	write := func(path, caPEM string) []byte {
 		b := []byte(nodeKubeconfig(serverA, caPEM, cert, key))
 		if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -348,9 +362,7 @@ func TestAccKubeconfigServer_lostConnectionKeepsOriginal(t *testing.T) {
 	original, khas := "https://127.0.0.2:6443", "https://127.0.0.3:6443" // nothing checks them: verify = false
 	dir := t.TempDir()
 	kubelet, admin := filepath.Join(dir, "kubelet.conf"), filepath.Join(dir, "admin.conf")
-	certFile, keyFile := pki.WriteClientFiles(t, t.TempDir(), "system:node:w1")
-	cert, _ := os.ReadFile(certFile)
-	key, _ := os.ReadFile(keyFile)
+	cert, key := nodeCredentials(t, pki)
 	for _, p := range []string{kubelet, admin} {
 		if err := os.WriteFile(p, []byte(nodeKubeconfig(original, pki.CAPEM, cert, key)), 0o600); err != nil {
 			t.Fatal(err)
@@ -527,9 +539,7 @@ func TestAccKubeconfigServer_readableByOthersWarns(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	pki := testhost.TestPKI(t)
 	kubelet := filepath.Join(t.TempDir(), "kubelet.conf")
-	certFile, keyFile := pki.WriteClientFiles(t, t.TempDir(), "system:node:w1")
-	cert, _ := os.ReadFile(certFile)
-	key, _ := os.ReadFile(keyFile)
+	cert, key := nodeCredentials(t, pki)
 	if err := os.WriteFile(kubelet, []byte(nodeKubeconfig("https://127.0.0.2:6443", pki.CAPEM, cert, key)), 0o600); err != nil {
 		t.Fatal(err)
 	}

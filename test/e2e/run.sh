@@ -475,8 +475,9 @@ watch_vips() {
      ip -n "kha-$h" -timestamp monitor address dev eth0 & m=$!
      while [ ! -f "$T/load.stop" ]; do sleep 0.5; done; kill "$m") > "$T/vip-$h.log" 2>&1 &
   done
+  health() { curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 3 "http://$1:8081/healthz"; }
   (while [ ! -f "$T/load.stop" ]; do
-     echo "$(date +%T.%N | cut -c1-12) $(cut -d' ' -f1 /proc/loadavg) h4 $(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 3 http://10.77.0.14:8081/healthz) h5 $(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 3 http://10.77.0.15:8081/healthz)"
+     echo "$(date +%T.%N | cut -c1-12) $(cut -d' ' -f1 /proc/loadavg) h4 $(health 10.77.0.14) h5 $(health 10.77.0.15)"
      sleep 1
    done) > "$T/lb-health.log" 2>&1 &
 }
