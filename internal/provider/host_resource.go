@@ -86,9 +86,10 @@ type rendered struct {
 
 // hostReader is a model that reads its host before the lifecycle changes
 // it (apply and destroy), and renders again from what it read: what to
-// record of what was there, and which steps the change needs.
+// record of what was there, which steps the change needs, and, for a
+// destroy, what cannot be given back.
 type hostReader interface {
-	readHost(ctx context.Context, c *remote.Client) error
+	readHost(ctx context.Context, c *remote.Client, destroying bool) error
 }
 
 // hostFields are the attributes every host resource has.
@@ -931,7 +932,7 @@ func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client
 	}
 	tflog.Debug(ctx, "reading what the host has before changing it")
 	client.RememberReads() // the edits that follow start from what it reads
-	if err := reader.readHost(ctx, client); err != nil {
+	if err := reader.readHost(ctx, client, config == nil); err != nil {
 		var diags diag.Diagnostics
 		diags.AddError("Reading the Host Failed", err.Error())
 		return rendered{}, diags
@@ -1158,8 +1159,8 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 		}
 		return
 	}
-	if out, d = r.readHost(ctx, client, &state, nil, out); d.HasError() {
-		resp.Diagnostics.Append(d...)
+	out, d = r.readHost(ctx, client, &state, nil, out)
+	if resp.Diagnostics.Append(d...); d.HasError() {
 		return
 	}
 	files := r.owned(out.files, own, h, false)

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/kha/terraform-provider-kha/internal/kubeconfig"
 	"github.com/kha/terraform-provider-kha/internal/remote"
@@ -57,6 +59,9 @@ type kubeconfigServerModel struct {
 	// onHost are the servers the kubeconfigs have, by path and cluster,
 	// once readHost has read them.
 	onHost map[string]map[string]string
+	// keptOnDestroy says, by path, why a destroy keeps kha's server: the
+	// recorded one would not work (see readHost).
+	keptOnDestroy map[string]error
 }
 
 // kubeletConfig is the kubeconfig whose change needs a kubelet restart.
@@ -112,7 +117,9 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 			PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()},
 			MarkdownDescription: "The servers before kha changed them, by path and cluster name, read from the host before " +
 				"the first change (at create, or when a path is added to `paths`) or at import. Destroy puts them back, with the " +
-				"same check, so a node is never left pointing at nothing. A cluster that already has `server` when its path is " +
+				"same check, so a node is never left pointing at nothing: a kubeconfig whose recorded server would not work any " +
+				"more (a port or address that a handover moved away from) keeps kha's server, and destroy says so in a warning " +
+				"with the ways out, instead of failing. The kubelet restarts once, after the last kubeconfig put back. A cluster that already has `server` when its path is " +
 				"first read (kubeadm's own server, adopted as it is) is recorded with it, and destroy puts it back after later " +
 				"moves. An apply that fails once a kubeconfig was changed (say, " +
 				"the connection is lost while `restart_command` runs with `verify = false`) keeps the resource in state with " +
@@ -204,8 +211,8 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 		}
 		return out, diags
 	}
-	// Restart once, after the last kubeconfig that changes; a failure puts
-	// back the ones changed before it.
+	// Restart once, after the last kubeconfig that changes (destroy takes
+	// them back last first); a failure puts back the ones changed before it.
 	changes := func(file string) bool {
 		for name, server := range m.onHost[file] {
 			want := m.Server.ValueString()
@@ -218,29 +225,66 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 		}
 		return false
 	}
-	last := -1
+	restartAfter := -1
 	if config != nil {
 		out.rollback = make([]*remote.EditedFile, len(edits))
 	}
 	for i, f := range edits {
-		if !changes(f.Path) {
+		if !changes(f.Path) || m.keptOnDestroy[f.Path] != nil {
 			continue
 		}
-		if last = i; config != nil {
+		if config == nil && restartAfter >= 0 {
+			continue
+		}
+		if restartAfter = i; config != nil {
 			out.rollback[i] = &remote.EditedFile{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: m.onHost[f.Path]}}
 		}
 	}
-	if last >= 0 {
-		edits[last].ReloadCommand = restart.ValueString()
+	if restartAfter >= 0 {
+		edits[restartAfter].ReloadCommand = restart.ValueString()
+	}
+	if len(m.keptOnDestroy) > 0 {
+		out.files = m.keepOnDestroy(edits, recorded, &diags)
 	}
 	return out, diags
+}
+
+// keepOnDestroy is edits without those whose recorded servers would not
+// work, with a warning for each: the kubeconfig keeps kha's server.
+func (m *kubeconfigServerModel) keepOnDestroy(edits []*remote.EditedFile, recorded map[string]map[string]string, diags *diag.Diagnostics) []remote.Item {
+	var files []remote.Item
+	for _, f := range edits {
+		err := m.keptOnDestroy[f.Path]
+		if err == nil {
+			files = append(files, f)
+			continue
+		}
+		diags.AddWarning("Kubeconfig Kept on Its Current Server", fmt.Sprintf("kha_kubeconfig_server %q: %s keeps %s: "+
+			"putting back %s, what it had before kha changed it, would not work from the host: %v.\n\n"+
+			"Nothing was written, and kha no longer manages the file. If what serves the current server goes away too "+
+			"(its load balancer in the same destroy), the node loses this path to the apiserver: before destroying, set "+
+			"`server` to an endpoint that stays (the node's own apiserver, another load balancer) and apply. To put the "+
+			"recorded server back without the check, set verify = false and apply, then destroy.",
+			m.ID.ValueString(), f.Path, serversState(m.onHost[f.Path]), serversState(recorded[f.Path]), err))
+	}
+	return files
 }
 
 // readHost records the servers each kubeconfig has before kha changes
 // it: what `previous_servers` gets for a path it does not hold yet, and
 // which kubeconfigs a change touches. A kubeconfig that is gone has none.
-func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client) error {
+// A destroy also checks, as the change itself would, each kubeconfig with
+// its recorded servers put back: one that would not work is kept.
+func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
 	m.onHost = map[string]map[string]string{}
+	m.keptOnDestroy = map[string]error{}
+	var recorded map[string]map[string]string
+	if destroying {
+		var diags diag.Diagnostics
+		if recorded = recordedServers(m.PreviousServers, &diags); diags.HasError() {
+			return errors.New(summary(diags))
+		}
+	}
 	for _, p := range m.Paths {
 		content, err := c.ReadFile(ctx, p.ValueString())
 		if errors.Is(err, fs.ErrNotExist) {
@@ -254,6 +298,14 @@ func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client) 
 			return fmt.Errorf("%s: %w", p.ValueString(), err)
 		}
 		m.onHost[p.ValueString()] = servers
+		if destroying && !m.Verify.Equal(types.BoolValue(false)) {
+			edit := &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: recorded[p.ValueString()],
+				checkTimeout: durationOr(m.VerifyTimeout, 30*time.Second)}
+			if err := edit.wouldWorkUndone(ctx, c, content); err != nil {
+				tflog.Warn(ctx, "the recorded server would not work; the kubeconfig keeps kha's", map[string]any{"path": p.ValueString(), "error": err.Error()})
+				m.keptOnDestroy[p.ValueString()] = err
+			}
+		}
 	}
 	return nil
 }
@@ -376,6 +428,11 @@ func (e *kubeconfigEdit) State(current []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return serversState(servers), nil
+}
+
+// serversState says which servers a kubeconfig's clusters have.
+func serversState(servers map[string]string) string {
 	distinct := map[string]bool{}
 	var each []string
 	for name, server := range servers {
@@ -384,11 +441,21 @@ func (e *kubeconfigEdit) State(current []byte) (string, error) {
 	}
 	if len(distinct) == 1 {
 		for server := range distinct {
-			return "server " + server, nil
+			return "server " + server
 		}
 	}
 	sort.Strings(each)
-	return "servers " + strings.Join(each, ", "), nil
+	return "servers " + strings.Join(each, ", ")
+}
+
+// wouldWorkUndone checks current with the change taken back, when that
+// changes it.
+func (e *kubeconfigEdit) wouldWorkUndone(ctx context.Context, c *remote.Client, current []byte) error {
+	undone, err := e.Undo(current)
+	if err != nil || bytes.Equal(undone, current) {
+		return err
+	}
+	return e.Check(undone).Verify(ctx, c)
 }
 
 func (e *kubeconfigEdit) Check(content []byte) remote.Verifier {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -565,4 +566,99 @@ func TestAccKubeconfigServer_readableByOthersWarns(t *testing.T) {
 			},
 		},
 	}))
+}
+
+// TestAccKubeconfigServer_destroyKeepsAServerThatWorks: destroy puts back
+// each server recorded before kha only where it still works. admin.conf's
+// was an endpoint that no longer answers (a port a handover retired): it
+// keeps kha's server, which works, and the destroy completes. The kubelet
+// restarts once, after the last kubeconfig put back, so it starts on its
+// recorded server.
+func TestAccKubeconfigServer_destroyKeepsAServerThatWorks(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	pki := testhost.TestPKI(t)
+	serverA := "https://" + testhost.StartAPIServer(t, "a", "127.0.0.2")
+	serverB := "https://" + testhost.StartAPIServer(t, "b", "127.0.0.3")
+	retired := "https://" + closedAddress(t)
+	dir := t.TempDir()
+	kubelet, admin, scheduler := filepath.Join(dir, "kubelet.conf"), filepath.Join(dir, "admin.conf"), filepath.Join(dir, "scheduler.conf")
+	restarts := filepath.Join(dir, "restarts")
+	cert, key := nodeCredentials(t, pki)
+	for path, server := range map[string]string{kubelet: serverA, admin: retired, scheduler: serverA} {
+		if err := os.WriteFile(path, []byte(nodeKubeconfig(server, pki.CAPEM, cert, key)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The restart records the server kubelet.conf has when it runs.
+	restart := fmt.Sprintf("grep -h 'server:' %s >> %s", kubelet, restarts)
+	restartsLogged := func() []string {
+		b, _ := os.ReadFile(restarts)
+		return strings.Fields(strings.ReplaceAll(string(b), "server:", ""))
+	}
+	var afterApply int
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy: resource.ComposeTestCheckFunc(kubeconfigServersAre(serverA, kubelet, scheduler), kubeconfigServersAre(serverB, admin),
+			func(*terraform.State) error {
+				if got := restartsLogged()[afterApply:]; !slices.Equal(got, []string{serverA}) {
+					return fmt.Errorf("destroy's restarts saw kubelet.conf on %v, want one restart on %s", got, serverA)
+				}
+				return nil
+			}),
+		Steps: []resource.TestStep{{
+			ConfigDirectory: kubeconfigPathsFixture, ConfigVariables: kubeconfigPathsVars(s, serverB, restart, kubelet, admin, scheduler),
+			ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(kubeconfigAddr, tfjsonpath.New("previous_servers").AtMapKey(admin),
+				knownvalue.MapExact(map[string]knownvalue.Check{"kubernetes": knownvalue.StringExact(retired)}))},
+			Check: resource.ComposeTestCheckFunc(kubeconfigServersAre(serverB, kubelet, admin, scheduler), func(*terraform.State) error {
+				afterApply = len(restartsLogged())
+				return nil
+			}),
+		}},
+	}))
+}
+
+// closedAddress is a loopback host:port that refuses connections.
+func closedAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestKubeconfigServer_keptOnDestroyWarns: a kubeconfig whose recorded
+// server would not work is left out of destroy's changes, with a warning
+// that names the resource, the file, both servers, the reason and the
+// ways out; the restart moves to the kubeconfig that is put back.
+func TestKubeconfigServer_keptOnDestroyWarns(t *testing.T) {
+	kubelet, outside := "/etc/kubernetes/kubelet.conf", "/etc/kubernetes/admin-vip.conf"
+	current, retired, original := "https://10.0.0.100:9443", "https://10.0.0.100:8443", "https://10.0.0.11:6443"
+	m := kubeconfigServerModel{Paths: []types.String{types.StringValue(kubelet), types.StringValue(outside)},
+		Server: types.StringValue(current), RestartCommand: types.StringValue("systemctl restart kubelet")}
+	m.ID = types.StringValue("10.0.0.11:22:" + kubelet)
+	var diags diag.Diagnostics
+	m.PreviousServers = previousServersValue(map[string]map[string]string{kubelet: {"kubernetes": original}, outside: {"kubernetes": retired}}, &diags)
+	m.onHost = map[string]map[string]string{kubelet: {"kubernetes": current}, outside: {"kubernetes": current}}
+	m.keptOnDestroy = map[string]error{outside: errors.New("dial tcp 10.0.0.100:8443: connection refused")}
+	out, d := m.render(nil)
+	diags.Append(d...)
+	if diags.HasError() || len(diags.Warnings()) != 1 {
+		t.Fatalf("want one warning, got %v", diags)
+	}
+	detail := diags.Warnings()[0].Detail()
+	for _, want := range []string{`kha_kubeconfig_server "10.0.0.11:22:/etc/kubernetes/kubelet.conf"`, outside + " keeps server " + current,
+		"putting back server " + retired, "connection refused", "set `server` to an endpoint that stays", "verify = false"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the warning lacks %q:\n%s", want, detail)
+		}
+	}
+	if len(out.files) != 1 {
+		t.Fatalf("destroy changes %d files, want kubelet.conf alone", len(out.files))
+	}
+	if f := out.files[0].(*remote.EditedFile); f.Path != kubelet || f.ReloadCommand != "systemctl restart kubelet" {
+		t.Errorf("destroy changes %s with restart %q, want %s with the restart", f.Path, f.ReloadCommand, kubelet)
+	}
 }

@@ -457,12 +457,19 @@ handover_apply() {
     fail "not in order: old and new served (log line $last), the client moved ($moved), $5 dropped ($dropped)"
   echo "  in order: $4, the outside client's kubeconfig moved $(( $(ms_at "$moved" "$2") - $(ms_at "$first" "$2") )) ms later, then $5 went; both served for $(( $(ms_at "$gone" "$2") - $(ms_at "$first" "$2") )) ms"
 }
-outside=$T/hosts/h1/etc-kha/admin-vip.conf
+outside=$T/hosts/h1/etc-kha/admin-vip.conf adopted=$T/hosts/h1/etc-kha/admin-adopted.conf
 cp "$T/hosts/h1/etc-kha/admin.conf" "$outside"
-external_kubeconfigs='["/etc/kha/admin-vip.conf"]'
+# A second outside client had the VIP's first endpoint before kha, as
+# kubeadm writes admin.conf with the VIP as its controlPlaneEndpoint: the
+# moves below retire it, so destroy cannot put it back.
+cp "$T/hosts/h1/etc-kha/admin.conf" "$adopted"
+"$kubectl" config --kubeconfig "$adopted" set-cluster kubernetes --server https://10.77.0.100:8443 >/dev/null
+external_kubeconfigs='["/etc/kha/admin-vip.conf", "/etc/kha/admin-adopted.conf"]'
 vars every_node 4 true
 tf apply -auto-approve
-[ "$(kc_server "$outside")" = https://10.77.0.100:8443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
+for f in "$outside" "$adopted"; do
+  [ "$(kc_server "$f")" = https://10.77.0.100:8443 ] || fail "the outside client's $(basename "$f") names $(kc_server "$f")"
+done
 # The evidence for a failed request through the VIP: when h4 and h5 gained
 # or lost an address (ip monitor's events: polling added load), keepalived's
 # logs, each load balancer's health port with the load average every
@@ -707,7 +714,7 @@ for i in 1 2 3 4 5 6; do
   # re-issued certificates, and kubeadm's pairs stay next to them (they
   # were re-issued twice: for h6 and a name, then for the VIP's address).
   left=$(find "$d/etc-kha" -mindepth 1 \( -path "$d/etc-kha/pki" -prune \) -o ! -name ca.crt ! -name kubelet.conf \
-    ! -name kubelet-restarts ! -name admin.conf ! -name admin-vip.conf ! -name keepalived.log -printf '%f ')
+    ! -name kubelet-restarts ! -name admin.conf ! -name admin-vip.conf ! -name admin-adopted.conf ! -name keepalived.log -printf '%f ')
   [ -z "$left" ] || fail "h$i still has: $left"
   if [ -d "$d/etc-kha/pki" ]; then
     original=apiserver; [ "$i" != 6 ] || original=apiserver-h6
@@ -728,4 +735,10 @@ for cm in kube-system/kubeadm-config/ClusterConfiguration kube-public/cluster-in
 done
 [ "$(kc_server "$outside")" = https://10.77.0.11:6443 ] || fail "the outside client's kubeconfig was not put back: $(kc_server "$outside")"
 echo "  kubeadm-config, cluster-info and kube-proxy's ConfigMap are as they were before kha changed them, and so is the outside client's kubeconfig"
+# The endpoint admin-adopted.conf had before kha was retired by the moves:
+# destroy keeps the server that worked, and says so.
+[ "$(kc_server "$adopted")" = https://10.77.0.101:9443 ] || fail "admin-adopted.conf names $(kc_server "$adopted"), want the server that worked"
+grep -A8 'Warning: Kubeconfig Kept on Its Current Server' "$T/destroy.log" | sed 's/^[│ ]*//' | tr '\n' ' ' | tr -s ' ' | grep -q 'admin-adopted.conf keeps server https://10.77.0.101:9443' ||
+  { cat "$T/destroy.log"; fail "destroy did not warn that admin-adopted.conf keeps its server"; }
+echo "  admin-adopted.conf, whose endpoint before kha the handovers retired, keeps https://10.77.0.101:9443, with a warning"
 log "E2E PASSED in $(($(date +%s) - start))s"
