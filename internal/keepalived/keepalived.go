@@ -246,13 +246,15 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
 }
 
-// trackTimeout (seconds) bounds a track script's run: well above the
-// script's own worst case (four checks of at most 0.5 s each, three pauses
-// of 0.2 s), because a busy node can take seconds to start the script's
-// processes, and keepalived counts a run that outlasts the bound as a
-// failure: on a pair whose nodes are both busy, that dropped the VIP on
-// both at once while their load balancers served.
-const trackTimeout = 10
+// trackTimeout (seconds) bounds a track script's run. The script bounds
+// itself (four checks of at most 0.5 s each, three pauses of 0.2 s), so a
+// dead or hung load balancer fails a run in under 3 s whatever this is;
+// only a starved node's run outlasts that, and keepalived counts a run
+// that outlasts the bound as a failure. Measured on a pair whose nodes
+// were both starved (load average 24 on two cores) while their load
+// balancers served: 580 runs, 90 longer than 3 s, the longest 11.6 s.
+// With 10 s both nodes dropped the VIP at once.
+const trackTimeout = 30
 
 // TrackScript is a track command that polls a load balancer's health URL
 // every 200ms for most of keepalived's one-second script interval.

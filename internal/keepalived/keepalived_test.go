@@ -89,7 +89,7 @@ func TestRenderPassesKeepalivedCheck(t *testing.T) {
 	}
 	// Sub-second VRRPv3 adverts, a one-failure track script with room
 	// for its own worst case, and a preempt delay against flapping.
-	for _, want := range []string{"vrrp_version 3\n", "advert_int 0.25\n", "preempt_delay 2\n", "fall 1\n", "rise 2\n", "timeout 10\n"} {
+	for _, want := range []string{"vrrp_version 3\n", "advert_int 0.25\n", "preempt_delay 2\n", "fall 1\n", "rise 2\n", "timeout 30\n"} {
 		if !strings.Contains(lb1, want) {
 			t.Errorf("lb1 config lacks %q:\n%s", want, lb1)
 		}
