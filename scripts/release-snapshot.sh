@@ -3,7 +3,8 @@
 # into dist/ exactly as a release would (.goreleaser.yml: a zip per platform,
 # the registry manifest, SHA256SUMS covering both, its detached signature),
 # without publishing anything. The version is CHANGELOG.md's newest release
-# (scripts/version.sh). With GPG_FINGERPRINT unset, a throwaway key in a
+# (scripts/version.sh); dist/mirror holds the zips as a filesystem mirror.
+# With GPG_FINGERPRINT unset, a throwaway key in a
 # temporary GNUPGHOME signs (a release signs with the real key: RELEASING.md);
 # either way the signer's public key is left in dist/signing-key.asc.
 set -euo pipefail
@@ -33,5 +34,12 @@ KHA_VERSION=$version "$goreleaser" release --snapshot --clean >&2
 # the zips here, as the registry will see it.
 cp terraform-registry-manifest.json "dist/terraform-provider-kha_${version}_manifest.json"
 gpg --batch --armor --export "$GPG_FINGERPRINT" > dist/signing-key.asc
+# The zips again (hard links) as a filesystem mirror in the packed layout
+# both CLIs read, <host>/kha/kha/<zip>: what `providers lock -fs-mirror`
+# locks every platform from (README, "A team on several platforms").
+for host in registry.terraform.io registry.opentofu.org; do
+  mkdir -p "dist/mirror/$host/kha/kha"
+  ln -f dist/*.zip "dist/mirror/$host/kha/kha/"
+done
 echo "release-snapshot.sh: built $version in $(( $(date +%s) - start ))s:" >&2
 (cd dist && ls -1 -- *.zip *SHA256SUMS* *manifest.json signing-key.asc) >&2

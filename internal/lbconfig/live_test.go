@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -428,7 +429,9 @@ func TestLivePreflight(t *testing.T) {
 	live := Spec{Role: External, Listen: []ListenAddr{{Address: "192.0.2.100", Port: 8443}}, Backends: backendsOf(procs),
 		HealthcheckPort: 8081, HealthCheck: HealthCheck{CAFile: ca},
 		Runtime: Runtime{PIDFile: "/run/live.pid", StatsSocket: "/run/live.sock", NginxStreamModule: streamModule}}
+	var output bytes.Buffer // the last instance's
 	run := func(t *testing.T, kind Kind, spec Spec) error {
+		output.Reset()
 		p, err := PreflightFor(kind, spec, testhost.FreePort(t, "127.0.0.1"), testhost.FreePort(t, "127.0.0.1"), filepath.Join(t.TempDir(), "nginx.pid"), 20*time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -445,6 +448,7 @@ func TestLivePreflight(t *testing.T) {
 			cmd = exec.Command(requireBinary(t, "nginx"), "-p", filepath.Dir(config), "-e", "stderr", "-c", config, "-g", "daemon off;")
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		cmd.Stdout, cmd.Stderr = &output, &output
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -461,7 +465,24 @@ func TestLivePreflight(t *testing.T) {
 	if err := run(t, HAProxy, wrong); err == nil || !strings.Contains(err.Error(), "DOWN (check L6RSP") {
 		t.Errorf("the throwaway HAProxy with a CA that signed no apiserver: want its account of the down backends, got %v", err)
 	}
+	// What the instance printed reaches the user once: its messages, not
+	// also the same events as log lines.
+	said := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(output.String()), "\n") {
+		said[haproxyMessagePrefix.ReplaceAllString(line, "")]++
+	}
+	for line, n := range said {
+		if n > 1 {
+			t.Errorf("the throwaway HAProxy said %d times: %s\n%s", n, line, output.String())
+		}
+	}
+	if !strings.Contains(output.String(), "is DOWN") {
+		t.Errorf("the throwaway HAProxy did not say which servers are down:\n%s", output.String())
+	}
 }
+
+// haproxyMessagePrefix is what HAProxy puts before a message on stderr.
+var haproxyMessagePrefix = regexp.MustCompile(`^\[[A-Z]+\]\s+\(\d+\) : `)
 
 // TestLiveHealthCheckTypesOnRealAPIServers checks each health check type
 // of HAProxy against real kube-apiservers, one answering anonymous

@@ -23,7 +23,11 @@ func PreflightFor(kind Kind, spec Spec, listenPort, healthPort int, pidFile stri
 	s.Role = NodeLocal
 	s.Listen = []ListenAddr{{Address: "127.0.0.1", Port: listenPort}}
 	s.HealthcheckPort = healthPort
-	s.Observability = Observability{Logs: true, LogTarget: LogStdout, Metrics: true}
+	// HAProxy in the foreground prints each event (a server down, no
+	// server left) on stderr already: as log lines too, the user would
+	// read every one twice. nginx's access log is its only account of
+	// the check's connections.
+	s.Observability = Observability{Logs: kind == Nginx, LogTarget: LogStdout, Metrics: true}
 	s.Runtime.PIDFile, s.Runtime.StatsSocket, s.Runtime.HealthOnLoopback = "", "", true
 	if kind == Nginx {
 		s.Runtime.PIDFile = pidFile

@@ -44,8 +44,10 @@ type claimedFile struct{ host, path string }
 type claim struct {
 	// marker is the block's; "" is the whole file.
 	marker string
-	// owner names the resource in another's plan error (claimant).
-	owner string
+	// owner names the resource in another's plan error (claimant), and
+	// id is its id (host:port:path of its first file), which
+	// `terraform state list -id` finds.
+	owner, id string
 	// digest is what the resource renders, all of its files (sha256):
 	// the same resource planned twice in one walk (a replacement plans
 	// the new object after the old) claims the same again.
@@ -115,12 +117,12 @@ func (d *providerData) claim(m resolvedSSH, model claimant, digest string, files
 	if d == nil || d.claims == nil || slices.Contains(m.unknown, "bastion_host") || slices.Contains(m.unknown, "bastion_port") {
 		return diags // which network the host is in is not known yet
 	}
-	owner := model.claimName()
+	owner, id := model.claimName(), hostID(m.cfg, files)
 	host := claimHost(m.cfg)
 	for _, f := range files {
 		p, marker := f.Place()
 		attr := placeAttribute(plan, p)
-		c := claim{marker: marker, owner: owner, digest: digest}
+		c := claim{marker: marker, owner: owner, id: id, digest: digest}
 		if attr != nil {
 			c.attr = attr.String()
 			if mover, ok := model.(claimMover); ok {
@@ -216,10 +218,11 @@ func conflictMessage(where string, c claim, others []claim) (string, string) {
 		}
 		return o.owner
 	}
+	// The others are named by their ids too, which find them in the state.
 	names := make([]string, len(others))
 	blocks, wholes := 0, 0
 	for i, o := range others {
-		names[i] = name(o)
+		names[i] = fmt.Sprintf("%s (id %s)", name(o), o.id)
 		if o.marker == "" {
 			wholes++
 		} else {
@@ -242,7 +245,7 @@ func conflictMessage(where string, c claim, others []claim) (string, string) {
 			if i > 0 {
 				b.WriteString(" and ")
 			}
-			fmt.Fprintf(&b, "%s (%s)", name(o), holdOf(o))
+			fmt.Fprintf(&b, "%s (id %s; %s)", name(o), o.id, holdOf(o))
 		}
 		fmt.Fprintf(&b, " both manage %s. Writing the whole file drops the block, and putting the block back changes "+
 			"the file: every apply undoes the other, and every later plan changes it back.", where)
@@ -257,7 +260,7 @@ func conflictMessage(where string, c claim, others []claim) (string, string) {
 		fmt.Fprintf(&b, "; or on %s, %s", name(o), moveOf(o, []claim{c}))
 		sees = append(sees, o.see)
 	}
-	b.WriteString(".")
+	b.WriteString(". A resource already applied is found by its id: terraform state list -id=<id> (OpenTofu: tofu state list -id=<id>).")
 	slices.Sort(sees)
 	for _, see := range slices.Compact(sees) {
 		if see != "" {
@@ -323,6 +326,12 @@ func (m *etcdAccessModel) claimName() string {
 
 func (m *kubeconfigServerModel) claimName() string {
 	return fmt.Sprintf("kha_kubeconfig_server with server = %q", m.Server.ValueString())
+}
+
+// claimMove: a kubeconfig's path is an element of `paths`.
+func (m *kubeconfigServerModel) claimMove(attr string) (string, string) {
+	return fmt.Sprintf("take the kubeconfig out of `paths` (`%s`) and let the other resource set its server (a kha_file "+
+		"writes the whole kubeconfig, `server` included)", attr), ""
 }
 
 func (m *servingCertificateModel) claimName() string {

@@ -72,19 +72,19 @@ func TestClaims_conflicts(t *testing.T) {
 	}{
 		{"two whole files", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "10.0.0.21", 22},
 			claimer{"b", []remote.Item{file("/etc/haproxy/haproxy.cfg", "b")}, "10.0.0.21", 22},
-			"File Managed by Two Resources: This b and a both manage 10.0.0.21:22:/etc/haproxy/haproxy.cfg"},
+			"File Managed by Two Resources: This b and a (id 10.0.0.21:22:/etc/haproxy/haproxy.cfg) both manage 10.0.0.21:22:/etc/haproxy/haproxy.cfg"},
 		{"blocks of one marker", claimer{"a", []remote.Item{hostsBlock("entries", "1.1.1.1 a")}, "h", 22},
 			claimer{"b", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
-			`Block Managed by Two Resources: This b and a both manage the block "entries"`},
+			`Block Managed by Two Resources: This b and a (id h:22:/etc/hosts) both manage the block "entries"`},
 		{"a block under a whole file", claimer{"a", []remote.Item{file("/etc/hosts", "x")}, "h", 22},
 			claimer{"b", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
-			`File Managed by Two Resources: This b (its block "entries") and a (the whole file) both manage h:22:/etc/hosts`},
+			`File Managed by Two Resources: This b (its block "entries") and a (id h:22:/etc/hosts; the whole file) both manage h:22:/etc/hosts`},
 		{"a whole file over a block", claimer{"a", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
 			claimer{"b", []remote.Item{file("/etc/hosts", "x")}, "h", 22},
-			`File Managed by Two Resources: This b (the whole file) and a (its block "entries") both manage h:22:/etc/hosts`},
+			`File Managed by Two Resources: This b (the whole file) and a (id h:22:/etc/hosts; its block "entries") both manage h:22:/etc/hosts`},
 		{"an edited file under a whole file", claimer{"a", []remote.Item{file("/etc/kubernetes/kubelet.conf", "x")}, "h", 22},
 			claimer{"b", []remote.Item{edited("/etc/kubernetes/kubelet.conf")}, "h", 22},
-			"This b and a both manage h:22:/etc/kubernetes/kubelet.conf"},
+			"This b and a (id h:22:/etc/kubernetes/kubelet.conf) both manage h:22:/etc/kubernetes/kubelet.conf"},
 		{"blocks of two markers", claimer{"a", []remote.Item{hostsBlock("api", "1.1.1.1 a")}, "h", 22},
 			claimer{"b", []remote.Item{hostsBlock("registry", "2.2.2.2 b")}, "h", 22}, ""},
 		{"two hosts", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "10.0.0.21", 22},
@@ -96,7 +96,7 @@ func TestClaims_conflicts(t *testing.T) {
 		{"one resource planned twice", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
 			claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22}, ""},
 		{"one type, another content", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
-			claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "changed")}, "h", 22}, "This a and another a both manage"},
+			claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "changed")}, "h", 22}, "This a and another a (id h:22:/etc/haproxy/haproxy.cfg) both manage"},
 		{"one host in two spellings", claimer{"a", []remote.Item{file("/etc/x", "a")}, "Node1.Example.com", 22},
 			claimer{"b", []remote.Item{file("/etc/x", "b")}, "node1.example.com", 0}, "both manage node1.example.com:22:/etc/x"},
 		{"one IPv6 address in two spellings", claimer{"a", []remote.Item{file("/etc/x", "a")}, "2001:db8:0::1", 22},
@@ -160,11 +160,13 @@ func TestClaims_detail(t *testing.T) {
 	if !ok || e.Path().String() != "paths[1]" {
 		t.Errorf("diagnostic %v is not at paths[1]", diags[0])
 	}
-	want := `This a_edit (the whole file) and kha_file with path = "/etc/hosts" (the whole file) and z_hosts (its block "entries") ` +
+	want := `This a_edit (the whole file) and kha_file with path = "/etc/hosts" (id 10.0.0.21:22:/etc/hosts; the whole file) and ` +
+		`z_hosts (id 10.0.0.21:22:/etc/hosts; its block "entries") ` +
 		"both manage 10.0.0.21:22:/etc/hosts. Writing the whole file drops the block, and putting the block back changes the file: " +
 		"every apply undoes the other, and every later plan changes it back.\n\n" +
 		"Give the file to one of them: on this resource, set `paths[1]` to another file; or on kha_file with path = \"/etc/hosts\", " +
-		"set `path` to another file; or on z_hosts, set `path` to another file."
+		"set `path` to another file; or on z_hosts, set `path` to another file. A resource already applied is found by its id: " +
+		"terraform state list -id=<id> (OpenTofu: tofu state list -id=<id>)."
 	if got := diags[0].Detail(); got != want {
 		t.Errorf("detail:\n%s\nwant:\n%s", got, want)
 	}
@@ -244,7 +246,8 @@ func TestHostClaims_sharedPlacesRefused(t *testing.T) {
 			words("set `marker` to a name of its own"),
 		"file_over_hosts_block": `(?s)File Managed by Two Resources.*` + words(`both manage 192.0.2.21:22:/etc/hosts.`),
 		"kubeconfig_and_file": `(?s)File Managed by Two Resources.*` + words(`kha_kubeconfig_server with server = "https://127.0.0.1:6443"`) +
-			`.*` + words(`192.0.2.21:22:/etc/kubernetes/kubelet.conf`),
+			`.*` + words(`192.0.2.21:22:/etc/kubernetes/kubelet.conf`) + `.*` + words(regexp.QuoteMeta("take the kubeconfig out of `paths` (`paths[1]`)")) +
+			`.*` + words(regexp.QuoteMeta(`terraform state list -id=<id>`)),
 	}
 	expectPlanErrors(t, cases, nil)
 }

@@ -99,7 +99,8 @@ var (
 		description: "How to reach the host over SSH, with the field names of Terraform's provisioner " +
 			"`connection` block (Terraform reserves the name `connection` itself). Unset fields inherit the provider's " +
 			"`default_ssh`. Host keys are always verified. The provider's page (\"Logging in\") and the guide \"Verifying " +
-			"hosts\" explain the fields once, for every resource.",
+			"hosts\" explain the fields once, for every resource. Spell the keys exactly: Terraform drops a key it does " +
+			"not know inside `ssh = { … }` without a word (`prot = 2222` dials port 22).",
 	}
 	// providerSSH is the provider's `default_ssh`.
 	providerSSH = sshShape{

@@ -138,6 +138,9 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 			"Order matters on a live cluster: the endpoint must serve before a kubeconfig points at it. Give the resource " +
 			"`depends_on` the load balancer resources that serve the endpoint; Terraform then deploys and verifies them first " +
 			"and, when moving back, points the kubeconfigs away before it removes them.\n\n" +
+			"A kubeconfig that `kha_file` writes is that resource's whole, `server` included: put the server in its " +
+			"`content` (from `kha_cluster_endpoints`). A plan that gives one kubeconfig to both resources, or to two of " +
+			"these, fails and names the other resource by its id.\n\n" +
 			"Import with `host:port:path`, several paths separated by commas.",
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the first kubeconfig.",
 			"Digest of the servers the configuration wants; `remote_sha256` is the digest of what the host's kubeconfigs have."),

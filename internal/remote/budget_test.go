@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,5 +237,27 @@ func TestReadGaveUpIsNotRetriedByReads(t *testing.T) {
 	}
 	if _, err := pool.GetForRead(ctx, cfg); err != nil {
 		t.Fatalf("a read after the change connected: %v", err)
+	}
+}
+
+// TestGaveUpErrorMisspeltPort: a refused port 22 that nobody set says that
+// Terraform drops a misspelt key inside ssh = { … }; a port that was set,
+// or a host that did not answer, does not.
+func TestGaveUpErrorMisspeltPort(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	for _, c := range []struct {
+		name        string
+		defaultPort bool
+		reasons     []string
+		hint        bool
+	}{
+		{"refused, port unset", true, []string{refusedReason}, true},
+		{"refused, port set", false, []string{refusedReason}, false},
+		{"timeouts, port unset", true, []string{"connection timeouts"}, false},
+	} {
+		err := &GaveUpError{Attempts: 3, Budget: budget{setting: "ssh.timeout", d: time.Second}, Reasons: c.reasons, Err: refused, DefaultPort: c.defaultPort}
+		if got := strings.Contains(err.Error(), "check its spelling: Terraform drops a key it does not know inside ssh = { … }"); got != c.hint {
+			t.Errorf("%s: hint %v, want %v: %s", c.name, got, c.hint, err)
+		}
 	}
 }

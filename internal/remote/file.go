@@ -374,7 +374,8 @@ func (c *Client) sudoHint(output string, err error) error {
 	case !c.sudo && c.cfg.user() != "root" &&
 		(strings.Contains(output, "Permission denied") || strings.Contains(output, "Operation not permitted")):
 		return fmt.Errorf("%w: %s lacks the permission on the host: set ssh.sudo = true (the user needs passwordless "+
-			"sudo), or connect as a user who has it", err, c.cfg.user())
+			"sudo), or connect as a user who has it. If sudo is set, check its spelling: Terraform drops a key it does "+
+			"not know inside ssh = { … } without a word", err, c.cfg.user())
 	}
 	return err
 }

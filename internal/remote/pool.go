@@ -300,15 +300,27 @@ type GaveUpError struct {
 	Budget   budget
 	Reasons  []string // what was retried, sorted
 	Err      error    // the last failure
+	// DefaultPort says that no port was set: kha dialled 22.
+	DefaultPort bool
 }
+
+// misspeltPortHint follows a refused connection to port 22 that nobody
+// set: Terraform drops a key it does not know inside `ssh = { … }` (an
+// object's attributes), so a misspelt `port` reaches kha as none.
+const misspeltPortHint = " Port 22 is the default: neither ssh.port nor the provider's default_ssh.port is set. If you set " +
+	"one, check its spelling: Terraform drops a key it does not know inside ssh = { … } without a word."
 
 func (e *GaveUpError) Error() string {
 	attempts := "waiting"
 	if e.Attempts > 0 {
 		attempts = fmt.Sprintf("%d attempts", e.Attempts)
 	}
-	return fmt.Sprintf("gave up after %s over %s (%s %s or the operation's timeout), retrying %s: %v. %s",
-		attempts, e.Elapsed.Round(time.Millisecond), e.Budget.setting, e.Budget.d, strings.Join(e.Reasons, " and "), e.Err, GoneHint)
+	hint := ""
+	if e.DefaultPort && slices.Contains(e.Reasons, refusedReason) {
+		hint = misspeltPortHint
+	}
+	return fmt.Sprintf("gave up after %s over %s (%s %s or the operation's timeout), retrying %s: %v.%s %s",
+		attempts, e.Elapsed.Round(time.Millisecond), e.Budget.setting, e.Budget.d, strings.Join(e.Reasons, " and "), e.Err, hint, GoneHint)
 }
 
 func (e *GaveUpError) Unwrap() error { return e.Err }
@@ -369,7 +381,7 @@ func healing(err error) string {
 		}
 		return ""
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
+		return refusedReason
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return "no route to the host"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
@@ -381,6 +393,9 @@ func healing(err error) string {
 	}
 	return ""
 }
+
+// refusedReason is healing's name for a refused connection.
+const refusedReason = "connection refused"
 
 // GoneHint ends the error of a connection given up on: the way out when
 // the host will not come back, which touches no host.
@@ -434,7 +449,7 @@ func (c *hostConn) dialWithRetry(ctx context.Context, b budget, start time.Time)
 			}
 			slices.Sort(reasons)
 			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: "connect", Err: &GaveUpError{Attempts: attempt,
-				Elapsed: time.Since(start), Budget: b, Reasons: reasons, Err: err}}
+				Elapsed: time.Since(start), Budget: b, Reasons: reasons, Err: err, DefaultPort: c.cfg.Port == 0}}
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 5*time.Second)

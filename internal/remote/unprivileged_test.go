@@ -242,7 +242,7 @@ func TestPermissionErrorsNameSSHSudo(t *testing.T) {
 		t.Fatal(err)
 	}
 	own := userDir(t)
-	const hint = "set ssh.sudo = true (the user needs passwordless sudo)"
+	const hint = "set ssh.sudo = true (the user needs passwordless sudo), or connect as a user who has it. If sudo is set, check its spelling"
 	for name, op := range map[string]func() error{
 		"put a file": func() error {
 			_, err := c.Put(ctx, File{Path: filepath.Join(etc, "haproxy.cfg"), Content: []byte("x\n")})

@@ -471,3 +471,55 @@ func TestInstall_makeInstall(t *testing.T) {
 		t.Errorf("a local build locks one h1: hash, got %v", hashes)
 	}
 }
+
+// README's one command for a team on several platforms, run as written:
+// providers lock from the release snapshot's filesystem mirror records the
+// h1: hash of every platform it names, and init from that mirror then
+// takes the lock as complete (no "incomplete lock file" warning).
+func TestInstall_lockEveryPlatform(t *testing.T) {
+	tf, r := cliPath(t), openRelease(t)
+	readme, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var command string
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "terraform providers lock -fs-mirror=") {
+			command = line
+		}
+	}
+	if command == "" {
+		t.Fatal("README.md has no line that starts with `terraform providers lock -fs-mirror=`")
+	}
+	var platforms []string
+	for _, arg := range strings.Fields(command) {
+		if p, ok := strings.CutPrefix(arg, "-platform="); ok {
+			platforms = append(platforms, p)
+		}
+	}
+	mirror := filepath.Join(r.Dir, "mirror")
+	if filepath.Base(r.Dir) != "dist" {
+		t.Fatalf("README's command reads $KHA/dist/mirror; KHA_RELEASE_DIST is %s", r.Dir)
+	}
+	w := newWorkspace(t, tf, t.TempDir(), fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror))
+	// README's `terraform` is the CLI under test (OpenTofu's takes the same
+	// arguments).
+	bin := t.TempDir()
+	if err := os.Symlink(tf, filepath.Join(bin, "terraform")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir, cmd.Env = w.dir, append(slices.Clone(w.env), "KHA="+filepath.Dir(r.Dir), "PATH="+bin+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", command, err, out)
+	}
+	t.Logf("%s:\n%s", command, out)
+	// Whatever zh: hashes the CLI adds, the h1: of every platform's zip.
+	checkLockHashes(t, r, w.lockHashes(), w.lockHashes()["zh"], platforms)
+	initOut, hashes := w.initAndPlan(r.Version)
+	if strings.Contains(strings.ToLower(initOut), "incomplete lock file") {
+		t.Errorf("init warns of an incomplete lock file after README's command:\n%s", initOut)
+	}
+	checkLockHashes(t, r, hashes, hashes["zh"], platforms)
+}
