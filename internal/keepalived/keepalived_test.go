@@ -367,6 +367,7 @@ func (p *livePair) holders(addr string) []string {
 // TestLiveVIPFailover: the VIP starts on lb1, moves to lb2 when lb1's load
 // balancer reports unhealthy, and comes back.
 func TestLiveVIPFailover(t *testing.T) {
+	testhost.Real(t, "running keepalived pairs in network namespaces")
 	p := startLivePair(t)
 	ns, dir, healthy := p.ns, p.dir, p.healthy
 	holder := func() string {
@@ -460,6 +461,7 @@ func FuzzRender(f *testing.F) {
 // the adverts of a peer whose addresses differ from its own would take
 // the peer for gone and hold the VIP too.
 func TestLiveVIPMovesWithoutSplitBrain(t *testing.T) {
+	testhost.Real(t, "running keepalived pairs in network namespaces")
 	p := startLivePair(t)
 	for start := time.Now(); !slices.Equal(p.holders("10.77.100.100"), []string{"lb1"}); time.Sleep(50 * time.Millisecond) {
 		if time.Since(start) > 20*time.Second {

@@ -224,6 +224,7 @@ func (lb *liveLB) waitState(t *testing.T, server, state string) time.Duration {
 }
 
 func TestLiveHAProxyFailover(t *testing.T) {
+	testhost.Real(t, "running load balancers")
 	procs := startBackends(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
 	lb := startHAProxy(t, backendsOf(procs))
 	for _, p := range procs {
@@ -270,6 +271,7 @@ func TestLiveHAProxyFailover(t *testing.T) {
 // TestLiveHAProxyReloadKeepsConnections changes the backend list and
 // reloads haproxy while a long response is in flight.
 func TestLiveHAProxyReloadKeepsConnections(t *testing.T) {
+	testhost.Real(t, "running load balancers")
 	procs := startBackends(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
 	lb := startHAProxy(t, backendsOf(procs[:2]))
 	lb.waitState(t, "cp1", "2")
@@ -335,6 +337,7 @@ func startNginx(t *testing.T, backends []Backend) *liveLB {
 }
 
 func TestLiveNginxFailover(t *testing.T) {
+	testhost.Real(t, "running load balancers")
 	procs := startBackends(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
 	url := startNginx(t, backendsOf(procs)).url
 	client := lbClient(t, 3*time.Second)
@@ -357,6 +360,7 @@ func TestLiveNginxFailover(t *testing.T) {
 // down (here: certificates that do not verify against the configured CA),
 // and passes on nginx once it forwards TLS.
 func TestLiveVerification(t *testing.T) {
+	testhost.Real(t, "running load balancers")
 	procs := startBackends(t, "127.0.0.2", "127.0.0.3")
 	dial := Dialer(func(ctx context.Context, address string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "tcp", address)
@@ -418,6 +422,7 @@ func TestLiveVerification(t *testing.T) {
 // this machine does not have), and a configuration that passes the
 // binaries' own checks but reaches no apiserver fails verification.
 func TestLivePreflight(t *testing.T) {
+	testhost.Real(t, "running load balancers")
 	procs := startBackends(t, "127.0.0.2", "127.0.0.3")
 	dial := Dialer(func(ctx context.Context, address string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "tcp", address)
@@ -492,6 +497,7 @@ var haproxyMessagePrefix = regexp.MustCompile(`^\[[A-Z]+\]\s+\(\d+\) : `)
 // which verification reports with HAProxy's own words. nginx, checking
 // nothing actively, serves through both.
 func TestLiveHealthCheckTypesOnRealAPIServers(t *testing.T) {
+	testhost.Real(t, "running load balancers")
 	testhost.KubeDir(t)
 	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1"}
 	member.ClientPort, member.PeerPort = testhost.FreePort(t, "127.0.0.1"), testhost.FreePort(t, "127.0.0.1")
@@ -687,6 +693,7 @@ func (n *netnsNode) get(url string) (status int, header http.Header, body string
 // answer on loopback only, as kha's verification after a reload reads
 // them, unless metrics_listen = "all" exposes them.
 func TestLiveMetricsStayOnLoopback(t *testing.T) {
+	testhost.Real(t, "running load balancers")
 	for _, kind := range []Kind{HAProxy, Nginx} {
 		for _, exposed := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s exposed=%v", kind, exposed), func(t *testing.T) {

@@ -254,7 +254,7 @@ func TestHostClaims_sharedPlacesRefused(t *testing.T) {
 
 // TestHostClaims_distinctPlacesPlan: the layouts that do not collide plan.
 func TestHostClaims_distinctPlacesPlan(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps:                    []resource.TestStep{{ConfigDirectory: config.TestNameDirectory(), PlanOnly: true, ExpectNonEmptyPlan: true}},
 	})
@@ -285,7 +285,7 @@ func TestHostClaims_coLocatedExamplesPlan(t *testing.T) {
 				t.Fatalf("the example's external %s sets no config file and commands of its own", kind)
 			}
 			atDefaults := example[:start] + own.ReplaceAllString(example[start:end], "") + example[end:]
-			resource.UnitTest(t, stepProviders(resource.TestCase{
+			unitTest(t, stepProviders(resource.TestCase{
 				ProtoV6ProviderFactories: testAccProviders,
 				Steps: []resource.TestStep{
 					{Config: provider + example, PlanOnly: true, ExpectNonEmptyPlan: true},

@@ -167,7 +167,7 @@ func TestAccAPIServerCertificate_caPEM(t *testing.T) {
 }`
 	}
 	heredoc := func(pem string) string { return "<<-EOT\n" + pem + "EOT\n" }
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{Config: read(apiserver, heredoc(pki.CAPEM), "null"), ConfigStateChecks: []statecheck.StateCheck{

@@ -13,7 +13,7 @@ import (
 )
 
 func TestFunctions(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
@@ -49,7 +49,7 @@ func TestFunctions_podEndpoint(t *testing.T) {
 		return knownvalue.ObjectExact(map[string]knownvalue.Check{
 			"url": knownvalue.StringExact(url), "host": knownvalue.StringExact(host), "port": knownvalue.Int64Exact(port)})
 	}
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
 		ProtoV6ProviderFactories: testAccProviders,
 		// The failing plans first: they leave no state for the last step's
@@ -83,7 +83,7 @@ func TestFunctions_podEndpointLoopbackSpellings(t *testing.T) {
 		"https://017700000001:6443", "https://127.1:6443", "https://0x7f.1:6443", "https://[::ffff:127.0.0.1]:6443",
 		"https://0.0.0.0:6443", "https://[::]:6443"} {
 		t.Run(u, func(t *testing.T) {
-			resource.UnitTest(t, resource.TestCase{
+			unitTest(t, resource.TestCase{
 				TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
 				ProtoV6ProviderFactories: testAccProviders,
 				Steps: []resource.TestStep{{

@@ -91,7 +91,7 @@ func TestClusterEndpoints_podNetworkEndpoint(t *testing.T) {
 		return resource.TestStep{ConfigDirectory: config.TestStepDirectory(), PreConfig: recorder.reset,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: checks}}
 	}
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),
 		Steps: []resource.TestStep{
 			step(
@@ -132,7 +132,7 @@ func TestClusterEndpoints_podNetworkEndpoint(t *testing.T) {
 // fixed.
 func TestLBConfig_timingAgainstAPIServer(t *testing.T) {
 	recorder := &planRecorder{}
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),
 		Steps: []resource.TestStep{
 			{ConfigDirectory: config.TestStepDirectory(), PreConfig: recorder.reset,

@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
 // testAccProviders serves the provider in-process to the real terraform
@@ -39,7 +41,7 @@ func stepProviders(tc resource.TestCase) resource.TestCase {
 func expectPlanErrors(t *testing.T, cases map[string]string, vars config.Variables) {
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {
-			resource.UnitTest(t, stepProviders(resource.TestCase{
+			unitTest(t, stepProviders(resource.TestCase{
 				TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_11_0)},
 				ProtoV6ProviderFactories: testAccProviders,
 				Steps: []resource.TestStep{{ConfigDirectory: config.StaticDirectory(filepath.Join("testdata", strings.Split(t.Name(), "/")[0], name)),
@@ -53,4 +55,12 @@ func expectPlanErrors(t *testing.T, cases map[string]string, vars config.Variabl
 // and matches pattern.
 func expectRendered(addr, pattern string) plancheck.PlanCheck {
 	return plancheck.ExpectKnownValue(addr, tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(pattern)))
+}
+
+// unitTest is resource.UnitTest: plans (or applies) through the real CLI
+// that need no host. go test -short (make test-unit) skips them.
+func unitTest(t *testing.T, tc resource.TestCase) {
+	t.Helper()
+	testhost.Real(t, "the Terraform CLI")
+	resource.UnitTest(t, tc)
 }

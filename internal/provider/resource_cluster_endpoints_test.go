@@ -32,7 +32,7 @@ func knownString(attr, want string) plancheck.PlanCheck {
 }
 
 func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -134,7 +134,7 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 }
 
 func TestClusterEndpoints_unknownInputsStayUnknown(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.TestNameDirectory(),
@@ -169,7 +169,7 @@ func TestClusterEndpoints_diagnostics(t *testing.T) {
 }
 
 func TestClusterEndpoints_importIsRefused(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{ConfigDirectory: localLBFixture},
@@ -185,7 +185,7 @@ func TestClusterEndpoints_importIsRefused(t *testing.T) {
 }
 
 func TestClusterEndpoints_epiphanyKubePrismAndMetalLB(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.TestNameDirectory(),
@@ -271,7 +271,7 @@ func TestClusterEndpoints_ignoredLocalLBSettingsWarn(t *testing.T) {
 			}},
 		}
 	}
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),
 		Steps:                    []resource.TestStep{step(true, "external_lb"), step(false, "local_lb_with_unmanaged_lb")},
 	})
@@ -292,7 +292,7 @@ func wrapped(text string) string {
 // first apiserver runs, checks nothing; empty lists are a certificate
 // without SANs, and the plan refuses it.
 func TestClusterEndpoints_noCertificateYet(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{ConfigDirectory: config.TestStepDirectory(), PlanOnly: true,
@@ -379,7 +379,7 @@ func TestClusterEndpoints_drainThenRemove(t *testing.T) {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: checks},
 		}
 	}
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),
 		Steps: []resource.TestStep{step(true), step(false), {ConfigDirectory: config.TestNameDirectory(),
 			ConfigVariables: config.Variables{"removed": config.BoolVariable(true)}, PlanOnly: true}},

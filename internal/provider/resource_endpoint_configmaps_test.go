@@ -604,7 +604,7 @@ func TestEndpointConfigMaps_importOfAHostThatDoesNotAnswer(t *testing.T) {
 	key := testhost.NewKey(t)
 	vars := config.Variables{"host": config.StringVariable("127.0.0.1"), "port": config.IntegerVariable(port),
 		"host_key": config.StringVariable(key.Public()), "private_key": config.StringVariable(key.PEM)}
-	resource.UnitTest(t, stepProviders(resource.TestCase{
+	unitTest(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.StaticDirectory("testdata/TestAccEndpointConfigMaps_unreachableDuringRefresh"),

@@ -22,7 +22,7 @@ import (
 )
 
 func TestEtcdAccess_modesKnownAtPlan(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -159,7 +159,7 @@ func retry(limit time.Duration, f func() (string, error)) (string, error) {
 // modes have none.
 func TestEtcdAccess_localProxyStopsOnDestroy(t *testing.T) {
 	const members = `members = [{ name = "etcd1", ip = "10.0.0.11" }, { name = "etcd2", ip = "10.0.0.12" }]`
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
 			Config: fmt.Sprintf(`

@@ -82,7 +82,7 @@ func TestAccHostsEntries_blockInHostsFile(t *testing.T) {
 }
 
 func TestHostsEntries_invalidEntry(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.TestNameDirectory(),

@@ -27,7 +27,7 @@ import (
 // plan time from kha_cluster_endpoints' VIP, the first control-plane node
 // reads super-admin.conf for kubeadm init, BGP and IPVS are expressed.
 func TestKubeVIP_renderedFromClusterEndpoints(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.TestNameDirectory(),
@@ -133,7 +133,7 @@ func TestKubeVIP_bootstrapLeftOnWarns(t *testing.T) {
 			})}},
 		}
 	}
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),
 		Steps: []resource.TestStep{
 			step(false), // 1: created with bootstrap = true, for kubeadm init

@@ -29,7 +29,7 @@ import (
 // TestLBConfig_renderOnlyKnownAtPlan chains kha_cluster_endpoints into
 // both load balancers without a host: everything is known at plan time.
 func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.TestNameDirectory(),
@@ -58,7 +58,7 @@ func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
 // for a hardened cluster with an external load balancer reach both load
 // balancers, with kubespray's tuning values expressed.
 func TestLBConfig_hardenedClusterWithFallback(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.TestNameDirectory(),
@@ -309,7 +309,7 @@ func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
 // run has no address at plan time; the rendered config and its digest are
 // known anyway, only the ID waits.
 func TestLBConfig_renderedKnownWithUnknownHost(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.TestNameDirectory(),

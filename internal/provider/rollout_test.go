@@ -278,7 +278,7 @@ func TestRollout_planTimeValidation(t *testing.T) {
 		"group_name":      `Attribute rollout\.groups\[""\] string length must be at least 1`,
 		"rollout_group":   `Attribute rollout_group string length must be at least 1`,
 	}, nil)
-	resource.UnitTest(t, stepProviders(resource.TestCase{
+	unitTest(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{ConfigDirectory: config.StaticDirectory("testdata/TestRollout_planTimeValidation/valid"),
 			PlanOnly: true, ExpectNonEmptyPlan: true}},

@@ -57,7 +57,7 @@ func TestManagedPaths_khaNamesRefused(t *testing.T) {
 		t.Run(tc.fixture+tc.path, func(t *testing.T) {
 			want := regexp.MustCompile(`(?s)Path Is One of kha's Own Names.*` + tc.at + `\s+"` + regexp.QuoteMeta(tc.path) +
 				`".*overwrite\s+or\s+forge\s+kha's\s+records.*Choose\s+another\s+path\s+for\s+` + tc.at)
-			resource.UnitTest(t, stepProviders(resource.TestCase{
+			unitTest(t, stepProviders(resource.TestCase{
 				ProtoV6ProviderFactories: testAccProviders,
 				Steps: []resource.TestStep{{
 					ConfigDirectory: config.StaticDirectory(filepath.Join("testdata", "TestManagedPaths_khaNamesRefused", tc.fixture)),

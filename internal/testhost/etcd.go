@@ -60,6 +60,7 @@ func (m *EtcdMember) Kill() {
 // source address of peer connections on loopback.
 func StartEtcd(t testing.TB, members []*EtcdMember, servingIPs []string) *EtcdCluster {
 	t.Helper()
+	Real(t, "a real etcd")
 	etcd, err := exec.LookPath("etcd")
 	Require(t, err == nil, "etcd is not installed (Debian etcd-server)")
 	dir := t.TempDir()

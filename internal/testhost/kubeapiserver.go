@@ -22,6 +22,7 @@ import (
 // the Go module proxy (KHA_KUBE_DIR).
 func KubeDir(t testing.TB) string {
 	t.Helper()
+	Real(t, "a real kube-apiserver")
 	dir := os.Getenv("KHA_KUBE_DIR")
 	_, err := os.Stat(filepath.Join(dir, "kube-apiserver"))
 	Require(t, dir != "" && err == nil, "kube-apiserver is not built: run `make kube` and set KHA_KUBE_DIR (make test does both)")

@@ -17,6 +17,7 @@ const Neighbour = "kha-neighbour"
 // RequireNeighbour checks that Neighbour exists.
 func RequireNeighbour(t testing.TB) {
 	t.Helper()
+	Real(t, "the local user "+Neighbour)
 	_, err := user.Lookup(Neighbour)
 	Require(t, err == nil, "user "+Neighbour+" does not exist")
 }

@@ -26,6 +26,7 @@ var netHosts atomic.Int32
 // test ends. Needs root.
 func NewNetHost(t testing.TB) *NetHost {
 	t.Helper()
+	Real(t, "a network namespace")
 	Require(t, os.Geteuid() == 0, "network namespaces need root")
 	_, err := exec.LookPath("ip")
 	Require(t, err == nil, "ip (iproute2) is not installed")

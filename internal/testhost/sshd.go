@@ -52,6 +52,17 @@ func Require(t testing.TB, ok bool, what string) {
 	t.Skipf("skipping: %s (run scripts/setup-host.sh as root to enable this test)", what)
 }
 
+// Real skips, in go test -short (make test-unit, the fast tier), a test
+// that needs a real host or server process (sshd, etcd, kube-apiserver,
+// a running load balancer or keepalived, a network namespace) or the
+// Terraform CLI: make test-go runs it.
+func Real(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: needs %s; make test-go runs it", what)
+	}
+}
+
 // Key is an SSH key pair.
 type Key struct {
 	Signer ssh.Signer
@@ -363,6 +374,7 @@ func (s *Server) signalConnections(sig syscall.Signal) []int {
 // RequireSSHD checks that an sshd can be started here.
 func RequireSSHD(t testing.TB) {
 	t.Helper()
+	Real(t, "a real sshd")
 	_, err := os.Stat(SSHDPath)
 	Require(t, err == nil, SSHDPath+" is not installed")
 	Require(t, os.Geteuid() == 0, "starting sshd on loopback needs root")
