@@ -308,6 +308,7 @@ func Render(s Spec) (string, error) {
 	w("  namespace: kube-system")
 	w("  labels:")
 	w("    addonmanager.kubernetes.io/mode: Reconcile")
+	w("    k8s-app: kube-vip")
 	w("spec:")
 	w("  hostNetwork: true")
 	// kube-vip (cp_enable, no k8s_addr, no cp_detect) talks to the

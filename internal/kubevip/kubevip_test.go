@@ -45,6 +45,9 @@ func TestKubesprayDefaults(t *testing.T) {
 	switch {
 	case pod.Metadata.Name != "kube-vip" || pod.Metadata.Namespace != "kube-system":
 		t.Errorf("pod %s/%s", pod.Metadata.Namespace, pod.Metadata.Name)
+	case pod.Metadata.Labels["k8s-app"] != "kube-vip" || pod.Metadata.Labels["addonmanager.kubernetes.io/mode"] != "Reconcile":
+		// kubectl -l k8s-app=kube-vip and dashboards select on kubespray's labels.
+		t.Errorf("labels %v, want kubespray's k8s-app: kube-vip and addonmanager.kubernetes.io/mode: Reconcile", pod.Metadata.Labels)
 	case !pod.Spec.HostNetwork:
 		t.Error("kube-vip must run in the host's network namespace to hold the VIP")
 	case len(pod.Spec.HostAliases) != 1 || pod.Spec.HostAliases[0].IP != "127.0.0.1" || pod.Spec.HostAliases[0].Hostnames[0] != "kubernetes":

@@ -415,13 +415,17 @@ func accessAttributes() map[string]schema.Attribute {
 		"endpoints": endpointsAttribute(),
 		"node_endpoints": schema.MapAttribute{
 			Computed: true, ElementType: types.StringType,
-			MarkdownDescription: "apiserver URL per node name (kubespray's per-host `kube_apiserver_endpoint`).",
+			MarkdownDescription: "apiserver URL per node name (kubespray's per-host `kube_apiserver_endpoint`), the `server` " +
+				"for each node's `kubelet.conf`. Unlike kubespray, which leaves a worker's `kubelet.conf` on kubeadm's join " +
+				"fallback (the first control-plane node's `ip`) in `direct` mode, kha gives a worker that node's `access_ip` (its " +
+				"`ip` when unset): the address other hosts reach it at, which the apiserver's SANs hold.",
 		},
 		"kube_proxy_server": schema.StringAttribute{
 			Computed: true,
 			MarkdownDescription: "`server:` of kube-proxy's kubeconfig (the `kube-proxy` ConfigMap in `kube-system`, one for " +
 				"every node): `https://127.0.0.1:<local_lb.port>` with node-local load balancers (`https://[::1]:<local_lb.port>` " +
-				"in an IPv6-only cluster), the external load balancer in `external_lb` mode, kubeadm's value (the first " +
+				"in an IPv6-only cluster: unlike kubespray, which writes `127.0.0.1` there too, because kube-proxy in an " +
+				"IPv6-only cluster has no IPv4 loopback to speak from, and the load balancer listens on `::1`), the external load balancer in `external_lb` mode, kubeadm's value (the first " +
 				"control-plane node) in `direct` mode. Unlike kubespray, which writes `kube_apiserver_port` here, the load " +
 				"balancer's port is used: with a different `local_lb.port`, kubespray's value points kube-proxy on workers " +
 				"at a port nothing listens on. Where kubespray leaves kubeadm's value (the first control-plane node) in " +

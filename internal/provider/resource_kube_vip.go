@@ -198,6 +198,12 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"Pair it with `kha_cluster_endpoints`' `external_lb = { address = <VIP>, nodes = [] }`: the VIP then is in every " +
 			"endpoint and SAN, and `nodes = []` says that no process binds `VIP:port` (kube-vip binds no socket; the " +
 			"apiserver answers on the VIP itself), so there is no port trap.\n\n" +
+			"The manifest is kubespray's (`kube-vip.manifest.j2`, with its labels `k8s-app: kube-vip` and " +
+			"`addonmanager.kubernetes.io/mode: Reconcile`), with two differences. Unlike kubespray, which sets only the numeric " +
+			"`priority`, kha also sets `priorityClassName: system-node-critical`, as kubeadm does for its own static pods, so " +
+			"that the pod's priority has its name wherever it is read. And unlike kubespray, kha mounts the kubeconfig " +
+			"read-only with `hostPath.type: File`: kube-vip never writes it, and a kubeconfig that is missing keeps the pod " +
+			"from starting, where an untyped hostPath would start kube-vip on an empty directory made in its place.\n\n" +
 			"The manifest is written atomically (mode 0600, as kubeadm writes its own); the kubelet starts or restarts kube-vip when it changes, and " +
 			"destroy removes it, which stops kube-vip. kha does not wait for the VIP: with leader election one node of " +
 			"many holds it. kube-vip renews its Lease through the node's own apiserver (`local_apiserver_address`), so the VIP " +
