@@ -179,7 +179,7 @@ resource "kha_haproxy_config" "vip" {
   server_timeout   = "1h"
   config_path      = "${var.config_dir}/haproxy-vip.cfg"
   pid_file         = "${var.config_dir}/haproxy-vip.pid"
-  stats_socket     = "${var.config_dir}/haproxy-vip.sock" # seamless reloads: the VIP and the health port never refuse
+  stats_socket     = "${var.config_dir}/haproxy-vip.sock"
   reload_command   = var.commands.haproxy_vip_reload
   destroy_command  = var.commands.haproxy_vip_stop
   handover         = true

@@ -311,6 +311,77 @@ func TestLiveHAProxyReloadKeepsConnections(t *testing.T) {
 	t.Logf("reload with a changed backend list: in-flight response complete (%d lines), new requests %v", len(lines), seen)
 }
 
+// TestLiveHAProxyReloadWithoutStatsSocketRefusesNothing: in master-worker
+// mode (-W, as systemd's -Ws), the master hands the listening sockets to
+// the new worker by itself, so a configuration without a stats socket
+// reloads without refusing or resetting a connection: new TLS
+// connections through the load balancer, and its health port, while it
+// reloads ten times.
+func TestLiveHAProxyReloadWithoutStatsSocketRefusesNothing(t *testing.T) {
+	testhost.Real(t, "running load balancers")
+	procs := startBackends(t, "127.0.0.2", "127.0.0.3")
+	health := testhost.FreePort(t, "127.0.0.1")
+	lb := startHAProxyWith(t, backendsOf(procs), func(s *Spec) {
+		s.Runtime.StatsSocket, s.HealthcheckPort, s.Runtime.HealthOnLoopback = "", health, true
+	})
+	client := lbClient(t, 5*time.Second)
+	client.Transport.(*http.Transport).DisableKeepAlives = true // a new connection for every request
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, failed := requests(client, lb.url, 1); failed == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the load balancer did not serve")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	healthURL := fmt.Sprintf("http://127.0.0.1:%d/healthz", health)
+	stop := make(chan struct{})
+	type tally struct{ sent, failed int }
+	var counts [2]tally // through the load balancer, its health port
+	var wg sync.WaitGroup
+	for i, url := range []string{lb.url + "/whoami", healthURL} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := &counts[i]
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				n.sent++
+				resp, err := client.Get(url)
+				if err != nil {
+					n.failed++
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					n.failed++
+				}
+			}
+		}()
+	}
+	for range 10 {
+		time.Sleep(200 * time.Millisecond)
+		if err := lb.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	through, healthz := counts[0], counts[1]
+	if through.failed+healthz.failed != 0 || through.sent < 20 || healthz.sent < 20 {
+		t.Fatalf("during ten reloads: %d of %d requests failed, %d of %d health checks", through.failed, through.sent, healthz.failed, healthz.sent)
+	}
+	t.Logf("ten reloads without a stats socket: %d requests and %d health checks, none failed", through.sent, healthz.sent)
+}
+
 // startNginx runs a real nginx in front of backends until the test ends.
 func startNginx(t *testing.T, backends []Backend) *liveLB {
 	t.Helper()

@@ -172,10 +172,10 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 				MarkdownDescription: "Queue limit per apiserver (HAProxy `maxqueue`), with `server_maxconn`. Default none " +
 					"(kubespray: 256)."},
 			"stats_socket": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
-				MarkdownDescription: "Admin socket path (`expose-fd listeners`, for seamless reloads and `show servers state`). " +
-					"Set it wherever a reload must not drop a connection: without it HAProxy's master cannot hand the " +
-					"listening sockets to the new worker, so a connection that arrives during a reload can be refused or " +
-					"reset, through a VIP as well as on the health port keepalived's track script checks (which then " +
-					"moves the VIP). Default none."},
+				MarkdownDescription: "Admin socket path (`level admin`, `expose-fd listeners`): for `show servers state`, " +
+					"runtime changes, and reload scripts that start a new HAProxy with `-sf` and hand it the listening sockets " +
+					"with `-x <socket>`. HAProxy in master-worker mode (`-W`, or `-Ws` as Debian's systemd unit and the " +
+					"examples run it) hands them to the new worker without a socket: ten reloads of kha's configuration under " +
+					"load refused no connection and no health check with none set (HAProxy 2.6). Default none."},
 		})
 }
