@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -89,15 +90,64 @@ func TestKubeadmClusterConfiguration(t *testing.T) {
 	if dig(doc, "etcd") != nil {
 		t.Error("stacked etcd got an etcd section")
 	}
-	if dig(doc, "apiServer", "extraArgs") != nil {
-		t.Error("anonymous auth on by default got extraArgs")
+	goaway := map[string]any{"name": "goaway-chance", "value": "0.001"} // three apiservers behind node-local load balancers
+	if args := dig(doc, "apiServer", "extraArgs"); !reflect.DeepEqual(args, []any{goaway}) {
+		t.Errorf("extraArgs = %v, want goaway-chance alone (anonymous auth is on by default)", args)
 	}
 	// A hardened cluster: kubeadm must be told, or the apiservers would
 	// answer anonymous requests the load balancers no longer expect.
 	r, _ = Compute(Input{ControlPlaneNodes: threeCPs, AnonymousAuthOff: true})
 	args := dig(decodeAll(t, r.KubeadmClusterConfiguration)[0], "apiServer", "extraArgs")
-	if want := []any{map[string]any{"name": "anonymous-auth", "value": "false"}}; !reflect.DeepEqual(args, want) {
+	if want := []any{map[string]any{"name": "anonymous-auth", "value": "false"}, goaway}; !reflect.DeepEqual(args, want) {
 		t.Errorf("extraArgs = %v, want %v", args, want)
+	}
+}
+
+// goawayArg is the --goaway-chance of a kubeadm configuration, "" when
+// it has none.
+func goawayArg(t *testing.T, configuration string) string {
+	t.Helper()
+	args, _ := dig(decodeAll(t, configuration)[0], "apiServer", "extraArgs").([]any)
+	for _, a := range args {
+		if m := a.(map[string]any); m["name"] == "goaway-chance" {
+			return m["value"].(string)
+		}
+	}
+	return ""
+}
+
+// TestGoawayChance: kubeadm's configuration sets --goaway-chance where a
+// load balancer spreads clients over two or more apiservers, and what the
+// user sets everywhere.
+func TestGoawayChance(t *testing.T) {
+	off, some, tooMuch := 0.0, 0.01, 0.05
+	draining := []Node{threeCPs[0], {Name: "cp2", IP: "10.0.0.12", Draining: true}, {Name: "cp3", IP: "10.0.0.13", Draining: true}}
+	for _, c := range []struct {
+		name string
+		in   Input
+		want string
+	}{
+		{"direct", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{Enabled: new(bool)}}, ""},
+		{"node-local load balancers", Input{ControlPlaneNodes: threeCPs}, "0.001"},
+		{"on every node", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{EveryNode: true, Port: 7445}}, "0.001"},
+		{"an external load balancer", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100"}}, "0.001"},
+		{"kube-vip's VIP on an apiserver's node", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", Nodes: []string{}}}, ""},
+		{"one apiserver", Input{ControlPlaneNodes: threeCPs[:1]}, ""},
+		{"two of three draining", Input{ControlPlaneNodes: draining}, ""},
+		{"turned off", Input{ControlPlaneNodes: threeCPs, APIServer: APIServerFlags{GoawayChance: &off}}, ""},
+		{"set, in direct mode too", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{Enabled: new(bool)}, APIServer: APIServerFlags{GoawayChance: &some}}, "0.01"},
+	} {
+		r, ps := Compute(c.in)
+		if ps.HasErrors() {
+			t.Fatalf("%s: %v", c.name, ps)
+		}
+		if got := goawayArg(t, r.KubeadmClusterConfiguration); got != c.want {
+			t.Errorf("%s: goaway-chance %q, want %q", c.name, got, c.want)
+		}
+	}
+	_, ps := Compute(Input{ControlPlaneNodes: threeCPs, APIServer: APIServerFlags{GoawayChance: &tooMuch}})
+	if !ps.HasErrors() || ps[0].Path.String() != "apiserver_goaway_chance" || !strings.Contains(ps[0].Detail, "between 0 and 0.02") {
+		t.Errorf("a chance kube-apiserver refuses: %v", ps)
 	}
 }
 

@@ -46,7 +46,23 @@ type APIServerFlags struct {
 	// MinRequestTimeout is --min-request-timeout, whole seconds (default
 	// 1800s): the shortest time the apiserver lets a watch run.
 	MinRequestTimeout *time.Duration
+	// GoawayChance is --goaway-chance (0 to 0.02); nil is the default:
+	// DefaultGoawayChance where a load balancer spreads clients over two
+	// or more apiservers, else none.
+	GoawayChance *float64
 }
+
+// DefaultGoawayChance is --goaway-chance where a load balancer spreads
+// clients over two or more apiservers, as OpenShift sets it for highly
+// available control planes: an HTTP/2 client (kubelet, controller,
+// kube-proxy) keeps one connection for hours, so after an apiserver
+// restarts every client stays on the others (kubernetes#48610). With it,
+// one request in a thousand asks its client to reconnect, through the
+// load balancer.
+const DefaultGoawayChance = 0.001
+
+// maxGoawayChance is the most kube-apiserver takes.
+const maxGoawayChance = 0.02
 
 // HealthCheckTiming is how often a load balancer in front of the
 // apiservers checks them; zero fields mean the defaults.
@@ -205,6 +221,10 @@ func (c *cluster) parseTiming(ps *problem.Problems, in Input) {
 	if d := in.APIServer.MinRequestTimeout; d != nil && (*d < time.Second || *d%time.Second != 0 || *d > 24*time.Hour) {
 		ps.Errorf(problem.Root("apiserver_min_request_timeout"), "Invalid timeout", "%d must be whole seconds between 1 and 86400.", *d/time.Second)
 	}
+	if p := in.APIServer.GoawayChance; p != nil && (*p < 0 || *p > maxGoawayChance) {
+		ps.SchemaErrorf(problem.Root("apiserver_goaway_chance"), "Invalid chance", "%g must be between 0 and %g, as kube-apiserver "+
+			"takes it; %g is a request in a thousand.", *p, maxGoawayChance, DefaultGoawayChance)
+	}
 	c.idleTimeout = in.LBIdleTimeout
 	if d := in.LBIdleTimeout; d != 0 && (d < time.Second || d%time.Second != 0 || d > 24*time.Hour) {
 		ps.Errorf(problem.Root("lb_idle_timeout"), "Invalid timeout", "lb_idle_timeout %s must be whole seconds between 1s and 24h.", d)
@@ -299,6 +319,9 @@ func (c *cluster) apiserverArgs() []extraArg {
 	if c.anonymousAuthOff {
 		args = append(args, extraArg{Name: "anonymous-auth", Value: "false"})
 	}
+	if chance := c.goawayChance(); chance > 0 {
+		args = append(args, extraArg{Name: "goaway-chance", Value: strconv.FormatFloat(chance, 'f', -1, 64)})
+	}
 	if d := c.flags.MinRequestTimeout; d != nil {
 		args = append(args, extraArg{Name: "min-request-timeout", Value: strconv.Itoa(int(*d / time.Second))})
 	}
@@ -306,4 +329,29 @@ func (c *cluster) apiserverArgs() []extraArg {
 		args = append(args, extraArg{Name: "shutdown-delay-duration", Value: d.String()})
 	}
 	return args
+}
+
+// goawayChance is --goaway-chance: the one set, else DefaultGoawayChance
+// where a load balancer spreads clients over two or more apiservers that
+// are not draining. Without one (direct, or a VIP that kube-vip holds on
+// an apiserver's own node) every client of the endpoint reaches the same
+// apiserver, and reconnecting would only return it there.
+func (c *cluster) goawayChance() float64 {
+	if p := c.flags.GoawayChance; p != nil {
+		return *p
+	}
+	heldByAnAPIServer := c.mode == ModeExternalLB && c.external.Nodes != nil && len(c.external.Nodes) == 0
+	if c.mode == ModeDirect || heldByAnAPIServer {
+		return 0
+	}
+	serving := 0
+	for _, n := range c.controlPlanes {
+		if !n.Draining {
+			serving++
+		}
+	}
+	if serving < 2 {
+		return 0
+	}
+	return DefaultGoawayChance
 }

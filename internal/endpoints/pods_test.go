@@ -259,14 +259,14 @@ func TestTimingProblems(t *testing.T) {
 func TestKubeadmAPIServerArgs(t *testing.T) {
 	delay, mrt := 70*time.Second, 3600*time.Second
 	r, _ := mustCompute(t, Input{ControlPlaneNodes: threeCPs, AnonymousAuthOff: true, APIServer: APIServerFlags{ShutdownDelay: &delay, MinRequestTimeout: &mrt}})
-	want := "  extraArgs:\n    - name: anonymous-auth\n      value: \"false\"\n    - name: min-request-timeout\n      value: \"3600\"\n" +
-		"    - name: shutdown-delay-duration\n      value: 1m10s\n"
+	want := "  extraArgs:\n    - name: anonymous-auth\n      value: \"false\"\n    - name: goaway-chance\n      value: \"0.001\"\n" +
+		"    - name: min-request-timeout\n      value: \"3600\"\n    - name: shutdown-delay-duration\n      value: 1m10s\n"
 	if !strings.Contains(r.KubeadmClusterConfiguration, want) {
 		t.Errorf("kubeadm configuration lacks\n%s\ngot\n%s", want, r.KubeadmClusterConfiguration)
 	}
-	r, _ = Compute(Input{ControlPlaneNodes: threeCPs})
+	r, _ = Compute(Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{Enabled: new(bool)}}) // direct
 	if strings.Contains(r.KubeadmClusterConfiguration, "extraArgs") {
-		t.Errorf("no flags set, yet extraArgs:\n%s", r.KubeadmClusterConfiguration)
+		t.Errorf("no flags set and no load balancer, yet extraArgs:\n%s", r.KubeadmClusterConfiguration)
 	}
 }
 

@@ -142,7 +142,7 @@ func TestLBConfig_timingAgainstAPIServer(t *testing.T) {
 					plancheck.ExpectKnownValue("kha_cluster_endpoints.c", tfjsonpath.New("apiserver_backends").AtSliceIndex(1).AtMapKey("min_request_timeout"),
 						knownvalue.Int64Exact(3600)),
 					plancheck.ExpectKnownValue("kha_cluster_endpoints.c", tfjsonpath.New("kubeadm_cluster_configuration"), knownvalue.StringRegexp(regexp.MustCompile(
-						`(?s)extraArgs:\n\s+- name: min-request-timeout\n\s+value: "3600"\n\s+- name: shutdown-delay-duration\n\s+value: 12s\n`))),
+						`(?s)extraArgs:\n\s+- name: goaway-chance\n\s+value: "0.001"\n\s+- name: min-request-timeout\n\s+value: "3600"\n\s+- name: shutdown-delay-duration\n\s+value: 12s\n`))),
 					expectWarnings(recorder, map[string][]string{
 						"health_check.interval": {"Load balancer outlasts the apiserver's shutdown delay", "needs up to 15s",
 							"apiserver_shutdown_delay_duration to at least 20s"},

@@ -54,6 +54,7 @@ type clusterEndpointsModel struct {
 	Kubeadm                *kubeadmModel           `tfsdk:"kubeadm"`
 	ShutdownDelay          types.String            `tfsdk:"apiserver_shutdown_delay_duration"`
 	MinRequestTimeout      types.Int64             `tfsdk:"apiserver_min_request_timeout"`
+	GoawayChance           types.Float64           `tfsdk:"apiserver_goaway_chance"`
 	LBHealthCheck          *lbHealthCheckModel     `tfsdk:"lb_health_check"`
 	LBIdleTimeout          types.String            `tfsdk:"lb_idle_timeout"`
 	PodEndpointOverride    types.String            `tfsdk:"pod_network_endpoint_override"`
@@ -352,6 +353,9 @@ func (m *clusterEndpointsModel) apiserverFlags() endpoints.APIServerFlags {
 	if known(m.MinRequestTimeout) {
 		d := time.Duration(m.MinRequestTimeout.ValueInt64()) * time.Second
 		f.MinRequestTimeout = &d
+	}
+	if known(m.GoawayChance) {
+		f.GoawayChance = m.GoawayChance.ValueFloat64Pointer()
 	}
 	return f
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -124,6 +125,18 @@ func apiserverAttributes() map[string]schema.Attribute {
 				"a load balancer needs longer than this to drop a stopping apiserver: `health_check_spec` here, HAProxy's " +
 				"`health_check` (interval × fall) in `kha_haproxy_config`. Choose at least the longest detection time plus " +
 				"one interval, e.g. `15s` for the defaults here.",
+		},
+		"apiserver_goaway_chance": schema.Float64Attribute{
+			Optional: true, Validators: []validator.Float64{float64validator.Between(0, 0.02)},
+			MarkdownDescription: "kube-apiserver `--goaway-chance`: the share of HTTP/2 requests whose client the apiserver " +
+				"asks to reconnect (a GOAWAY; requests in flight finish). Kubelets, controllers and kube-proxy keep one HTTP/2 " +
+				"connection for hours: after an apiserver restarts, a load balancer sends them all to the others, and nothing " +
+				"moves them back (kubernetes#48610). Unset, `kubeadm_cluster_configuration` sets `0.001` (a request in a " +
+				"thousand, OpenShift's value for highly available control planes) where a load balancer spreads clients over " +
+				"two or more apiservers that are not draining, and nothing otherwise (`direct` mode, or a VIP that kube-vip " +
+				"holds on an apiserver's node, where reconnecting leads back to the same apiserver). `0` turns it off; " +
+				"kube-apiserver takes at most `0.02`. Unlike kubespray, which leaves kube-apiserver's default `0` (its users " +
+				"add the flag through `kube_kubeadm_apiserver_extra_args`), kha sets it wherever it helps, for that reason.",
 		},
 		"apiserver_min_request_timeout": schema.Int64Attribute{
 			Optional: true, Validators: []validator.Int64{int64validator.Between(1, 86400)},

@@ -162,8 +162,9 @@ func TestClusterEndpoints_diagnostics(t *testing.T) {
 			"the certificate must have DNS: kubernetes, kubernetes.default (missing), kubernetes.default.svc (missing), "+
 				"kubernetes.default.svc.cluster.local (missing), localhost, api.example.com (missing), cp1 (missing); "+
 				"IP: 10.233.0.1 (missing), 127.0.0.1 (missing), ::1 (missing), 10.0.0.100, 10.0.0.11."),
-		"port_out_of_range": `(?s)apiserver_port.*between 1 and 65535`,
-		"unknown_lb_type":   `(?s)local_lb\.type.*value must be one of`,
+		"port_out_of_range":      `(?s)apiserver_port.*between 1 and 65535`,
+		"unknown_lb_type":        `(?s)local_lb\.type.*value must be one of`,
+		"goaway_chance_too_high": `(?s)apiserver_goaway_chance.*between 0\.000000 and\s+0\.020000`,
 	}
 	expectPlanErrors(t, cases, nil)
 }

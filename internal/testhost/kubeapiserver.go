@@ -38,11 +38,12 @@ type KubeAPIServer struct {
 // StartKubeAPIServer runs kube-apiserver on ip (one of the loopback
 // addresses the test PKI's certificate covers) against etcd until the
 // test ends, and waits until it is ready. anonymous is its
-// --anonymous-auth.
-func StartKubeAPIServer(t testing.TB, etcd *EtcdCluster, ip string, anonymous bool) *KubeAPIServer {
+// --anonymous-auth; extra are more flags (--name=value), as kubeadm passes
+// a ClusterConfiguration's apiServer.extraArgs.
+func StartKubeAPIServer(t testing.TB, etcd *EtcdCluster, ip string, anonymous bool, extra ...string) *KubeAPIServer {
 	t.Helper()
 	cert, key := TestPKI(t).WriteServerFiles(t, t.TempDir())
-	return startKubeAPIServer(t, etcd, ip, anonymous, cert, key)
+	return startKubeAPIServer(t, etcd, ip, anonymous, cert, key, extra...)
 }
 
 // StartKubeAPIServerServing is StartKubeAPIServer, hardened (no anonymous
@@ -54,7 +55,7 @@ func StartKubeAPIServerServing(t testing.TB, etcd *EtcdCluster, ip, certFile, ke
 	return startKubeAPIServer(t, etcd, ip, false, certFile, keyFile)
 }
 
-func startKubeAPIServer(t testing.TB, etcd *EtcdCluster, ip string, anonymous bool, cert, key string) *KubeAPIServer {
+func startKubeAPIServer(t testing.TB, etcd *EtcdCluster, ip string, anonymous bool, cert, key string, extra ...string) *KubeAPIServer {
 	t.Helper()
 	binary := filepath.Join(KubeDir(t), "kube-apiserver")
 	pki := TestPKI(t)
@@ -89,13 +90,14 @@ func startKubeAPIServer(t testing.TB, etcd *EtcdCluster, ip string, anonymous bo
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "--bind-address="+ip, "--advertise-address="+ip, "--secure-port="+strconv.Itoa(port),
-		"--etcd-servers="+servers, "--etcd-cafile="+etcd.CAFile, "--etcd-certfile="+etcd.CertFile, "--etcd-keyfile="+etcd.KeyFile,
-		"--etcd-prefix=/registry-"+strconv.Itoa(port), // apiservers sharing etcd keep apart
-		"--tls-cert-file="+cert, "--tls-private-key-file="+key, "--client-ca-file="+ca,
-		"--service-account-key-file="+saPubFile, "--service-account-signing-key-file="+saKeyFile,
+	args := append([]string{"--bind-address=" + ip, "--advertise-address=" + ip, "--secure-port=" + strconv.Itoa(port),
+		"--etcd-servers=" + servers, "--etcd-cafile=" + etcd.CAFile, "--etcd-certfile=" + etcd.CertFile, "--etcd-keyfile=" + etcd.KeyFile,
+		"--etcd-prefix=/registry-" + strconv.Itoa(port), // apiservers sharing etcd keep apart
+		"--tls-cert-file=" + cert, "--tls-private-key-file=" + key, "--client-ca-file=" + ca,
+		"--service-account-key-file=" + saPubFile, "--service-account-signing-key-file=" + saKeyFile,
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-cluster-ip-range=10.233.0.0/18",
-		"--authorization-mode=Node,RBAC", "--anonymous-auth="+strconv.FormatBool(anonymous), "--cert-dir="+dir)
+		"--authorization-mode=Node,RBAC", "--anonymous-auth=" + strconv.FormatBool(anonymous), "--cert-dir=" + dir}, extra...)
+	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
