@@ -108,8 +108,11 @@ func RenderHAProxy(spec Spec) (string, error) {
 		}
 		w("    monitor-uri /healthz")
 		if s.Role == External {
-			// A VIP holder that reaches no apiserver should hand the VIP over.
-			w("    monitor fail if { nbsrv(%s) lt 1 }", s.Name)
+			// A VIP holder that reaches no apiserver should hand the VIP
+			// over. The worker a reload replaces counts no server while it
+			// stops, and still answers a check or two: without !stopping,
+			// keepalived could move the VIP at every reload.
+			w("    monitor fail if { nbsrv(%s) lt 1 } !{ stopping }", s.Name)
 		}
 		if s.Observability.Metrics {
 			metrics := "{ path /metrics }"

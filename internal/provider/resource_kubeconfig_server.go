@@ -119,8 +119,8 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 				"the first change (at create, or when a path is added to `paths`) or at import. Destroy puts them back, with the " +
 				"same check, so a node is never left pointing at nothing: a kubeconfig whose recorded server would not work any " +
 				"more (a port or address that a handover moved away from) keeps kha's server, and destroy says so in a warning " +
-				"with the ways out, instead of failing. The kubelet restarts once, after the last kubeconfig put back. A cluster that already has `server` when its path is " +
-				"first read (kubeadm's own server, adopted as it is) is recorded with it, and destroy puts it back after later " +
+				"with the ways out, instead of failing. The kubelet restarts once, after the last kubeconfig put back. A " +
+				"cluster that already has `server` when its path is first read (kubeadm's own server, adopted as it is) is recorded with it, and destroy puts it back after later " +
 				"moves. An apply that fails once a kubeconfig was changed (say, " +
 				"the connection is lost while `restart_command` runs with `verify = false`) keeps the resource in state with " +
 				"these servers, a create as tainted: the next apply, or destroy, puts them back.",
