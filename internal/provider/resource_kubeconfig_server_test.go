@@ -579,7 +579,7 @@ func TestAccKubeconfigServer_destroyKeepsAServerThatWorks(t *testing.T) {
 	pki := testhost.TestPKI(t)
 	serverA := "https://" + testhost.StartAPIServer(t, "a", "127.0.0.2")
 	serverB := "https://" + testhost.StartAPIServer(t, "b", "127.0.0.3")
-	retired := "https://" + closedAddress(t)
+	retired := fmt.Sprintf("https://127.0.0.1:%d", testhost.FreePort(t, "127.0.0.1")) // nothing listens there
 	dir := t.TempDir()
 	kubelet, admin, scheduler := filepath.Join(dir, "kubelet.conf"), filepath.Join(dir, "admin.conf"), filepath.Join(dir, "scheduler.conf")
 	restarts := filepath.Join(dir, "restarts")
@@ -615,18 +615,6 @@ func TestAccKubeconfigServer_destroyKeepsAServerThatWorks(t *testing.T) {
 			}),
 		}},
 	}))
-}
-
-// closedAddress is a loopback host:port that refuses connections.
-func closedAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // TestKubeconfigServer_keptOnDestroyWarns: a kubeconfig whose recorded
