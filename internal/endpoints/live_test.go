@@ -28,12 +28,7 @@ func TestLiveGoawayChanceReachesKubeAPIServer(t *testing.T) {
 	if ps.HasErrors() {
 		t.Fatal(ps)
 	}
-	var flags []string
-	args, _ := dig(decodeAll(t, r.KubeadmClusterConfiguration)[0], "apiServer", "extraArgs").([]any)
-	for _, a := range args {
-		m := a.(map[string]any)
-		flags = append(flags, "--"+m["name"].(string)+"="+m["value"].(string))
-	}
+	flags := apiserverFlags(t, r.KubeadmClusterConfiguration)
 	if strings.Join(flags, " ") != "--goaway-chance=0.02" {
 		t.Fatalf("extraArgs %v", flags)
 	}

@@ -103,14 +103,26 @@ func TestKubeadmClusterConfiguration(t *testing.T) {
 	}
 }
 
+// apiserverFlags are a kubeadm configuration's apiServer.extraArgs as
+// kubeadm passes them to kube-apiserver: --name=value, in order.
+func apiserverFlags(t *testing.T, configuration string) []string {
+	t.Helper()
+	args, _ := dig(decodeAll(t, configuration)[0], "apiServer", "extraArgs").([]any)
+	flags := make([]string, 0, len(args))
+	for _, a := range args {
+		m := a.(map[string]any)
+		flags = append(flags, "--"+m["name"].(string)+"="+m["value"].(string))
+	}
+	return flags
+}
+
 // goawayArg is the --goaway-chance of a kubeadm configuration, "" when
 // it has none.
 func goawayArg(t *testing.T, configuration string) string {
 	t.Helper()
-	args, _ := dig(decodeAll(t, configuration)[0], "apiServer", "extraArgs").([]any)
-	for _, a := range args {
-		if m := a.(map[string]any); m["name"] == "goaway-chance" {
-			return m["value"].(string)
+	for _, f := range apiserverFlags(t, configuration) {
+		if v, ok := strings.CutPrefix(f, "--goaway-chance="); ok {
+			return v
 		}
 	}
 	return ""
