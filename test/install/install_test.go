@@ -114,6 +114,12 @@ func newWorkspace(t *testing.T, tf, home, cliConfig string, env ...string) *work
 	return w
 }
 
+// filesystemMirrorConfig is a CLI configuration that installs from the
+// filesystem mirror at dir alone.
+func filesystemMirrorConfig(dir string) string {
+	return fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", dir)
+}
+
 func (w *workspace) run(args ...string) string {
 	w.t.Helper()
 	cmd := exec.Command(w.tf, args...)
@@ -341,7 +347,7 @@ func TestInstall_registryAndFilesystemMirror(t *testing.T) {
 		}
 	}
 
-	w = newWorkspace(t, tf, t.TempDir(), fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror))
+	w = newWorkspace(t, tf, t.TempDir(), filesystemMirrorConfig(mirror))
 	_, hashes = w.initAndPlan(r.Version)
 	checkLockHashes(t, r, hashes, nil, []string{localPlatform()})
 }
@@ -501,7 +507,7 @@ func TestInstall_lockEveryPlatform(t *testing.T) {
 	if filepath.Base(r.Dir) != "dist" {
 		t.Fatalf("README's command reads $KHA/dist/mirror; KHA_RELEASE_DIST is %s", r.Dir)
 	}
-	w := newWorkspace(t, tf, t.TempDir(), fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror))
+	w := newWorkspace(t, tf, t.TempDir(), filesystemMirrorConfig(mirror))
 	// README's `terraform` is the CLI under test (OpenTofu's takes the same
 	// arguments).
 	bin := t.TempDir()
