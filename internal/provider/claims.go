@@ -4,16 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"net"
-	stdpath "path"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/kha/terraform-provider-kha/internal/lbconfig"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -56,7 +53,7 @@ type claim struct {
 	// it ("config_path", "paths[1]"); "" when none was found.
 	attr string
 	// move, when set, is how the resource gives the file up, better than
-	// "set <attr> to another file" (claimMover), and see the
+	// "set <attr> to another file" (ClaimMover), and see the
 	// documentation that shows it.
 	move, see string
 }
@@ -94,25 +91,10 @@ func (cs *claims) take(f claimedFile, c claim) []claim {
 	return others
 }
 
-// claimant is a model as another resource's plan error names it: its
-// type and the values that tell it apart from others of its type, e.g.
-// `kha_haproxy_config with role = "external" listening on 10.0.0.100:8443`.
-// Every host model is one (hostModel).
-type claimant interface {
-	claimName() string
-}
-
-// claimMover is a model that says how it gives up the file that attr sets
-// better than "set <attr> to another file", and which documentation
-// shows it ("" for none).
-type claimMover interface {
-	claimMove(attr string) (move, see string)
-}
-
 // claim takes, for a planned resource, each place it keeps on its host,
 // which must be known (m.addressKnown). A place that another resource of
 // this walk keeps is an error at the attribute that sets its path.
-func (d *providerData) claim(m resolvedSSH, model claimant, digest string, files []remote.Item, plan tftypes.Value) diag.Diagnostics {
+func (d *providerData) claim(m resolvedSSH, model claimant, digest string, files []remote.Item) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if d == nil || d.claims == nil || slices.Contains(m.unknown, "bastion_host") || slices.Contains(m.unknown, "bastion_port") {
 		return diags // which network the host is in is not known yet
@@ -121,11 +103,11 @@ func (d *providerData) claim(m resolvedSSH, model claimant, digest string, files
 	host := claimHost(m.cfg)
 	for _, f := range files {
 		p, marker := f.Place()
-		attr := placeAttribute(plan, p)
+		attr := settingOf(model, p)
 		c := claim{marker: marker, owner: owner, id: id, digest: digest}
 		if attr != nil {
 			c.attr = attr.String()
-			if mover, ok := model.(claimMover); ok {
+			if mover, ok := model.(ClaimMover); ok {
 				c.move, c.see = mover.claimMove(c.attr)
 			}
 		}
@@ -164,45 +146,12 @@ func claimHost(cfg remote.Config) string {
 	return canonical(cfg)
 }
 
-// placeAttribute finds the attribute of a plan that sets a file's path:
-// a string attribute with the path as its value, or an element of a list
-// or set of strings; names that end in "path" or "paths" first, then in
-// name order. nil when none has the value.
-func placeAttribute(plan tftypes.Value, file string) *path.Path {
-	var attrs map[string]tftypes.Value
-	if plan.As(&attrs) != nil {
-		return nil
-	}
-	names := make([]string, 0, len(attrs))
-	for name := range attrs {
-		names = append(names, name)
-	}
-	pathLike := func(name string) bool { return strings.HasSuffix(name, "path") || strings.HasSuffix(name, "paths") }
-	slices.SortFunc(names, func(a, b string) int {
-		if pathLike(a) != pathLike(b) {
-			if pathLike(a) {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a, b)
-	})
-	for _, name := range names {
-		v := attrs[name]
-		var s string
-		if v.Type().Is(tftypes.String) && v.IsFullyKnown() && v.As(&s) == nil && s == file {
-			p := path.Root(name)
-			return &p
-		}
-		var elems []tftypes.Value
-		if !(v.Type().Is(tftypes.List{}) || v.Type().Is(tftypes.Set{})) || !v.IsFullyKnown() || v.As(&elems) != nil {
-			continue
-		}
-		for i, e := range elems {
-			if e.Type().Is(tftypes.String) && e.As(&s) == nil && s == file {
-				p := path.Root(name).AtListIndex(i)
-				return &p
-			}
+// settingOf is the attribute of model that sets the path file, nil when
+// none does.
+func settingOf(model claimant, file string) *path.Path {
+	for _, s := range model.pathSettings() {
+		if s.value.ValueString() == file {
+			return &s.attribute
 		}
 	}
 	return nil
@@ -292,106 +241,4 @@ func moveOf(c claim, others []claim) string {
 	default:
 		return fmt.Sprintf("set %s to another file", attr)
 	}
-}
-
-// The models' names in a conflict.
-
-func (m *fileModel) claimName() string {
-	return fmt.Sprintf("kha_file with path = %q", m.Path.ValueString())
-}
-
-func (m *hostsEntriesModel) claimName() string {
-	name := fmt.Sprintf("kha_hosts_entries with marker = %q", m.Marker.ValueString())
-	if len(m.Entries) > 0 {
-		name += fmt.Sprintf(" and entries = [%q", m.Entries[0].ValueString())
-		if len(m.Entries) > 1 {
-			name += ", …"
-		}
-		name += "]"
-	}
-	return name
-}
-
-func (m *keepalivedConfigModel) claimName() string {
-	return fmt.Sprintf("kha_keepalived_config with vip = %q, virtual_router_id = %d", m.VIP.ValueString(), m.VirtualRouterID.ValueInt64())
-}
-
-func (m *kubeVIPModel) claimName() string {
-	return fmt.Sprintf("kha_kube_vip with address = %q", m.Address.ValueString())
-}
-
-func (m *etcdAccessModel) claimName() string {
-	return fmt.Sprintf("kha_etcd_access with mode = %q", m.Mode.ValueString())
-}
-
-func (m *kubeconfigServerModel) claimName() string {
-	return fmt.Sprintf("kha_kubeconfig_server with server = %q", m.Server.ValueString())
-}
-
-// claimMove: a kubeconfig's path is an element of `paths`.
-func (m *kubeconfigServerModel) claimMove(attr string) (string, string) {
-	return fmt.Sprintf("take the kubeconfig out of `paths` (`%s`) and let the other resource set its server (a kha_file "+
-		"writes the whole kubeconfig, `server` included)", attr), ""
-}
-
-func (m *servingCertificateModel) claimName() string {
-	return fmt.Sprintf("kha_apiserver_serving_certificate with certificate_path = %q", m.CertificatePath.ValueString())
-}
-
-func (m *haproxyConfigModel) claimName() string { return m.lbClaimName(haproxyKind) }
-
-func (m *nginxConfigModel) claimName() string { return m.lbClaimName(nginxKind) }
-
-func (m *haproxyConfigModel) claimMove(attr string) (string, string) {
-	return m.lbClaimMove(haproxyKind, attr)
-}
-
-func (m *nginxConfigModel) claimMove(attr string) (string, string) {
-	return m.lbClaimMove(nginxKind, attr)
-}
-
-// lbClaimName is a load balancer's name in a conflict: its role and where
-// it listens.
-func (m *lbConfigModel) lbClaimName(k lbKind) string {
-	name := fmt.Sprintf("kha_%s_config with role = %q", k.lb, m.Role.ValueString())
-	if m.Listen != nil {
-		name += " listening on " + net.JoinHostPort(m.Listen.Address.ValueString(), fmt.Sprint(m.Listen.Port.ValueInt64()))
-	}
-	return name
-}
-
-// coLocatedDoc names the documentation of two load balancers on one node.
-const coLocatedDoc = `"Running a node-local and an external load balancer on one node"`
-
-// lbClaimMove is how a load balancer gives up a file, as the section
-// coLocatedDoc of its documentation shows: a service of its own (the
-// systemd template unit of kha_etcd_access's example, which reads
-// /etc/kha/<instance>-proxy.<ext>), or for a static pod a directory and a
-// pod name of its own.
-func (m *lbConfigModel) lbClaimMove(k lbKind, attr string) (string, string) {
-	instance := "local"
-	if m.Role.ValueString() == string(lbconfig.External) {
-		instance = "external"
-	}
-	see := fmt.Sprintf("%s in the kha_%s_config documentation", coLocatedDoc, k.lb)
-	unit := fmt.Sprintf("%s@%s", k.lb, instance)
-	switch {
-	case attr == "manifest_path":
-		ext := stdpath.Ext(k.manifestPath)
-		return fmt.Sprintf("set `manifest_path = \"%s-%s%s\"` and `pod_name = \"%s-%s\"`, with `config_path` in a directory of its own",
-			strings.TrimSuffix(k.manifestPath, ext), instance, ext, k.lb, instance), see
-	case attr != "config_path":
-		return fmt.Sprintf("set `%s` to another file", attr), ""
-	case m.Delivery.ValueString() == deliveryStaticPod:
-		return fmt.Sprintf("set `config_path = \"%s-%s/%s\"` (the pod reads the file of that name in the config's directory)",
-			stdpath.Dir(k.configPath), instance, stdpath.Base(k.configPath)), see
-	}
-	pid := ""
-	if k.lb == lbconfig.Nginx { // nginx writes the PID file its config names; HAProxy's unit passes one
-		pid = fmt.Sprintf(", `pid_file = \"/run/%s.pid\"`", strings.ReplaceAll(unit, "@", "-"))
-	}
-	return fmt.Sprintf("run it as a service of its own: set `config_path = \"/etc/kha/%s-proxy%s\"`%s, "+
-		"`reload_command = \"systemctl enable %s && systemctl reload-or-restart %s\"` and `destroy_command = \"systemctl disable --now %s\"`, "+
-		"with the template unit %s@.service from a kha_file (Debian and Ubuntu ship none)",
-		instance, stdpath.Ext(k.configPath), pid, unit, unit, unit, k.lb), see
 }

@@ -11,29 +11,25 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// claimPlan is a plan with the string attributes given, and a list of
-// strings "paths".
-func claimPlan(attrs map[string]string, paths ...string) tftypes.Value {
-	types := map[string]tftypes.Type{"paths": tftypes.List{ElementType: tftypes.String}}
-	values := map[string]tftypes.Value{}
+// settingsOf are the path settings of a model with the string
+// attributes given, and a list of strings "paths".
+func settingsOf(attrs map[string]string, paths ...string) []pathSetting {
+	var settings []pathSetting
 	for name, v := range attrs {
-		types[name] = tftypes.String
-		values[name] = tftypes.NewValue(tftypes.String, v)
+		settings = append(settings, pathSetting{path.Root(name), types.StringValue(v)})
 	}
-	list := make([]tftypes.Value, len(paths))
 	for i, p := range paths {
-		list[i] = tftypes.NewValue(tftypes.String, p)
+		settings = append(settings, pathSetting{path.Root("paths").AtListIndex(i), types.StringValue(p)})
 	}
-	values["paths"] = tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, list)
-	return tftypes.NewValue(tftypes.Object{AttributeTypes: types}, values)
+	return settings
 }
 
 // claimer is a model for the registry: a name, files and a digest.
@@ -46,10 +42,26 @@ type claimer struct {
 
 func (c claimer) claimName() string { return c.name }
 
-func (c claimer) take(d *providerData) diag.Diagnostics {
+// pathSettings: an attribute "path" sets its first file's path.
+func (c claimer) pathSettings() []pathSetting {
+	if len(c.files) == 0 {
+		return nil
+	}
 	p, _ := c.files[0].Place()
+	return settingsOf(map[string]string{"path": p})
+}
+
+// placedClaimer is a claimer with the path settings given.
+type placedClaimer struct {
+	claimer
+	settings []pathSetting
+}
+
+func (c placedClaimer) pathSettings() []pathSetting { return c.settings }
+
+func (c claimer) take(d *providerData) diag.Diagnostics {
 	m := resolvedSSH{cfg: remote.Config{Host: c.host, Port: c.port}}
-	return d.claim(m, c, desiredDigest(c.files), c.files, claimPlan(map[string]string{"path": p}))
+	return d.claim(m, c, desiredDigest(c.files), c.files)
 }
 
 func file(p, content string) remote.Item { return remote.File{Path: p, Content: []byte(content)} }
@@ -134,7 +146,7 @@ func TestClaims_bastion(t *testing.T) {
 	}{{behind("bastion-a"), "a", false}, {behind("bastion-b"), "b", false}, {behind("bastion-a"), "c", true},
 		{resolvedSSH{cfg: remote.Config{Host: "10.0.0.5"}}, "d", false},
 		{resolvedSSH{cfg: remote.Config{Host: "10.0.0.5"}, unknown: []string{"bastion_host"}}, "e", false}} {
-		got := d.claim(c.m, claimer{name: c.name}, fmt.Sprint(i), f, claimPlan(map[string]string{"path": "/etc/x"})).HasError()
+		got := d.claim(c.m, placedClaimer{claimer{name: c.name}, settingsOf(map[string]string{"path": "/etc/x"})}, fmt.Sprint(i), f).HasError()
 		if got != c.wantErr {
 			t.Errorf("claim %s: error %v, want %v", c.name, got, c.wantErr)
 		}
@@ -146,12 +158,12 @@ func TestClaims_bastion(t *testing.T) {
 func TestClaims_detail(t *testing.T) {
 	d := &providerData{claims: newClaims()}
 	m := resolvedSSH{cfg: remote.Config{Host: "10.0.0.21"}}
-	take := func(name, digest string, plan tftypes.Value, files ...remote.Item) diag.Diagnostics {
-		return d.claim(m, claimer{name: name}, digest, files, plan)
+	take := func(name, digest string, settings []pathSetting, files ...remote.Item) diag.Diagnostics {
+		return d.claim(m, placedClaimer{claimer{name: name}, settings}, digest, files)
 	}
-	take("kha_file with path = \"/etc/hosts\"", "1", claimPlan(map[string]string{"path": "/etc/hosts"}), file("/etc/hosts", "x"))
-	take("z_hosts", "2", claimPlan(map[string]string{"path": "/etc/hosts"}), hostsBlock("entries", "x"))
-	diags := take("a_edit", "3", claimPlan(map[string]string{"content": "/etc/hosts"}, "/etc/kubernetes/admin.conf", "/etc/hosts"),
+	take("kha_file with path = \"/etc/hosts\"", "1", settingsOf(map[string]string{"path": "/etc/hosts"}), file("/etc/hosts", "x"))
+	take("z_hosts", "2", settingsOf(map[string]string{"path": "/etc/hosts"}), hostsBlock("entries", "x"))
+	diags := take("a_edit", "3", settingsOf(nil, "/etc/kubernetes/admin.conf", "/etc/hosts"),
 		edited("/etc/kubernetes/admin.conf"), edited("/etc/hosts"))
 	if len(diags) != 1 {
 		t.Fatalf("got %d diagnostics, want 1: %v", len(diags), diags)
@@ -208,7 +220,7 @@ func TestClaims_lbFix(t *testing.T) {
 	if got, want := haproxy.claimName(), `kha_haproxy_config with role = "external" listening on 10.0.0.100:8443`; got != want {
 		t.Errorf("name %q, want %q", got, want)
 	}
-	move := func(m claimMover, attr string) string {
+	move := func(m ClaimMover, attr string) string {
 		move, see := m.claimMove(attr)
 		return move + " " + see
 	}

@@ -8,18 +8,6 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// driftShower is a model whose files hold nothing secret: a refresh that
-// finds one of them changed by hand reads it back and shows the changed
-// lines in the drift warning. kha_file is not one (its content may come
-// from a sensitive value, which a provider cannot tell), nor are
-// kubeconfigs and keepalived's configuration (its auth_pass).
-type driftShower interface{ showsDrift() bool }
-
-// The load balancers' configurations are rendered from addresses and
-// ports alone, and hosts blocks are addresses and names.
-func (m *lbConfigModel) showsDrift() bool     { return true }
-func (m *hostsEntriesModel) showsDrift() bool { return true }
-
 // Bounds of what a drift warning shows of a file.
 const (
 	maxDriftLines     = 20   // changed lines shown
@@ -28,7 +16,7 @@ const (
 
 // showsDrift says whether a model's drift may show file content.
 func showsDrift(model any) bool {
-	s, ok := model.(driftShower)
+	s, ok := model.(DriftShower)
 	return ok && s.showsDrift()
 }
 

@@ -23,22 +23,6 @@ import (
 // always holds the final configuration; the interim one counts as in
 // sync while its record is pending.
 
-// handingOver is a host model that can hand over.
-type handingOver interface {
-	// handoverOn says whether an apply that moves it hands over.
-	handoverOn() bool
-	// places are where it serves, as a handover names them:
-	// "address:port" of a listener, "address/prefix" of a VIP.
-	places() []string
-	// renderServing renders its files with extra places served beside its
-	// own; it leaves the model as it was.
-	renderServing(extra []string) (rendered, diag.Diagnostics)
-	// handoverPath is the configuration file that changes.
-	handoverPath() string
-	// setHandoverSHA256 sets handover_sha256.
-	setHandoverSHA256(types.String)
-}
-
 // handoverSHA256Attribute is handover_sha256 of a model that hands over.
 var handoverSHA256Attribute = schema.StringAttribute{Computed: true,
 	MarkdownDescription: "Digest of the record a handover of this resource leaves on the host: the final configuration, its " +
@@ -47,9 +31,9 @@ var handoverSHA256Attribute = schema.StringAttribute{Computed: true,
 		"comes from this configuration, never from a file on the host. It changes with every change of the configuration."}
 
 // planHandoverSHA256 sets handover_sha256 of a model that hands over
-// (handingOver) from what it renders.
+// (HandingOver) from what it renders.
 func planHandoverSHA256(model any, out rendered) diag.Diagnostics {
-	ho, ok := model.(handingOver)
+	ho, ok := model.(HandingOver)
 	if !ok {
 		return nil
 	}
@@ -64,7 +48,7 @@ func planHandoverSHA256(model any, out rendered) diag.Diagnostics {
 // final: what it puts where, with which commands, and what proves it
 // served, sealed (HandoverRecord.Seal) before anything of the host is
 // known.
-func finalRecord(ho handingOver, final rendered) (remote.HandoverRecord, diag.Diagnostics) {
+func finalRecord(ho HandingOver, final rendered) (remote.HandoverRecord, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	path := ho.handoverPath()
 	finalFile, ok := fileAt(final.files, path)
@@ -85,10 +69,6 @@ func finalRecord(ho handingOver, final rendered) (remote.HandoverRecord, diag.Di
 	return record, diags
 }
 
-// privateHandover holds the pending handover (pendingHandover) of a
-// resource whose host has the interim configuration.
-const privateHandover = "handover"
-
 // pendingHandover is what the lifecycle remembers of a handover until the
 // host serves the final configuration.
 type pendingHandover struct {
@@ -98,20 +78,6 @@ type pendingHandover struct {
 	// Interim is the digest of the interim files, as the drift check
 	// computes it (filesDigest).
 	Interim string `json:"interim"`
-}
-
-// readPendingHandover returns the pending handover, nil when none is.
-func readPendingHandover(ctx context.Context, private privateState) (*pendingHandover, diag.Diagnostics) {
-	raw, diags := private.GetKey(ctx, privateHandover)
-	if len(raw) == 0 {
-		return nil, diags
-	}
-	var p pendingHandover
-	if err := json.Unmarshal(raw, &p); err != nil {
-		diags.AddError("Internal Error", "decoding the pending handover from private state: "+err.Error())
-		return nil, diags
-	}
-	return &p, diags
 }
 
 // previousPlaces are the places an apply keeps serving beside the plan's:
@@ -144,19 +110,20 @@ type interimPlan struct {
 
 // planInterim returns the interim configuration of an apply of model
 // (the plan's) from prior (the prior state's), or nil when the apply
-// hands nothing over. final is what the plan renders.
-func planInterim(ctx context.Context, model, prior any, private privateState, final rendered) (*interimPlan, diag.Diagnostics) {
-	ho, ok := model.(handingOver)
+// hands nothing over. pending is the handover the host may serve the
+// interim configuration of already; final is what the plan renders.
+func planInterim(ctx context.Context, model, prior any, pending *pendingHandover, final rendered) (*interimPlan, diag.Diagnostics) {
+	ho, ok := model.(HandingOver)
 	if !ok || !ho.handoverOn() {
 		return nil, nil
 	}
-	pending, diags := readPendingHandover(ctx, private)
+	var diags diag.Diagnostics
 	var priorPlaces []string
-	if p, ok := prior.(handingOver); ok {
+	if p, ok := prior.(HandingOver); ok {
 		priorPlaces = p.places()
 	}
 	previous := previousPlaces(pending, priorPlaces, ho.places())
-	if len(previous) == 0 || diags.HasError() {
+	if len(previous) == 0 {
 		return nil, diags
 	}
 	out, d := ho.renderServing(previous)
@@ -210,24 +177,23 @@ func (p *interimPlan) pending() pendingHandover {
 // acceptInterim counts a host that has the interim configuration of a
 // pending handover as in sync with the state's final one. The pending
 // handover is forgotten once the host has the final configuration.
-func acceptInterim(ctx context.Context, private privateState, out privateSetter, h *hostFields, o *observation, diags *diag.Diagnostics) {
-	pending, d := readPendingHandover(ctx, private)
-	diags.Append(d...)
+func acceptInterim(ctx context.Context, rec *privateRecord, h *hostFields, o *observation) {
+	pending := rec.Handover
 	switch {
 	case pending == nil:
 	case o.digest.ValueString() == pending.Interim:
 		tflog.Debug(ctx, "the host serves a handover's interim configuration", map[string]any{"previous": pending.Previous})
 		o.digest, o.drift = h.SHA256, nil
 	case o.digest.Equal(h.SHA256):
-		diags.Append(out.SetKey(ctx, privateHandover, nil)...)
+		rec.Handover = nil
 	}
 }
 
 // warnPendingHandover warns of a handover that the host still serves the
 // interim configuration of: without a kha_handover applied after the
 // clients, the previous places stay served.
-func warnPendingHandover(ctx context.Context, private privateState, id string) diag.Diagnostics {
-	pending, diags := readPendingHandover(ctx, private)
+func warnPendingHandover(pending *pendingHandover, id string) diag.Diagnostics {
+	var diags diag.Diagnostics
 	if pending != nil {
 		diags.AddWarning("Handover Pending: "+id, fmt.Sprintf("The host still serves %s beside the configuration's own "+
 			"address, so that clients not yet moved keep working. A kha_handover with target_id = this resource's id, "+

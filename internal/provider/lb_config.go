@@ -8,6 +8,7 @@ import (
 	"net"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -576,3 +577,58 @@ func (m lbConfigModel) renderServing(k lbKind, s lbconfig.Spec, extra []string, 
 // staticPodManifestMode is the mode of the static pod manifests kha
 // writes: kubeadm's and kubespray's, readable by root (the kubelet) alone.
 const staticPodManifestMode = 0o600
+
+// lbClaimName is a load balancer's name in a conflict: its role and where
+// it listens.
+func (m *lbConfigModel) lbClaimName(k lbKind) string {
+	name := fmt.Sprintf("kha_%s_config with role = %q", k.lb, m.Role.ValueString())
+	if m.Listen != nil {
+		name += " listening on " + net.JoinHostPort(m.Listen.Address.ValueString(), fmt.Sprint(m.Listen.Port.ValueInt64()))
+	}
+	return name
+}
+
+// coLocatedDoc names the documentation of two load balancers on one node.
+const coLocatedDoc = `"Running a node-local and an external load balancer on one node"`
+
+// lbClaimMove is how a load balancer gives up a file, as the section
+// coLocatedDoc of its documentation shows: a service of its own (the
+// systemd template unit of kha_etcd_access's example, which reads
+// /etc/kha/<instance>-proxy.<ext>), or for a static pod a directory and a
+// pod name of its own.
+func (m *lbConfigModel) lbClaimMove(k lbKind, attr string) (string, string) {
+	instance := "local"
+	if m.Role.ValueString() == string(lbconfig.External) {
+		instance = "external"
+	}
+	see := fmt.Sprintf("%s in the kha_%s_config documentation", coLocatedDoc, k.lb)
+	unit := fmt.Sprintf("%s@%s", k.lb, instance)
+	switch {
+	case attr == "manifest_path":
+		ext := path.Ext(k.manifestPath)
+		return fmt.Sprintf("set `manifest_path = \"%s-%s%s\"` and `pod_name = \"%s-%s\"`, with `config_path` in a directory of its own",
+			strings.TrimSuffix(k.manifestPath, ext), instance, ext, k.lb, instance), see
+	case attr != "config_path":
+		return fmt.Sprintf("set `%s` to another file", attr), ""
+	case m.Delivery.ValueString() == deliveryStaticPod:
+		return fmt.Sprintf("set `config_path = \"%s-%s/%s\"` (the pod reads the file of that name in the config's directory)",
+			path.Dir(k.configPath), instance, path.Base(k.configPath)), see
+	}
+	pid := ""
+	if k.lb == lbconfig.Nginx { // nginx writes the PID file its config names; HAProxy's unit passes one
+		pid = fmt.Sprintf(", `pid_file = \"/run/%s.pid\"`", strings.ReplaceAll(unit, "@", "-"))
+	}
+	return fmt.Sprintf("run it as a service of its own: set `config_path = \"/etc/kha/%s-proxy%s\"`%s, "+
+		"`reload_command = \"systemctl enable %s && systemctl reload-or-restart %s\"` and `destroy_command = \"systemctl disable --now %s\"`, "+
+		"with the template unit %s@.service from a kha_file (Debian and Ubuntu ship none)",
+		instance, path.Ext(k.configPath), pid, unit, unit, unit, k.lb), see
+}
+
+// pathSettings: the attributes that set its files' paths.
+func (m *lbConfigModel) pathSettings() []pathSetting {
+	return []pathSetting{{fwpath.Root("config_path"), m.ConfigPath}, {fwpath.Root("manifest_path"), m.ManifestPath}}
+}
+
+// showsDrift: a load balancer's configuration is rendered from addresses
+// and ports alone, nothing secret.
+func (m *lbConfigModel) showsDrift() bool { return true }

@@ -4,19 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
 // ownership is what a resource remembers of its claims on its host's
-// paths (remote.Claim), in private state: the claim, and for each path
+// paths (remote.Claim), in its privateRecord: the claim, and for each path
 // whether the host saved a file found there before kha. It holds no
 // content: the saved files stay on the host.
 type ownership struct {
@@ -28,24 +26,6 @@ type ownership struct {
 	// Imported: the next apply adopts the path and saves what it finds
 	// there (the file as it was before kha first wrote it).
 	Imported bool `json:"imported,omitempty"`
-}
-
-// readOwnership reads the claim; a resource from before claims has none (ID
-// "").
-func readOwnership(ctx context.Context, private privateState) (ownership, diag.Diagnostics) {
-	var c ownership
-	raw, diags := private.GetKey(ctx, privateOwnership)
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &c); err != nil {
-			diags.AddError("Internal Error", "decoding the resource's claim from private state: "+err.Error())
-		}
-	}
-	return c, diags
-}
-
-// write records the ownership.
-func (c ownership) write(ctx context.Context, private privateSetter) diag.Diagnostics {
-	return setPrivateJSON(ctx, private, privateOwnership, c)
 }
 
 // newOwnership is a claim of a new resource (or of one from before claims).
@@ -87,14 +67,10 @@ func onDestroyOf(config, prior types.String) types.String {
 	return types.StringValue(onDestroyRestore)
 }
 
-// destroyLeaver is a host model whose destroy always leaves the host as
-// it is (on_destroy is always keep).
-type destroyLeaver interface{ leavesOnDestroy() }
-
-// onDestroyFor is on_destroy of a model: keep for a destroyLeaver, else
+// onDestroyFor is on_destroy of a model: keep for a DestroyLeaver, else
 // onDestroyOf.
 func onDestroyFor(model any, config, prior types.String) types.String {
-	if _, ok := model.(destroyLeaver); ok {
+	if _, ok := model.(DestroyLeaver); ok {
 		return types.StringValue(onDestroyKeep)
 	}
 	return onDestroyOf(config, prior)

@@ -44,6 +44,11 @@ type apiserverServingCertificateResource struct {
 	hostResource[servingCertificateModel, *servingCertificateModel]
 }
 
+// The lifecycle's optional hooks the model implements (host_hooks.go).
+var (
+	_ DestroyLeaver = (*servingCertificateModel)(nil)
+)
+
 type servingCertificateModel struct {
 	hostFields
 	SANs              *sansModel     `tfsdk:"sans"`
@@ -360,4 +365,13 @@ func typedStrings(values []string) []types.String {
 		out[i] = types.StringValue(v)
 	}
 	return out
+}
+
+func (m *servingCertificateModel) claimName() string {
+	return fmt.Sprintf("kha_apiserver_serving_certificate with certificate_path = %q", m.CertificatePath.ValueString())
+}
+
+// pathSettings: the attributes that set its files' paths.
+func (m *servingCertificateModel) pathSettings() []pathSetting {
+	return []pathSetting{{path.Root("certificate_path"), m.CertificatePath}}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
@@ -379,4 +380,13 @@ var restartCommand = regexp.MustCompile(`(?:^|[;&|]\s*)systemctl\s+(?:reload-or-
 var etcdProxyRenames = problem.Renames{
 	{From: problem.Root("health_check").At("client_cert"), To: problem.Root("proxy_client_cert")},
 	{From: problem.Root("health_check").At("ca_file"), To: problem.Root("proxy_ca_file")},
+}
+
+func (m *etcdAccessModel) claimName() string {
+	return fmt.Sprintf("kha_etcd_access with mode = %q", m.Mode.ValueString())
+}
+
+// pathSettings: the attributes that set its files' paths.
+func (m *etcdAccessModel) pathSettings() []pathSetting {
+	return []pathSetting{{path.Root("proxy_config_path"), m.ProxyConfigPath}, {path.Root("env_path"), m.EnvPath}}
 }

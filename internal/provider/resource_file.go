@@ -207,3 +207,12 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
+
+func (m *fileModel) claimName() string {
+	return fmt.Sprintf("kha_file with path = %q", m.Path.ValueString())
+}
+
+// pathSettings: the attributes that set its files' paths.
+func (m *fileModel) pathSettings() []pathSetting {
+	return []pathSetting{{path.Root("path"), m.Path}}
+}

@@ -32,6 +32,11 @@ type handoverResource struct {
 	hostResource[handoverModel, *handoverModel]
 }
 
+// The lifecycle's optional hooks the model implements (host_hooks.go).
+var (
+	_ DestroyLeaver = (*handoverModel)(nil)
+)
+
 type handoverModel struct {
 	hostFields
 	TargetID     types.String `tfsdk:"target_id"`
@@ -42,6 +47,10 @@ func (m *handoverModel) fields() *hostFields { return &m.hostFields }
 
 // leavesOnDestroy: a pending handover stays its target's.
 func (m *handoverModel) leavesOnDestroy() {}
+
+// pathSettings: no attribute sets the path of the record it keeps; its
+// target's id names the configuration beside it.
+func (m *handoverModel) pathSettings() []pathSetting { return nil }
 
 func (m *handoverModel) claimName() string {
 	return fmt.Sprintf("kha_handover of %q", m.TargetID.ValueString())

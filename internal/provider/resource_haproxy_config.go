@@ -34,6 +34,14 @@ type haproxyConfigResource struct {
 	hostResource[haproxyConfigModel, *haproxyConfigModel]
 }
 
+// The lifecycle's optional hooks the model implements (host_hooks.go).
+var (
+	_ PlanWarner  = (*haproxyConfigModel)(nil)
+	_ HandingOver = (*haproxyConfigModel)(nil)
+	_ ClaimMover  = (*haproxyConfigModel)(nil)
+	_ DriftShower = (*haproxyConfigModel)(nil)
+)
+
 var haproxyKind = lbKind{
 	lb:               lbconfig.HAProxy,
 	name:             "HAProxy",
@@ -92,7 +100,7 @@ func (m *haproxyConfigModel) render(*haproxyConfigModel) (rendered, diag.Diagnos
 	return m.lbConfigModel.render(haproxyKind, m.spec(), lbconfig.RenderHAProxy)
 }
 
-// renderServing renders the config with extra listen addresses (handingOver).
+// renderServing renders the config with extra listen addresses (HandingOver).
 func (m *haproxyConfigModel) renderServing(extra []string) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.renderServing(haproxyKind, m.spec(), extra, lbconfig.RenderHAProxy)
 }
@@ -178,4 +186,10 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 					"examples run it) hands them to the new worker without a socket: ten reloads of kha's configuration under " +
 					"load refused no connection and no health check with none set (HAProxy 2.6). Default none."},
 		})
+}
+
+func (m *haproxyConfigModel) claimName() string { return m.lbClaimName(haproxyKind) }
+
+func (m *haproxyConfigModel) claimMove(attr string) (string, string) {
+	return m.lbClaimMove(haproxyKind, attr)
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -34,6 +35,11 @@ func NewHostsEntriesResource() resource.Resource {
 type hostsEntriesResource struct {
 	hostResource[hostsEntriesModel, *hostsEntriesModel]
 }
+
+// The lifecycle's optional hooks the model implements (host_hooks.go).
+var (
+	_ DriftShower = (*hostsEntriesModel)(nil)
+)
 
 type hostsEntriesModel struct {
 	hostFields
@@ -130,3 +136,23 @@ func (m *hostsEntriesModel) render(config *hostsEntriesModel) (rendered, diag.Di
 	return rendered{files: []remote.Item{remote.Block{Path: m.Path.ValueString(), Marker: m.Marker.ValueString(), Content: []byte(content)}},
 		removeCommand: m.DestroyCommand.ValueString()}, diags
 }
+
+func (m *hostsEntriesModel) claimName() string {
+	name := fmt.Sprintf("kha_hosts_entries with marker = %q", m.Marker.ValueString())
+	if len(m.Entries) > 0 {
+		name += fmt.Sprintf(" and entries = [%q", m.Entries[0].ValueString())
+		if len(m.Entries) > 1 {
+			name += ", …"
+		}
+		name += "]"
+	}
+	return name
+}
+
+// pathSettings: the attributes that set its files' paths.
+func (m *hostsEntriesModel) pathSettings() []pathSetting {
+	return []pathSetting{{path.Root("path"), m.Path}}
+}
+
+// showsDrift: a hosts block is addresses and names, nothing secret.
+func (m *hostsEntriesModel) showsDrift() bool { return true }

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -36,6 +37,11 @@ func NewKeepalivedConfigResource() resource.Resource {
 type keepalivedConfigResource struct {
 	hostResource[keepalivedConfigModel, *keepalivedConfigModel]
 }
+
+// The lifecycle's optional hooks the model implements (host_hooks.go).
+var (
+	_ HandingOver = (*keepalivedConfigModel)(nil)
+)
 
 type keepalivedConfigModel struct {
 	hostFields
@@ -231,4 +237,13 @@ func (m *keepalivedConfigModel) trackScript() string {
 		return ""
 	}
 	return keepalived.TrackScript(fmt.Sprintf("http://127.0.0.1:%d/healthz", m.HealthcheckPort.ValueInt64()))
+}
+
+func (m *keepalivedConfigModel) claimName() string {
+	return fmt.Sprintf("kha_keepalived_config with vip = %q, virtual_router_id = %d", m.VIP.ValueString(), m.VirtualRouterID.ValueInt64())
+}
+
+// pathSettings: the attributes that set its files' paths.
+func (m *keepalivedConfigModel) pathSettings() []pathSetting {
+	return []pathSetting{{path.Root("config_path"), m.ConfigPath}, {path.Root("track_script_path"), m.TrackScriptPath}}
 }

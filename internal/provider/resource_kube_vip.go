@@ -298,3 +298,12 @@ func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics)
 	m.Rendered = types.StringValue(text)
 	return rendered{files: []remote.Item{remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: staticPodManifestMode, CreateParentDirs: true}}}, diags
 }
+
+func (m *kubeVIPModel) claimName() string {
+	return fmt.Sprintf("kha_kube_vip with address = %q", m.Address.ValueString())
+}
+
+// pathSettings: the attributes that set its files' paths.
+func (m *kubeVIPModel) pathSettings() []pathSetting {
+	return []pathSetting{{path.Root("manifest_path"), m.ManifestPath}}
+}

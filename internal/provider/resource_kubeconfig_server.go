@@ -47,6 +47,12 @@ type kubeconfigServerResource struct {
 	hostResource[kubeconfigServerModel, *kubeconfigServerModel]
 }
 
+// The lifecycle's optional hooks the model implements (host_hooks.go).
+var (
+	_ ClaimMover = (*kubeconfigServerModel)(nil)
+	_ HostReader = (*kubeconfigServerModel)(nil)
+)
+
 type kubeconfigServerModel struct {
 	hostFields
 	Paths           []types.String `tfsdk:"paths"`
@@ -539,4 +545,23 @@ func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource
 	m.OnDestroy = types.StringValue(onDestroyRestore)
 	m.DestroyActions = destroyActions(out.files, &m.hostFields, func(string) (bool, bool) { return false, true }, true)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (m *kubeconfigServerModel) claimName() string {
+	return fmt.Sprintf("kha_kubeconfig_server with server = %q", m.Server.ValueString())
+}
+
+// claimMove: a kubeconfig's path is an element of `paths`.
+func (m *kubeconfigServerModel) claimMove(attr string) (string, string) {
+	return fmt.Sprintf("take the kubeconfig out of `paths` (`%s`) and let the other resource set its server (a kha_file "+
+		"writes the whole kubeconfig, `server` included)", attr), ""
+}
+
+// pathSettings: each kubeconfig's path is an element of `paths`.
+func (m *kubeconfigServerModel) pathSettings() []pathSetting {
+	settings := make([]pathSetting, len(m.Paths))
+	for i, p := range m.Paths {
+		settings[i] = pathSetting{path.Root("paths").AtListIndex(i), p}
+	}
+	return settings
 }

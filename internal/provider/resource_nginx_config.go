@@ -34,6 +34,14 @@ type nginxConfigResource struct {
 	hostResource[nginxConfigModel, *nginxConfigModel]
 }
 
+// The lifecycle's optional hooks the model implements (host_hooks.go).
+var (
+	_ PlanWarner  = (*nginxConfigModel)(nil)
+	_ HandingOver = (*nginxConfigModel)(nil)
+	_ ClaimMover  = (*nginxConfigModel)(nil)
+	_ DriftShower = (*nginxConfigModel)(nil)
+)
+
 // debianStreamModule is where Debian's libnginx-mod-stream puts the module.
 const debianStreamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
 
@@ -74,7 +82,7 @@ func (m *nginxConfigModel) render(*nginxConfigModel) (rendered, diag.Diagnostics
 	return m.lbConfigModel.render(nginxKind, m.spec(), lbconfig.RenderNginx)
 }
 
-// renderServing renders the config with extra listen addresses (handingOver).
+// renderServing renders the config with extra listen addresses (HandingOver).
 func (m *nginxConfigModel) renderServing(extra []string) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.renderServing(nginxKind, m.spec(), extra, lbconfig.RenderNginx)
 }
@@ -115,4 +123,10 @@ func (r *nginxConfigResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: "`load_module` path of the stream module. Default with `systemd`: Debian's `" + debianStreamModule +
 					"`; with `static_pod`: none (the official image has it built in). Set `\"\"` for builds with it built in."},
 		})
+}
+
+func (m *nginxConfigModel) claimName() string { return m.lbClaimName(nginxKind) }
+
+func (m *nginxConfigModel) claimMove(attr string) (string, string) {
+	return m.lbClaimMove(nginxKind, attr)
 }

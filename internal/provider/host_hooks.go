@@ -1,0 +1,108 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/problem"
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+// This file is the contract between the host lifecycle (hostResource)
+// and a resource's model: what every model gives, then each optional
+// hook in the order the lifecycle calls it. A model's resource file
+// asserts the hooks it implements (var _ HostReader = ...), so a changed
+// signature fails to compile instead of turning the hook off.
+
+// hostModel is what every resource's model gives the lifecycle.
+type hostModel[M any] interface {
+	*M
+	// fields are the attributes every host resource has.
+	fields() *hostFields
+	// render returns the files to keep, filling the attributes rendering
+	// computes. It reads the plan (or the state); config carries the
+	// write-only values and is nil when rendering a state. Attributes
+	// that are optional and computed without a default read as unset
+	// when unknown: the plan leaves them unknown exactly when the
+	// configuration does not set them.
+	render(config *M) (rendered, diag.Diagnostics)
+	claimant
+}
+
+// claimant is a model as a plan's claims on a host's files see it
+// (claims.go).
+type claimant interface {
+	// claimName names it in the plan error of another resource that
+	// would manage one of its files: its type and the values that tell
+	// it apart from others of its type, e.g. `kha_haproxy_config with
+	// role = "external" listening on 10.0.0.100:8443`.
+	claimName() string
+	// pathSettings are the attributes that set its files' paths; a
+	// conflict's error points at the one that sets the file.
+	pathSettings() []pathSetting
+}
+
+// pathSetting is an attribute that sets the path of a file a model keeps.
+type pathSetting struct {
+	attribute path.Path
+	value     types.String
+}
+
+// Plan (ModifyPlan), in this order.
+
+// PlanWarner is a model whose plans warn of what its configuration does
+// not make invalid: shown in every plan, not again at apply.
+type PlanWarner interface {
+	planWarnings() problem.Problems
+}
+
+// HandingOver is a model that can hand over (handover.go): plan sets its
+// handover_sha256, apply puts an interim configuration in place while its
+// places move, destroy removes its record.
+type HandingOver interface {
+	// handoverOn says whether an apply that moves it hands over.
+	handoverOn() bool
+	// places are where it serves, as a handover names them:
+	// "address:port" of a listener, "address/prefix" of a VIP.
+	places() []string
+	// renderServing renders its files with extra places served beside its
+	// own; it leaves the model as it was.
+	renderServing(extra []string) (rendered, diag.Diagnostics)
+	// handoverPath is the configuration file that changes.
+	handoverPath() string
+	// setHandoverSHA256 sets handover_sha256.
+	setHandoverSHA256(types.String)
+}
+
+// DestroyLeaver is a model whose destroy always leaves the host as it is
+// (on_destroy is always keep).
+type DestroyLeaver interface{ leavesOnDestroy() }
+
+// ClaimMover is a model that says how it gives up the file that attr sets
+// better than "set <attr> to another file", and which documentation
+// shows it ("" for none).
+type ClaimMover interface {
+	claimMove(attr string) (move, see string)
+}
+
+// Apply (Create, Update) and destroy (Delete).
+
+// HostReader is a model that reads its host before the lifecycle changes
+// it (apply and destroy), and renders again from what it read: what to
+// record of what was there, which steps the change needs, and, for a
+// destroy, what cannot be given back.
+type HostReader interface {
+	readHost(ctx context.Context, c *remote.Client, destroying bool) error
+}
+
+// Refresh (Read).
+
+// DriftShower is a model whose files hold nothing secret: a refresh that
+// finds one of them changed by hand reads it back and shows the changed
+// lines in the drift warning. kha_file is not one (its content may come
+// from a sensitive value, which a provider cannot tell), nor are
+// kubeconfigs and keepalived's configuration (its auth_pass).
+type DriftShower interface{ showsDrift() bool }

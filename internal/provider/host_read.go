@@ -1,0 +1,150 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/kha/terraform-provider-kha/internal/remote"
+)
+
+// trustedKeyOf is the key the client's host presented, to record on
+// first use. A connection lost (and not re-established) since has none:
+// an error, never a key recorded from nothing.
+func trustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	key := client.HostKey()
+	if key == nil {
+		diags.AddAttributeError(path.Root("ssh"), "Host Key Not Recorded", fmt.Sprintf("the connection to %s was lost before "+
+			"its host key could be recorded (ssh.insecure_trust_on_first_use); nothing was recorded: run the command again",
+			client.Address()))
+		return types.StringUnknown(), diags
+	}
+	return types.StringValue(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))), diags
+}
+
+// observation is what a read of the host found.
+type observation struct {
+	digest types.String // remote_sha256
+	drift  []string
+	client *remote.Client // the connection it read over
+	// unreachable is why the host did not answer; nothing was read.
+	unreachable error
+}
+
+// observe connects to read the files' digests and says how the host
+// differs; with show, the drift of a whole file's content lists the
+// changed lines (changedLines). A host that does not answer is a warning
+// (unreachable).
+func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item, show bool) (observation, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	o := observation{digest: types.StringNull()}
+	client, err := r.dial(ctx, m, toRead)
+	if remote.Unreachable(err) {
+		o.unreachable = err
+		return o, unreachable(id, err)
+	}
+	if err != nil {
+		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
+		return o, diags
+	}
+	o.client = client
+	seen, err := client.Observe(ctx, files)
+	if remote.Unreachable(err) { // it stopped answering on a connection made while it still did
+		o.unreachable = err
+		return o, unreachable(id, err)
+	}
+	if err != nil {
+		diags.AddError("Reading Remote Files Failed", err.Error())
+		return o, diags
+	}
+	digests := make([]string, len(files))
+	for i, f := range files {
+		digests[i] = seen[i].SHA256
+		if n := seen[i].Notice; n.Detail != "" {
+			diags.AddWarning(n.Summary+": "+id, n.Detail)
+		}
+		if d := f.Drift(seen[i]); d != "" {
+			changed := ""
+			if show && seen[i].Exists && seen[i].SHA256 != f.Digest() {
+				switch it := f.(type) {
+				case remote.File:
+					if it.SHA256 == "" {
+						changed = changedLines(ctx, client, it)
+					}
+				case remote.Block:
+					if it.SHA256 == "" {
+						changed = changedBlockLines(it, seen[i].State)
+					}
+				}
+			}
+			if changed != "" {
+				d += ":\n    " + strings.ReplaceAll(changed, "\n", "\n    ")
+			}
+			o.drift = append(o.drift, remote.Printable(d))      // the host's text, shown as text
+			if seen[i].Exists && seen[i].SHA256 == f.Digest() { // the content is right, its metadata is not
+				digests[i] = remote.SHA256([]byte(d))
+			}
+		}
+	}
+	if len(files) != 1 || seen[0].Exists { // a single missing file: null
+		o.digest = types.StringValue(filesDigest(files, digests))
+	}
+	return o, diags
+}
+
+func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state M
+	out, m, ok := r.onHost(ctx, req.State, &state, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	rec, d := readPrivateRecord(ctx, req.Private)
+	resp.Diagnostics.Append(d...)
+	h := P(&state).fields()
+	timeout, d := h.Timeouts.Read(ctx, defaultReadTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := m.cfg.Validate(); err != nil || len(m.unknown) > 0 {
+		// Write-only credentials are not stored: the plan looks instead.
+		tflog.Info(ctx, "refresh cannot reach the host without the configuration's credentials; the plan will look", nil)
+		rec.Unobserved = true
+		resp.Diagnostics.Append(rec.write(ctx, resp.Private)...)
+		return
+	}
+	o, d := r.observe(ctx, m, h.ID.ValueString(), out.files, showsDrift(P(&state)))
+	resp.Diagnostics.Append(d...)
+	if o.unreachable != nil {
+		// The prior state and what it found stay; a destroy plan fails.
+		rec.Unreachable = o.unreachable.Error()
+		resp.Diagnostics.Append(rec.write(ctx, resp.Private)...)
+		return
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if m.cfg.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
+		// Trust on first use turned on for an existing resource, or an
+		// import: the connection that read the files records the key.
+		if h.TrustedHostKey, d = trustedKeyOf(o.client); d.HasError() {
+			resp.Diagnostics.Append(d...)
+			return
+		}
+	}
+	acceptInterim(ctx, &rec, h, &o)
+	h.RemoteSHA256 = o.digest
+	rec.observed(o.drift)
+	resp.Diagnostics.Append(rec.write(ctx, resp.Private)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
