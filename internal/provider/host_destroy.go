@@ -53,22 +53,31 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.Append(d...); d.HasError() {
 		return
 	}
-	files := r.owned(out.files, own, h, false)
-	for i := len(files) - 1; i >= 0; i-- {
-		command := ""
-		if i == 0 {
-			command = out.removeCommand
-		}
-		if err := client.Remove(ctx, files[i], command); !leftToItsOwner(err, &resp.Diagnostics) {
-			resp.Diagnostics.AddError("Removing File Failed", err.Error())
-			return
-		}
+	if !removeAll(ctx, client, r.owned(out.files, own, h, false), out.removeCommand, &resp.Diagnostics) {
+		return
 	}
 	if _, ok := any(P(&state)).(HandingOver); ok && len(out.files) > 0 {
 		if err := removeRecord(ctx, client, idPath(out.files)); err != nil {
 			resp.Diagnostics.AddWarning("Handover Record Left on the Host", err.Error())
 		}
 	}
+}
+
+// removeAll removes files from the host, last first, running
+// removeCommand after the first one's removal; it stops at the first
+// failure.
+func removeAll(ctx context.Context, client *remote.Client, files []remote.Item, removeCommand string, diags *diag.Diagnostics) bool {
+	for i := len(files) - 1; i >= 0; i-- {
+		command := ""
+		if i == 0 {
+			command = removeCommand
+		}
+		if err := client.Remove(ctx, files[i], command); !leftToItsOwner(err, diags) {
+			diags.AddError("Removing File Failed", err.Error())
+			return false
+		}
+	}
+	return true
 }
 
 // hostGoneHint is the way out that a destroy which cannot reach its host
@@ -101,7 +110,7 @@ func (r *hostResource[M, P]) dropRecords(ctx context.Context, unreachable bool, 
 	var records []remote.File
 	for _, it := range files {
 		if f, ok := it.(remote.File); ok && f.Claim != nil {
-			f.Claim.Keep = true
+			f.Claim.OnRemove = remote.OnRemoveKeep
 			records = append(records, f)
 		}
 	}

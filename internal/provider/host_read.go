@@ -72,21 +72,8 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id stri
 			diags.AddWarning(n.Summary+": "+id, n.Detail)
 		}
 		if d := f.Drift(seen[i]); d != "" {
-			changed := ""
-			if show && seen[i].Exists && seen[i].SHA256 != f.Digest() {
-				switch it := f.(type) {
-				case remote.File:
-					if it.SHA256 == "" {
-						changed = changedLines(ctx, client, it)
-					}
-				case remote.Block:
-					if it.SHA256 == "" {
-						changed = changedBlockLines(it, seen[i].State)
-					}
-				}
-			}
-			if changed != "" {
-				d += ":\n    " + strings.ReplaceAll(changed, "\n", "\n    ")
+			if show {
+				d += changedText(ctx, client, f, seen[i])
 			}
 			o.drift = append(o.drift, remote.Printable(d))      // the host's text, shown as text
 			if seen[i].Exists && seen[i].SHA256 == f.Digest() { // the content is right, its metadata is not
@@ -98,6 +85,30 @@ func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id stri
 		o.digest = types.StringValue(filesDigest(files, digests))
 	}
 	return o, diags
+}
+
+// changedText is what a drift warning adds of an item whose content
+// changed: the changed lines of a whole file or a block, indented under
+// the drift's line; "" for other items and when nothing can be compared.
+func changedText(ctx context.Context, client *remote.Client, f remote.Item, seen remote.Observed) string {
+	if !seen.Exists || seen.SHA256 == f.Digest() {
+		return ""
+	}
+	changed := ""
+	switch it := f.(type) {
+	case remote.File:
+		if it.SHA256 == "" {
+			changed = changedLines(ctx, client, it)
+		}
+	case remote.Block:
+		if it.SHA256 == "" {
+			changed = changedBlockLines(it, seen.State)
+		}
+	}
+	if changed == "" {
+		return ""
+	}
+	return ":\n    " + strings.ReplaceAll(changed, "\n", "\n    ")
 }
 
 func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

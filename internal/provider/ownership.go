@@ -81,6 +81,17 @@ func (h *hostFields) keeps() bool {
 	return h.KeepOnDestroy.ValueBool() || h.OnDestroy.ValueString() == onDestroyKeep
 }
 
+// onRemoveOf is what removing a file of h does: put back what kha
+// found there with on_destroy = "restore", else delete it. A file left
+// by on_destroy = "keep" is never removed; only its record is
+// (dropRecords).
+func onRemoveOf(h *hostFields) remote.OnRemove {
+	if h.OnDestroy.ValueString() == onDestroyRestore {
+		return remote.OnRemoveRestore
+	}
+	return remote.OnRemoveDelete
+}
+
 // itemKey is an item's key in destroy_actions: its path, and a block's
 // marker after "#".
 func itemKey(it remote.Item) string {
@@ -150,7 +161,7 @@ func (r *hostResource[M, P]) owned(items []remote.Item, c ownership, h *hostFiel
 			continue
 		}
 		f.Claim = &remote.Claim{ID: c.ID, Note: note, Adopt: h.Adopt.ValueBool() || c.Imported, Capture: capture,
-			Restore: h.OnDestroy.ValueString() == onDestroyRestore, Saved: actions[f.Path] == onDestroyRestore || c.Saved[f.Path]}
+			OnRemove: onRemoveOf(h), Saved: actions[f.Path] == onDestroyRestore || c.Saved[f.Path]}
 		out[i] = f
 	}
 	return out

@@ -67,7 +67,7 @@ func TestClaimPutsBackTheFileThatWasThere(t *testing.T) {
 	if got := factsOf(t, filepath.Join(recordOf(target), "original")); got != before {
 		t.Fatalf("saved %+v, want %+v", got, before)
 	}
-	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "one", Restore: true, Saved: true}}, reload); err != nil {
+	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "one", OnRemove: OnRemoveRestore, Saved: true}}, reload); err != nil {
 		t.Fatal(err)
 	}
 	if got := factsOf(t, target); got != before {
@@ -94,7 +94,7 @@ func TestClaimOfAFileKhaCreatedDeletesItAndTheDirectoriesItMade(t *testing.T) {
 		t.Fatalf("put: %+v, %v", out, err)
 	}
 	ran := filepath.Join(t.TempDir(), "ran")
-	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "one", Restore: true}}, "echo stopped >> "+ShellQuote(ran)); err != nil {
+	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "one", OnRemove: OnRemoveRestore}}, "echo stopped >> "+ShellQuote(ran)); err != nil {
 		t.Fatal(err)
 	}
 	if got := entries(t, found); len(got) != 1 || got[0] != "kept" {
@@ -109,7 +109,7 @@ func TestClaimOfAFileKhaCreatedDeletesItAndTheDirectoriesItMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(found, "kha", "someone-elses"), []byte("x"), 0o644)
-	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "two", Restore: true}}, ""); err != nil {
+	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "two", OnRemove: OnRemoveRestore}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := entries(t, filepath.Join(found, "kha")); len(got) != 1 || got[0] != "someone-elses" {
@@ -143,14 +143,14 @@ func TestClaimOfAnotherOwnerIsRefused(t *testing.T) {
 	if _, err := c.Put(ctx, File{Path: target, Content: []byte("external\n"), Claim: &Claim{ID: "external", Adopt: true}}); err != nil {
 		t.Fatal(err)
 	}
-	err = c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "local", Restore: true}}, "")
+	err = c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "local", OnRemove: OnRemoveRestore}}, "")
 	if !errors.Is(err, ErrClaimedElsewhere) {
 		t.Fatalf("the first owner's remove: %v", err)
 	}
 	if got := string(mustRead(t, target)); got != "external\n" {
 		t.Fatalf("the first owner's remove changed the file: %q", got)
 	}
-	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "external", Restore: true}}, ""); err != nil {
+	if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "external", OnRemove: OnRemoveRestore}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(target); !os.IsNotExist(err) {
@@ -169,7 +169,7 @@ func TestRemoveWhoseSavedCopyIsGoneRemovesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.RemoveAll(filepath.Join(recordOf(target), gone))
-		err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "one", Restore: true, Saved: true}}, "")
+		err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "one", OnRemove: OnRemoveRestore, Saved: true}}, "")
 		if err == nil || !strings.Contains(err.Error(), "is gone") || !strings.Contains(err.Error(), `on_destroy = "delete"`) {
 			t.Fatalf("remove without the saved copy (%q gone): %v", gone, err)
 		}

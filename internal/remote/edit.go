@@ -1,6 +1,8 @@
 package remote
 
 import (
+	_ "embed"
+
 	"bytes"
 	"context"
 	"errors"
@@ -35,11 +37,10 @@ const maxEditSize = 1 << 20
 // readScript prints a regular file's permission bits (octal) on a line
 // of their own, then its content, at most max bytes, or exits
 // $EXIT_MISSING when there is no file.
-var readScript = newScript[readArgs](`[ -e "$target" ] || [ -L "$target" ] || exit $EXIT_MISSING
-[ -f "$target" ] || { echo "$target is not a regular file" >&2; exit $EXIT_NOT_REGULAR; }
-stat -c %a -- "$target" || exit $EXIT_MODE
-head -c "$max" -- "$target"
-`)
+var readScript = newScript[readArgs](readBody)
+
+//go:embed scripts/read.sh
+var readBody string
 
 // readArgs are readScript's parameters.
 type readArgs struct {

@@ -95,14 +95,24 @@ type Claim struct {
 	// or the first apply after an import), to put back on Remove;
 	// without it such a file counts as the owner's own.
 	Capture bool
-	// Restore makes Remove put the saved file back rather than delete
-	// the path; Saved says the owner knows a file was saved, so a saved
-	// copy that is gone fails Remove before anything is removed.
-	Restore, Saved bool
-	// Keep makes Remove leave the file as it is and remove only the
-	// record.
-	Keep bool
+	// OnRemove is what Remove does with the file.
+	OnRemove OnRemove
+	// Saved says the owner knows a file was saved, so a saved copy that
+	// is gone fails a Remove that restores before anything is removed.
+	Saved bool
 }
+
+// OnRemove is what Remove does with a claimed file.
+type OnRemove int
+
+const (
+	// OnRemoveDelete deletes the path (the zero value).
+	OnRemoveDelete OnRemove = iota
+	// OnRemoveRestore puts the saved file back; without one it deletes.
+	OnRemoveRestore
+	// OnRemoveKeep leaves the file as it is and removes only the record.
+	OnRemoveKeep
+)
 
 // Outcome is what Put found on the host.
 type Outcome struct {
@@ -493,7 +503,8 @@ func (f File) remove(ctx context.Context, c *Client, command string) error {
 	}
 	args := removeArgs{Target: f.Path, Command: command, Limit: commandLimit(ctx), Rand: randomSuffix()}
 	if f.Claim != nil {
-		args.Claim, args.Restore, args.Saved, args.Keep = f.Claim.ID, f.Claim.Restore, f.Claim.Saved, f.Claim.Keep
+		args.Claim, args.Saved = f.Claim.ID, f.Claim.Saved
+		args.Restore, args.Keep = f.Claim.OnRemove == OnRemoveRestore, f.Claim.OnRemove == OnRemoveKeep
 	}
 	c.log(ctx, LevelDebug, "removing", map[string]any{"path": f.Path, "command": command != "", "restore": args.Restore})
 	_, errOut, exit, err := c.script(ctx, removeScript.with(args), nil)

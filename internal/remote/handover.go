@@ -1,6 +1,8 @@
 package remote
 
 import (
+	_ "embed"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,41 +84,10 @@ const maxHandoverRecord = 4 << 20
 //     effective user's own (kha did not write it);
 //   - remove removes it, and $rec when nothing else is left in it; a
 //     $rec that is not kha's is left alone.
-var handoverScript = newScript[handoverArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
-[ -n "$dir" ] || dir=/
-rec=$dir/.$base.kha
-if [ "$op" != write ]; then
-  [ -e "$rec" ] || [ -L "$rec" ] || exit $EXIT_OK
-  if [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
-    [ "$op" = read ] || exit $EXIT_OK
-    echo "$rec is not a directory that $(id -un) owns (it is $(owner_of "$rec")'s): kha did not make it" >&2
-    exit $EXIT_FOREIGN
-  fi
-fi
-case $op in
-read)
-  into_record
-  [ -e handover ] || [ -L handover ] || exit $EXIT_OK
-  if [ -L handover ] || [ ! -f handover ] || [ ! -O handover ]; then
-    echo "$rec/handover is not a file that $(id -un) owns (it is $(owner_of handover)'s): kha did not write it" >&2
-    exit $EXIT_FOREIGN
-  fi
-  exec head -c "$size" handover ;;
-write)
-  safe_dir
-  [ -e "$rec" ] || [ -L "$rec" ] || mkdir -m 0700 -- "$rec" || exit $EXIT_RECORD
-  into_record
-  umask 077
-  rm -f handover.new && head -c "$size" >handover.new && mv -fT -- handover.new handover || exit $EXIT_RECORD ;;
-remove)
-  into_record
-  rm -f handover || exit $EXIT_REMOVE
-  set -- .[!.]* ..?* *
-  for f; do [ -e "$f" ] || [ -L "$f" ] && exit $EXIT_OK; done
-  cd / && rmdir -- "$rec" 2>/dev/null
-  exit $EXIT_OK ;;
-esac
-`)
+var handoverScript = newScript[handoverArgs](scriptHelpers + handoverBody)
+
+//go:embed scripts/handover.sh
+var handoverBody string
 
 // handoverArgs are handoverScript's parameters.
 type handoverArgs struct {

@@ -222,7 +222,7 @@ func TestNeighbourLinksAreNeverFollowed(t *testing.T) {
 		if err := os.Symlink(elsewhere, target); err != nil {
 			t.Fatal(err)
 		}
-		err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "lb", Restore: true, Saved: true}}, "")
+		err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "lb", OnRemove: OnRemoveRestore, Saved: true}}, "")
 		if !refused(err, exitNotFile) {
 			t.Fatalf("want the link refused, got %v", err)
 		}

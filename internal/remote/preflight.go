@@ -1,6 +1,8 @@
 package remote
 
 import (
+	_ "embed"
+
 	"context"
 	"errors"
 	"fmt"
@@ -39,27 +41,10 @@ type Preflight struct {
 // client's next line ($WORD_STOP) or when the client is gone. When the
 // instance ends, it prints "$WORD_EXITED <status>" and the instance's
 // output on stderr.
-var preflightScript = newScript[preflightArgs](scriptHelpers + `dir=${target%/*} base=${target##*/}
-[ -n "$dir" ] || dir=/
-if [ ! -d "$dir" ]; then
-  [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
-  mkdir -p -m 0755 -- "$dir" || exit $EXIT_DIRECTORY
-fi
-command -v timeout >/dev/null || { echo "the host has no timeout(1), which bounds the throwaway instance" >&2; exit $EXIT_NO_TIMEOUT; }
-sweep
-enter
-umask 077
-head -c "$size" >candidate || exit $EXIT_UPLOAD
-KHA_CANDIDATE=$work/candidate; export KHA_CANDIDATE
-exec 3<&0
-(cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 2 "$limit" sh -c "$command") </dev/null >plog 2>&1 &
-pid=$!
-echo "$WORD_STARTED"
-(IFS= read -r stop <&3; kill "$pid" 2>/dev/null) &
-wait "$pid"; rc=$?
-echo "$WORD_EXITED $rc"
-while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <plog >&2
-`)
+var preflightScript = newScript[preflightArgs](scriptHelpers + preflightBody)
+
+//go:embed scripts/preflight.sh
+var preflightBody string
 
 // preflightArgs are preflightScript's parameters.
 type preflightArgs struct {

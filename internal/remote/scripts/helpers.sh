@@ -1,0 +1,110 @@
+umask0=$(umask)
+safe_dir() {
+  set -- $(stat -L -c '%a %u %g %U %G' -- "$dir") || exit $EXIT_DIRECTORY
+  perm=$1 special=0 why=
+  case $perm in ????) special=${perm%???} perm=${perm#?} ;; esac
+  group=${perm#?} group=${group%?} other=${perm#??}
+  if [ "$2" != 0 ] && [ ! -O "$dir" ]; then why="it is owned by $4, who can rename anything in it"
+  elif [ $((special & 1)) = 0 ]; then
+    if [ $((other & 2)) != 0 ]; then why="every local user can write to it (mode $1) and it has no sticky bit"
+    elif [ $((group & 2)) != 0 ] && [ "$3" != 0 ] && [ "$3" != "$(id -g)" ]; then
+      why="the members of group $5 can write to it (mode $1) and it has no sticky bit"
+    fi
+  fi
+  [ -z "$why" ] && return 0
+  echo "refusing to manage $target: another local user could swap what kha writes in $dir: $why. Make $dir $(id -un)'s and writable only by $(id -un) (chown; chmod go-w), or set its sticky bit (chmod +t) as /tmp has, or manage a file in another directory" >&2
+  exit $EXIT_UNSAFE_DIR
+}
+regular_target() {
+  if [ -L "$target" ] || { [ -e "$target" ] && [ ! -f "$target" ]; }; then
+    echo "refusing to manage $target: it is a symbolic link or not a regular file. Point the path at the file itself" >&2
+    exit $EXIT_NOT_FILE
+  fi
+}
+owner_of() {
+  stat -c %U -- "$1" 2>/dev/null || echo "an unknown user"
+}
+sweep() {
+  for old in "$dir/.$base".kha-*; do
+    [ -d "$old" ] && [ ! -L "$old" ] && [ -O "$old" ] || continue
+    find "$old" -maxdepth 0 -mmin +10 -exec rm -rf -- {} + 2>/dev/null
+  done
+}
+enter() {
+  work=$dir/.$base.kha-$rand
+  mkdir -m 0700 -- "$work" || exit $EXIT_WORK_DIR
+  trap 'cd / && rm -rf -- "$work"; unmake' EXIT
+  trap 'exit $EXIT_HANGUP' HUP; trap 'exit $EXIT_INTERRUPT' INT; trap 'exit $EXIT_BROKEN_PIPE' PIPE; trap 'exit $EXIT_TERMINATED' TERM
+  if cd -- "$work" && [ -O . ] && [ ! -L "$work" ]; then
+    set -- .[!.]* ..?* *
+    for f; do [ -e "$f" ] || [ -L "$f" ] || continue; replaced; done
+  else
+    replaced
+  fi
+}
+unmake() {
+  [ -n "${newdirs-}" ] && [ "${placed-0}" != 1 ] || return 0
+  set -f; IFS='
+'
+  for line in $newdirs; do rmdir -- "${line#made=}" 2>/dev/null || break; done
+}
+replaced() {
+  trap - EXIT
+  echo "the temporary directory $work was replaced while in use; nothing was changed" >&2
+  exit $EXIT_REPLACED
+}
+run() {
+  if [ "$limit" != 0 ] && command -v timeout >/dev/null; then
+    (cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 5 "$limit" sh -c "$1") </dev/null >log 2>&1
+  else
+    (cd 2>/dev/null || cd /; umask "$umask0"; exec sh -c "$1") </dev/null >log 2>&1
+  fi
+  status=$?
+  while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <log >&2
+  return $status
+}
+restore() {
+  trap '' HUP INT TERM
+  if [ -e previous ] || [ -L previous ]; then
+    mv -fT -- previous "$target" || exit $EXIT_ROLLBACK
+    failed=$EXIT_ROLLBACK
+  else
+    rm -f -- "$target" || exit $EXIT_ROLLBACK
+    failed=$EXIT_REMOVED_NEW placed=0
+  fi
+  unclaim
+  if [ -n "$reload" ]; then
+    echo "--- the previous state was restored; running the reload command again:" >&2
+    run "$reload" || exit $failed
+  fi
+  exit "$1"
+}
+into_record() {
+  if [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
+    echo "$rec, kha's record of $target, is not a directory that $(id -un) owns (it is $(owner_of "$rec")'s): kha did not make it and does not use it: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
+    exit $EXIT_RECORD
+  fi
+  cd -- "$rec" && [ -O . ] && [ . -ef "$rec" ] && [ ! -L "$rec" ] || {
+    echo "$rec, kha's record of $target, was replaced while in use (someone else can write to $dir); nothing was changed" >&2
+    exit $EXIT_REPLACED
+  }
+}
+record() {
+  held= held_note= existed=0 made=
+  [ -e "$rec" ] || [ -L "$rec" ] || return 0
+  into_record
+  if [ ! -f record ]; then
+    if [ -e original ] || [ -L original ]; then existed=1; fi
+    cd /; return 0
+  fi
+  while IFS= read -r line; do
+    case $line in
+      claim=*) held=${line#claim=} ;;
+      note=*) held_note=${line#note=} ;;
+      existed=*) existed=${line#existed=} ;;
+      made=*) made="$made$line
+" ;;
+    esac
+  done <record
+  cd /
+}
