@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kha/terraform-provider-kha/internal/kubeconfig"
+	"github.com/kha/terraform-provider-kha/internal/yamledit"
 )
 
 // ClusterConfiguration is what kha reads of kubeadm's ClusterConfiguration.
@@ -48,7 +49,7 @@ func ReadClusterConfiguration(content string) (ClusterConfiguration, error) {
 		} `yaml:"apiServer"`
 	}
 	if err := yaml.Unmarshal([]byte(content), &c); err != nil {
-		return ClusterConfiguration{}, fmt.Errorf("the ClusterConfiguration is not YAML kha can read: %v", sanitize(err))
+		return ClusterConfiguration{}, fmt.Errorf("the ClusterConfiguration is not YAML kha can read: %v", yamledit.Sanitize(err))
 	}
 	var out ClusterConfiguration
 	if c.ControlPlaneEndpoint != nil {
@@ -67,11 +68,11 @@ func SetControlPlaneEndpoint(content []byte, endpoint string) ([]byte, error) {
 		what: "controlPlaneEndpoint",
 		want: func(root map[string]any) { root[keyEndpoint] = endpoint },
 		splice: func(lines []string, root *yaml.Node) ([]string, bool) {
-			if v := mapValue(root, keyEndpoint); v != nil {
-				out, ok := kubeconfig.ReplaceScalar([]byte(strings.Join(lines, "")), v, endpoint)
+			if v := yamledit.MapValue(root, keyEndpoint); v != nil {
+				out, ok := yamledit.ReplaceScalar([]byte(strings.Join(lines, "")), v, endpoint)
 				return splitLines(out), ok
 			}
-			text, ok := kubeconfig.ScalarText(endpoint)
+			text, ok := yamledit.ScalarText(endpoint)
 			if !ok {
 				return nil, false
 			}
@@ -90,7 +91,7 @@ func RemoveControlPlaneEndpoint(content []byte) ([]byte, error) {
 		what: "controlPlaneEndpoint",
 		want: func(root map[string]any) { delete(root, keyEndpoint) },
 		splice: func(lines []string, root *yaml.Node) ([]string, bool) {
-			key, v := mapEntry(root, keyEndpoint)
+			key, v := yamledit.MapEntry(root, keyEndpoint)
 			if v == nil || v.Kind != yaml.ScalarNode || v.Line != key.Line || !leadingSpaces(lines[key.Line-1], key.Column) {
 				return nil, false
 			}
@@ -127,7 +128,7 @@ func SetCertSANs(content []byte, sans []string) ([]byte, error) {
 		},
 		splice: func(lines []string, root *yaml.Node) ([]string, bool) { return spliceCertSANs(lines, root, sans) },
 		nodes: func(root *yaml.Node) {
-			api := mapValue(root, keyAPIServer)
+			api := yamledit.MapValue(root, keyAPIServer)
 			if api == nil || api.Kind != yaml.MappingNode {
 				api = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 				setMapValue(root, keyAPIServer, api)
@@ -154,7 +155,7 @@ func RemoveCertSANs(content []byte) ([]byte, error) {
 		},
 		splice: spliceRemoveCertSANs,
 		nodes: func(root *yaml.Node) {
-			api := mapValue(root, keyAPIServer)
+			api := yamledit.MapValue(root, keyAPIServer)
 			if api == nil || api.Kind != yaml.MappingNode {
 				return
 			}
@@ -185,7 +186,7 @@ type documentEdit struct {
 func editDocument(content []byte, e documentEdit) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(content, &doc); err != nil {
-		return nil, fmt.Errorf("the ClusterConfiguration is not YAML kha can edit: %v", sanitize(err))
+		return nil, fmt.Errorf("the ClusterConfiguration is not YAML kha can edit: %v", yamledit.Sanitize(err))
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("the ClusterConfiguration is not a YAML mapping")
@@ -194,7 +195,7 @@ func editDocument(content []byte, e documentEdit) ([]byte, error) {
 	// with the one change.
 	var before, want any
 	if err := yaml.Unmarshal(content, &want); err != nil {
-		return nil, fmt.Errorf("the ClusterConfiguration does not decode: %v", sanitize(err))
+		return nil, fmt.Errorf("the ClusterConfiguration does not decode: %v", yamledit.Sanitize(err))
 	}
 	_ = yaml.Unmarshal(content, &before)
 	root, ok := want.(map[string]any)
@@ -215,7 +216,7 @@ func editDocument(content []byte, e documentEdit) ([]byte, error) {
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(&doc); err != nil {
-		return nil, fmt.Errorf("encoding the ClusterConfiguration: %v", sanitize(err))
+		return nil, fmt.Errorf("encoding the ClusterConfiguration: %v", yamledit.Sanitize(err))
 	}
 	if !decodesTo(b.Bytes(), want) {
 		return nil, fmt.Errorf("editing %s would have changed more than %s; the ClusterConfiguration was left as it was", e.what, e.what)
@@ -233,7 +234,7 @@ func decodesTo(content []byte, want any) bool {
 func spliceCertSANs(lines []string, root *yaml.Node, sans []string) ([]string, bool) {
 	texts := make([]string, len(sans))
 	for i, s := range sans {
-		t, ok := kubeconfig.ScalarText(s)
+		t, ok := yamledit.ScalarText(s)
 		if !ok {
 			return nil, false
 		}
@@ -249,7 +250,7 @@ func spliceCertSANs(lines []string, root *yaml.Node, sans []string) ([]string, b
 		}
 		return out
 	}
-	apiKey, api := mapEntry(root, keyAPIServer)
+	apiKey, api := yamledit.MapEntry(root, keyAPIServer)
 	switch {
 	case api == nil:
 		// No apiServer: add it, with certSANs, kubeadm's way.
@@ -257,7 +258,7 @@ func spliceCertSANs(lines []string, root *yaml.Node, sans []string) ([]string, b
 	case api.Kind == yaml.MappingNode && api.Style&yaml.FlowStyle != 0 && len(api.Content) == 0 && api.Line == apiKey.Line:
 		// apiServer: {} becomes a block with certSANs.
 		line := lines[apiKey.Line-1]
-		start := columnOffset(line, api.Column)
+		start := yamledit.ColumnOffset(line, api.Column)
 		if start < 0 || !strings.HasPrefix(line[start:], "{}") || !leadingSpaces(line, apiKey.Column) {
 			return nil, false
 		}
@@ -268,7 +269,7 @@ func spliceCertSANs(lines []string, root *yaml.Node, sans []string) ([]string, b
 	case api.Kind != yaml.MappingNode || api.Style&yaml.FlowStyle != 0:
 		return nil, false
 	}
-	key, seq := mapEntry(api, keyCertSANs)
+	key, seq := yamledit.MapEntry(api, keyCertSANs)
 	if seq == nil {
 		return insertKey(lines, api, keyCertSANs, block(""))
 	}
@@ -290,7 +291,7 @@ func spliceCertSANs(lines []string, root *yaml.Node, sans []string) ([]string, b
 	case seq.Kind == yaml.SequenceNode && seq.Style&yaml.FlowStyle != 0 && seq.Line == key.Line:
 		// A flow sequence on the key's line: replaced by one in flow.
 		line := lines[seq.Line-1]
-		start := columnOffset(line, seq.Column)
+		start := yamledit.ColumnOffset(line, seq.Column)
 		end, ok := flowEnd(line, start)
 		if !ok {
 			return nil, false
@@ -304,11 +305,11 @@ func spliceCertSANs(lines []string, root *yaml.Node, sans []string) ([]string, b
 
 // spliceRemoveCertSANs removes the lines of apiServer.certSANs.
 func spliceRemoveCertSANs(lines []string, root *yaml.Node) ([]string, bool) {
-	apiKey, api := mapEntry(root, keyAPIServer)
+	apiKey, api := yamledit.MapEntry(root, keyAPIServer)
 	if api == nil || api.Kind != yaml.MappingNode || api.Style&yaml.FlowStyle != 0 {
 		return nil, false
 	}
-	key, seq := mapEntry(api, keyCertSANs)
+	key, seq := yamledit.MapEntry(api, keyCertSANs)
 	if seq == nil || !leadingSpaces(lines[key.Line-1], key.Column) {
 		return nil, false
 	}
@@ -321,7 +322,7 @@ func spliceRemoveCertSANs(lines []string, root *yaml.Node) ([]string, bool) {
 		}
 		last = l
 	case seq.Line == key.Line:
-		if end, ok := flowEnd(lines[key.Line-1], columnOffset(lines[key.Line-1], seq.Column)); seq.Kind != yaml.SequenceNode ||
+		if end, ok := flowEnd(lines[key.Line-1], yamledit.ColumnOffset(lines[key.Line-1], seq.Column)); seq.Kind != yaml.SequenceNode ||
 			!ok || strings.TrimSpace(lines[key.Line-1][end:]) != "" {
 			return nil, false
 		}
@@ -422,19 +423,6 @@ func leadingSpaces(line string, column int) bool {
 	return column >= 1 && len(line) >= column-1 && strings.Trim(line[:column-1], " ") == ""
 }
 
-// columnOffset turns the parser's 1-based column (in characters) into a
-// byte offset; -1 when the line is shorter.
-func columnOffset(line string, column int) int {
-	col := 1
-	for i := range line {
-		if col == column {
-			return i
-		}
-		col++
-	}
-	return -1
-}
-
 // flowEnd is the offset just past the flow sequence that starts at start
 // and ends on the same line.
 func flowEnd(line string, start int) (int, bool) {
@@ -466,23 +454,6 @@ func flowEnd(line string, start int) (int, bool) {
 	return 0, false
 }
 
-func mapEntry(m *yaml.Node, key string) (k, v *yaml.Node) {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i], m.Content[i+1]
-		}
-	}
-	return nil, nil
-}
-
-func mapValue(m *yaml.Node, key string) *yaml.Node {
-	_, v := mapEntry(m, key)
-	return v
-}
-
 // setMapValue sets key in m, adding it in sorted place when absent.
 func setMapValue(m *yaml.Node, key string, v *yaml.Node) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -500,15 +471,6 @@ func setMapValue(m *yaml.Node, key string, v *yaml.Node) {
 	}
 	k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}
 	m.Content = append(m.Content[:at], append([]*yaml.Node{k, v}, m.Content[at:]...)...)
-}
-
-// sanitize keeps YAML errors to their position.
-func sanitize(err error) error {
-	msg := err.Error()
-	if i := strings.Index(msg, ": "); strings.HasPrefix(msg, "yaml: line ") && i > 0 {
-		return errors.New(msg[:i])
-	}
-	return errors.New("the YAML does not decode")
 }
 
 // KubeconfigServer is the server of a kubeconfig's clusters (cluster-info

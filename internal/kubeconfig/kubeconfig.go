@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kha/terraform-provider-kha/internal/yamledit"
 )
 
 // Config is the part of a kubeconfig kha reads.
@@ -88,22 +90,12 @@ func (u User) UsesPlugin() bool {
 func Parse(content []byte) (*Config, error) {
 	var c Config
 	if err := yaml.Unmarshal(content, &c); err != nil {
-		return nil, fmt.Errorf("not a kubeconfig: %v", sanitize(err))
+		return nil, fmt.Errorf("not a kubeconfig: %v", yamledit.Sanitize(err))
 	}
 	if len(c.Clusters) == 0 {
 		return nil, errors.New("not a kubeconfig: it has no clusters")
 	}
 	return &c, nil
-}
-
-// sanitize keeps YAML errors to their position: their text may quote
-// the content, which holds keys.
-func sanitize(err error) error {
-	msg := err.Error()
-	if i := strings.Index(msg, ": "); strings.HasPrefix(msg, "yaml: line ") && i > 0 {
-		return errors.New(msg[:i])
-	}
-	return errors.New("the YAML does not decode")
 }
 
 // Selected are the clusters an edit applies to: the one named cluster,
@@ -165,30 +157,30 @@ func (c *Config) UserFor(cluster string) (user User, ok bool) {
 func SetServers(content []byte, servers map[string]string) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(content, &doc); err != nil {
-		return nil, fmt.Errorf("not a kubeconfig: %v", sanitize(err))
+		return nil, fmt.Errorf("not a kubeconfig: %v", yamledit.Sanitize(err))
 	}
 	nodes, err := serverNodes(&doc)
 	if err != nil {
 		return nil, err
 	}
-	var edits []edit
+	var edits []yamledit.Edit
 	for name, server := range servers {
 		n, ok := nodes[name]
 		if !ok {
 			return nil, fmt.Errorf("the kubeconfig has no cluster %q with a server", name)
 		}
 		if n.Value != server {
-			edits = append(edits, edit{node: n, value: server})
+			edits = append(edits, yamledit.Edit{Node: n, Value: server})
 		}
 	}
 	if len(edits) == 0 {
 		return content, nil
 	}
-	if out, ok := splice(content, edits); ok && sameExceptServers(content, out, servers) {
+	if out, ok := yamledit.Replace(content, edits...); ok && sameExceptServers(content, out, servers) {
 		return out, nil
 	}
 	for _, e := range edits {
-		e.node.Value, e.node.Style, e.node.Tag = e.value, 0, "!!str"
+		e.Node.Value, e.Node.Style, e.Node.Tag = e.Value, 0, "!!str"
 	}
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
@@ -202,137 +194,25 @@ func SetServers(content []byte, servers map[string]string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-type edit struct {
-	node  *yaml.Node
-	value string
-}
-
-// serverNodes finds clusters[*].cluster.server by cluster name.
 func serverNodes(doc *yaml.Node) (map[string]*yaml.Node, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("not a kubeconfig: the document is not a mapping")
 	}
-	clusters := mapValue(doc.Content[0], "clusters")
+	clusters := yamledit.MapValue(doc.Content[0], "clusters")
 	if clusters == nil || clusters.Kind != yaml.SequenceNode {
 		return nil, errors.New("not a kubeconfig: it has no clusters")
 	}
 	nodes := map[string]*yaml.Node{}
 	for _, entry := range clusters.Content {
-		name, cluster := mapValue(entry, "name"), mapValue(entry, "cluster")
+		name, cluster := yamledit.MapValue(entry, "name"), yamledit.MapValue(entry, "cluster")
 		if name == nil || cluster == nil {
 			continue
 		}
-		if server := mapValue(cluster, "server"); server != nil && server.Kind == yaml.ScalarNode {
+		if server := yamledit.MapValue(cluster, "server"); server != nil && server.Kind == yaml.ScalarNode && server.ShortTag() == "!!str" {
 			nodes[name.Value] = server
 		}
 	}
 	return nodes, nil
-}
-
-func mapValue(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// splice replaces each edited scalar's text in place. It handles plain
-// and quoted scalars on one line; anything else reports !ok.
-func splice(content []byte, edits []edit) ([]byte, bool) {
-	lines := bytes.SplitAfter(content, []byte("\n"))
-	for _, e := range edits {
-		n := e.node
-		if n.Line < 1 || n.Line > len(lines) || n.Column < 1 {
-			return nil, false
-		}
-		line := string(lines[n.Line-1])
-		start := columnOffset(line, n.Column)
-		if start < 0 {
-			return nil, false
-		}
-		end, ok := scalarEnd(line, start, n.Style)
-		if !ok {
-			return nil, false
-		}
-		replacement, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.value, Style: chosenQuotes(n)})
-		if err != nil {
-			return nil, false
-		}
-		lines[n.Line-1] = []byte(line[:start] + strings.TrimSuffix(string(replacement), "\n") + line[end:])
-	}
-	return bytes.Join(lines, nil), true
-}
-
-// chosenQuotes is the quoting style of a scalar whose file quotes it by
-// choice (Terraform's yamlencode quotes every value), which the value that
-// replaces it keeps, so that a value set and set back gives the file back
-// byte for byte. A style that is YAML's own for the value (plain, or the
-// quotes it needs) says nothing of the file: 0, YAML's own for the new
-// value.
-func chosenQuotes(n *yaml.Node) yaml.Style {
-	quotes := n.Style & (yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle)
-	natural, err := yaml.Marshal(n.Value)
-	if quotes == 0 || err != nil {
-		return 0
-	}
-	switch {
-	case natural[0] == '\'' && quotes == yaml.SingleQuotedStyle, natural[0] == '"' && quotes == yaml.DoubleQuotedStyle:
-		return 0
-	}
-	return quotes
-}
-
-// columnOffset turns yaml's 1-based column (in characters) into a byte
-// offset.
-func columnOffset(line string, column int) int {
-	col := 1
-	for i := range line {
-		if col == column {
-			return i
-		}
-		col++
-	}
-	return -1
-}
-
-// scalarEnd is the byte offset just past the scalar starting at start.
-func scalarEnd(line string, start int, style yaml.Style) (int, bool) {
-	rest := line[start:]
-	switch style {
-	case yaml.DoubleQuotedStyle:
-		for i := 1; i < len(rest); i++ {
-			switch rest[i] {
-			case '\\':
-				i++
-			case '"':
-				return start + i + 1, true
-			}
-		}
-		return 0, false
-	case yaml.SingleQuotedStyle:
-		for i := 1; i < len(rest); i++ {
-			if rest[i] == '\'' {
-				if i+1 < len(rest) && rest[i+1] == '\'' {
-					i++
-					continue
-				}
-				return start + i + 1, true
-			}
-		}
-		return 0, false
-	case 0:
-		end := len(strings.TrimRight(rest, "\r\n"))
-		if i := strings.Index(rest[:end], " #"); i >= 0 {
-			end = i
-		}
-		return start + len(strings.TrimRight(rest[:end], " \t")), true
-	}
-	return 0, false
 }
 
 // sameExceptServers says whether after decodes to before with the given
@@ -357,27 +237,4 @@ func sameExceptServers(before, after []byte, servers map[string]string) bool {
 		}
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-// ReplaceScalar returns content with the scalar n, located in content by
-// the YAML parser, replaced by value as YAML writes it: the bytes of that
-// one value change and nothing else. ok is false when n is not a
-// single-line plain or quoted scalar, or value does not fit on one line;
-// the caller then proves its own fallback.
-func ReplaceScalar(content []byte, n *yaml.Node, value string) ([]byte, bool) {
-	if n == nil || n.Kind != yaml.ScalarNode || strings.ContainsAny(value, "\r\n") {
-		return nil, false
-	}
-	return splice(content, []edit{{node: n, value: value}})
-}
-
-// ScalarText is value as a single-line YAML scalar (plain when YAML
-// allows, quoted otherwise); ok is false when it takes more than a line.
-func ScalarText(value string) (string, bool) {
-	b, err := yaml.Marshal(value)
-	text := strings.TrimSuffix(string(b), "\n")
-	if err != nil || strings.ContainsAny(text, "\r\n") {
-		return "", false
-	}
-	return text, true
 }
