@@ -16,14 +16,11 @@ import (
 
 func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state M
-	out, m, ok := r.onHost(ctx, req.State, &state, &resp.Diagnostics)
-	h := P(&state).fields()
+	out, m, rec, ok := r.onHost(ctx, req.State, req.Private, &state, &resp.Diagnostics)
+	h, own := P(&state).fields(), rec.Ownership
 	if !ok {
 		return
 	}
-	rec, d := readPrivateRecord(ctx, req.Private)
-	resp.Diagnostics.Append(d...)
-	own := rec.Ownership
 	timeout, d := h.Timeouts.Delete(ctx, defaultApplyTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {

@@ -6,7 +6,7 @@ if [ ! -f "$ca_cert" ] || [ ! -f "$ca_key" ]; then
 fi
 command -v openssl >/dev/null || { echo "openssl is not installed on the host" >&2; exit $EXIT_ISSUE; }
 safe_dir
-for t in "$target" "$key"; do (target=$t; regular_target) || exit $?; done
+for t in "$target" "$key"; do regular_target "$t"; done
 case $alg in
   RSA-2048|RSA-3072|RSA-4096) set -- -algorithm RSA -pkeyopt "rsa_keygen_bits:${alg#RSA-}" ;;
   ECDSA-P256) set -- -algorithm EC -pkeyopt ec_paramgen_curve:P-256 ;;

@@ -14,7 +14,7 @@ claim_record() {
   into_record
   if [ -f record ]; then ln -- record "$work/held-record" || exit $EXIT_RECORD; fi
   printf 'claim=%s\nnote=%s\nexisted=%s\n%s' "$claim" "$note" "$existed" "$made" >record.new &&
-    mv -fT -- record.new record || { cd -- "$work"; unclaim; exit $EXIT_RECORD; }
+    mv -fT -- record.new record || { cd -- "$work" || replaced; unclaim; exit "$EXIT_RECORD"; }
   cd -- "$work" || replaced
 }
 unclaim() {

@@ -1,5 +1,6 @@
 umask0=$(umask)
 safe_dir() {
+  # shellcheck disable=SC2046 # stat's five fields become $1 to $5
   set -- $(stat -L -c '%a %u %g %U %G' -- "$dir") || exit $EXIT_DIRECTORY
   perm=$1 special=0 why=
   case $perm in ????) special=${perm%???} perm=${perm#?} ;; esac
@@ -16,8 +17,9 @@ safe_dir() {
   exit $EXIT_UNSAFE_DIR
 }
 regular_target() {
-  if [ -L "$target" ] || { [ -e "$target" ] && [ ! -f "$target" ]; }; then
-    echo "refusing to manage $target: it is a symbolic link or not a regular file. Point the path at the file itself" >&2
+  set -- "${1-$target}"
+  if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then
+    echo "refusing to manage $1: it is a symbolic link or not a regular file. Point the path at the file itself" >&2
     exit $EXIT_NOT_FILE
   fi
 }
@@ -30,6 +32,7 @@ sweep() {
     find "$old" -maxdepth 0 -mmin +10 -exec rm -rf -- {} + 2>/dev/null
   done
 }
+# shellcheck disable=SC2154 # $rand is a parameter of each script that enters
 enter() {
   work=$dir/.$base.kha-$rand
   mkdir -m 0700 -- "$work" || exit $EXIT_WORK_DIR
@@ -53,6 +56,7 @@ replaced() {
   echo "the temporary directory $work was replaced while in use; nothing was changed" >&2
   exit $EXIT_REPLACED
 }
+# shellcheck disable=SC2154 # $limit is a parameter of each script that runs a command
 run() {
   if [ "$limit" != 0 ] && command -v timeout >/dev/null; then
     (cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 5 "$limit" sh -c "$1") </dev/null >log 2>&1
@@ -61,36 +65,37 @@ run() {
   fi
   status=$?
   while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <log >&2
-  return $status
+  return "$status"
 }
 restore() {
   trap '' HUP INT TERM
   if [ -e previous ] || [ -L previous ]; then
-    mv -fT -- previous "$target" || exit $EXIT_ROLLBACK
+    mv -fT -- previous "$target" || exit "$EXIT_ROLLBACK"
     failed=$EXIT_ROLLBACK
   else
-    rm -f -- "$target" || exit $EXIT_ROLLBACK
+    rm -f -- "$target" || exit "$EXIT_ROLLBACK"
     failed=$EXIT_REMOVED_NEW placed=0
   fi
   unclaim
   if [ -n "$reload" ]; then
     echo "--- the previous state was restored; running the reload command again:" >&2
-    run "$reload" || exit $failed
+    run "$reload" || exit "$failed"
   fi
   exit "$1"
 }
+# shellcheck disable=SC2154 # $rec is set by each script that keeps a record
 into_record() {
   if [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
     echo "$rec, kha's record of $target, is not a directory that $(id -un) owns (it is $(owner_of "$rec")'s): kha did not make it and does not use it: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
-    exit $EXIT_RECORD
+    exit "$EXIT_RECORD"
   fi
   cd -- "$rec" && [ -O . ] && [ . -ef "$rec" ] && [ ! -L "$rec" ] || {
     echo "$rec, kha's record of $target, was replaced while in use (someone else can write to $dir); nothing was changed" >&2
-    exit $EXIT_REPLACED
+    exit "$EXIT_REPLACED"
   }
 }
 record() {
-  held= held_note= existed=0 made=
+  held='' held_note='' existed=0 made=''
   [ -e "$rec" ] || [ -L "$rec" ] || return 0
   into_record
   if [ ! -f record ]; then

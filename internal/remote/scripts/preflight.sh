@@ -2,6 +2,7 @@ dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 if [ ! -d "$dir" ]; then
   [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
+  # shellcheck disable=SC2174 # the parents get the host's umask, as with mkdir -p alone
   mkdir -p -m 0755 -- "$dir" || exit $EXIT_DIRECTORY
 fi
 command -v timeout >/dev/null || { echo "the host has no timeout(1), which bounds the throwaway instance" >&2; exit $EXIT_NO_TIMEOUT; }

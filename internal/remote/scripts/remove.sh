@@ -1,6 +1,6 @@
 dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
-rec=$dir/.$base.kha held= existed=0 made= changed=0
+rec=$dir/.$base.kha held='' existed=0 made='' changed=0
 if [ -d "$dir" ]; then safe_dir; regular_target; fi
 [ -z "$claim" ] || record
 if [ -n "$held" ] && [ "$held" != "$claim" ]; then
