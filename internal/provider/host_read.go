@@ -113,12 +113,10 @@ func changedText(ctx context.Context, client *remote.Client, f remote.Item, seen
 
 func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state M
-	out, m, ok := r.onHost(ctx, req.State, &state, &resp.Diagnostics)
+	out, m, rec, ok := r.onHost(ctx, req.State, req.Private, &state, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	rec, d := readPrivateRecord(ctx, req.Private)
-	resp.Diagnostics.Append(d...)
 	h := P(&state).fields()
 	timeout, d := h.Timeouts.Read(ctx, defaultReadTimeout)
 	resp.Diagnostics.Append(d...)
@@ -148,8 +146,8 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 	if m.cfg.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
 		// Trust on first use turned on for an existing resource, or an
 		// import: the connection that read the files records the key.
-		if h.TrustedHostKey, d = trustedKeyOf(o.client); d.HasError() {
-			resp.Diagnostics.Append(d...)
+		h.TrustedHostKey, d = trustedKeyOf(o.client)
+		if resp.Diagnostics.Append(d...); d.HasError() {
 			return
 		}
 	}

@@ -338,21 +338,23 @@ func summary(d diag.Diagnostics) string {
 	return strings.Join(parts, "; ")
 }
 
-// onHost reads a state for Read and Delete: what it delivered, and the
-// connection it was delivered over. ok is false when the state delivered
-// nothing (or on error).
-func (r *hostResource[M, P]) onHost(ctx context.Context, st tfsdk.State, state *M, diags *diag.Diagnostics) (out rendered, m resolvedSSH, ok bool) {
+// onHost reads a state for Read and Delete: what it delivered, the
+// connection it was delivered over, and the private record. ok is false
+// when the state delivered nothing (or on error).
+func (r *hostResource[M, P]) onHost(ctx context.Context, st tfsdk.State, private privateState, state *M, diags *diag.Diagnostics) (out rendered, m resolvedSSH, rec privateRecord, ok bool) {
 	diags.Append(st.Get(ctx, state)...)
 	if diags.HasError() {
-		return out, m, false
+		return out, m, rec, false
 	}
 	h := P(state).fields()
 	out, d := P(state).render(nil)
 	diags.Append(d...)
 	if diags.HasError() || !delivered(out, h) {
-		return out, m, false
+		return out, m, rec, false
 	}
 	m, d = r.sshOf(ctx, h, h.TrustedHostKey)
 	diags.Append(d...)
-	return out, m, !diags.HasError()
+	rec, d = readPrivateRecord(ctx, private)
+	diags.Append(d...)
+	return out, m, rec, !diags.HasError()
 }
