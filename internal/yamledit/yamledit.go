@@ -149,7 +149,6 @@ func scalarEnd(line string, start int, n *yaml.Node) (int, bool) {
 	return 0, false
 }
 
-
 // ReplaceScalar returns content with the scalar n, located in content by
 // the YAML parser, replaced by value as YAML writes it: the bytes of that
 // one value change and nothing else. ok is false when n is not a
