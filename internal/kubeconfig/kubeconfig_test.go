@@ -99,11 +99,25 @@ func TestSetServersThereAndBack(t *testing.T) {
 	}
 }
 
-// A server in a flow mapping on one line with another key after it
-// cannot be spliced by the plain-scalar rule; the edit falls back to
-// encoding the document anew, which keeps its meaning.
+// A server in a flow mapping on one line with another key after it is
+// edited in place too: the value ends where the parser's value does, so
+// the comment and the layout stay.
+func TestSetServersInAFlowMapping(t *testing.T) {
+	in := "# kha test\nclusters:\n- {name: a, cluster: {server: https://a:1, insecure-skip-tls-verify: true}}\nusers: [{name: u, user: {token: t0k}}]\n"
+	out, err := SetServers([]byte(in), map[string]string{"a": "https://b:2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(in, "https://a:1", "https://b:2", 1); string(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// A server the plain-scalar rule cannot splice (a value folded over two
+// lines) falls back to encoding the document anew, which keeps its
+// meaning.
 func TestSetServersFallsBackToEncoding(t *testing.T) {
-	in := "clusters:\n- {name: a, cluster: {server: https://a:1, insecure-skip-tls-verify: true}}\nusers: [{name: u, user: {token: t0k}}]\n"
+	in := "clusters:\n- name: a\n  cluster:\n    server: https://a:1\n      /x\n    insecure-skip-tls-verify: true\nusers: [{name: u, user: {token: t0k}}]\n"
 	out, err := SetServers([]byte(in), map[string]string{"a": "https://b:2"})
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +125,9 @@ func TestSetServersFallsBackToEncoding(t *testing.T) {
 	c, err := Parse(out)
 	if err != nil || c.Clusters[0].Cluster.Server != "https://b:2" || !c.Clusters[0].Cluster.InsecureSkipTLSVerify || c.Users[0].User.Token != "t0k" {
 		t.Fatalf("re-encoded kubeconfig lost meaning: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "/x") {
+		t.Fatalf("the old value's second line is left:\n%s", out)
 	}
 }
 

@@ -345,9 +345,9 @@ func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 		s.Backends = append(s.Backends, lbconfig.Backend{Name: b.Name.ValueString(), Address: b.Address.ValueString(), Port: int(b.Port.ValueInt64())})
 	}
 	// The schema's validators admit only durations Go parses.
-	s.Timeouts.Connect, _ = time.ParseDuration(m.ConnectTimeout.ValueString())
-	s.Timeouts.Client, _ = time.ParseDuration(m.ClientTimeout.ValueString())
-	s.Timeouts.Server, _ = time.ParseDuration(m.ServerTimeout.ValueString())
+	s.Timeouts.Connect = durationOf(m.ConnectTimeout)
+	s.Timeouts.Client = durationOf(m.ClientTimeout)
+	s.Timeouts.Server = durationOf(m.ServerTimeout)
 	for _, b := range m.Backends {
 		s.AnonymousAuthOff = s.AnonymousAuthOff || (known(b.AnonymousAuth) && !b.AnonymousAuth.ValueBool())
 		s.APIServer = demanding(s.APIServer, b)
@@ -371,7 +371,7 @@ func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 // load balancer must meet: the shortest shutdown delay, the longest
 // minimum request timeout.
 func demanding(f endpoints.APIServerFlags, b lbBackendModel) endpoints.APIServerFlags {
-	if d, err := time.ParseDuration(b.ShutdownDelay.ValueString()); err == nil && (f.ShutdownDelay == nil || d < *f.ShutdownDelay) {
+	if d := durationOf(b.ShutdownDelay); known(b.ShutdownDelay) && (f.ShutdownDelay == nil || d < *f.ShutdownDelay) {
 		f.ShutdownDelay = &d
 	}
 	if known(b.MinRequestTimeout) {

@@ -305,11 +305,11 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 		PodEndpointOverride:    m.PodEndpointOverride.ValueString(),
 		APIServer:              m.apiserverFlags(),
 	}
-	in.LBIdleTimeout, _ = time.ParseDuration(m.LBIdleTimeout.ValueString())
+	in.LBIdleTimeout = durationOf(m.LBIdleTimeout)
 	if hc := m.LBHealthCheck; hc != nil {
 		// The schema's validators admit only durations Go parses.
-		in.LBHealthCheck.Interval, _ = time.ParseDuration(hc.Interval.ValueString())
-		in.LBHealthCheck.Timeout, _ = time.ParseDuration(hc.Timeout.ValueString())
+		in.LBHealthCheck.Interval = durationOf(hc.Interval)
+		in.LBHealthCheck.Timeout = durationOf(hc.Timeout)
 		in.LBHealthCheck.HealthyThreshold = int(hc.HealthyThreshold.ValueInt64())
 		in.LBHealthCheck.UnhealthyThreshold = int(hc.UnhealthyThreshold.ValueInt64())
 	}
@@ -347,7 +347,7 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 // apiserverFlags are the apiserver flags set in m.
 func (m *clusterEndpointsModel) apiserverFlags() endpoints.APIServerFlags {
 	var f endpoints.APIServerFlags
-	if d, err := time.ParseDuration(m.ShutdownDelay.ValueString()); err == nil {
+	if d := durationOf(m.ShutdownDelay); known(m.ShutdownDelay) {
 		f.ShutdownDelay = &d
 	}
 	if known(m.MinRequestTimeout) {

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -79,14 +78,14 @@ const kubeadmCA = "/etc/kubernetes/pki/ca.crt"
 func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	s := m.lbConfigModel.sharedSpec(haproxyKind)
 	s.Runtime.StatsSocket = m.StatsSocket.ValueString()
-	s.Servers.SlowStart, _ = time.ParseDuration(m.SlowStart.ValueString())
+	s.Servers.SlowStart = durationOf(m.SlowStart)
 	s.Servers.MaxConn = int(m.ServerMaxConn.ValueInt64())
 	s.Servers.MaxQueue = int(m.ServerMaxQueue.ValueInt64())
 	hc := m.HealthCheck
 	if hc == nil {
 		hc = &healthCheckModel{}
 	}
-	interval, _ := time.ParseDuration(hc.Interval.ValueString())
+	interval := durationOf(hc.Interval)
 	s.HealthCheck = lbconfig.HealthCheck{Type: hc.Type.ValueString(), Path: hc.Path.ValueString(), CAFile: hc.CAFile.ValueString(),
 		InsecureSkipVerify: hc.InsecureSkipVerify.ValueBool(), ClientCert: hc.ClientCert.ValueString(), Interval: interval,
 		Fall: int(hc.Fall.ValueInt64()), Rise: int(hc.Rise.ValueInt64())}

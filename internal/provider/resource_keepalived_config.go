@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -164,8 +163,8 @@ func (m *keepalivedConfigModel) spec() keepalived.Spec {
 		TrackCommand: m.TrackCommand.ValueString(), NoPreempt: m.NoPreempt.ValueBool(), PreviousVIPs: m.previousVIPs}
 	// The schema's validators admit only durations Go parses; unknown
 	// (a new resource's plan) leaves the default.
-	s.AdvertInterval, _ = time.ParseDuration(m.AdvertInterval.ValueString())
-	s.PreemptDelay, _ = time.ParseDuration(m.PreemptDelay.ValueString())
+	s.AdvertInterval = durationOf(m.AdvertInterval)
+	s.PreemptDelay = durationOf(m.PreemptDelay)
 	if m.trackScript() != "" {
 		s.TrackCommand = m.TrackScriptPath.ValueString()
 	}

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -74,7 +73,7 @@ func (m *nginxConfigModel) spec() lbconfig.Spec {
 	s.HealthCheck.InsecureSkipVerify = true
 	s.AnonymousAuthOff = false
 	s.Runtime.NginxWorkerConnections = int(m.WorkerConnections.ValueInt64())
-	s.Servers.FailTimeout, _ = time.ParseDuration(m.FailTimeout.ValueString())
+	s.Servers.FailTimeout = durationOf(m.FailTimeout)
 	return s
 }
 

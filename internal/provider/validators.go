@@ -3,8 +3,10 @@ package provider
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -19,8 +21,34 @@ var portValidator = []validator.Int64{int64validator.Between(1, 65535)}
 // durationPattern accepts what Go, HAProxy and nginx all parse.
 var durationPattern = regexp.MustCompile(`^[0-9]+(ms|s|m|h)$`)
 
-func durationValidator() validator.String {
-	return stringvalidator.RegexMatches(durationPattern, `must be a duration such as "500ms", "10s" or "10m"`)
+// durationValidator accepts a duration that durationPattern matches and
+// Go's time.Duration holds (up to about 290 years): the value the
+// resource uses (durationOf), parsed here with its error.
+func durationValidator() validator.String { return durationCheck{} }
+
+type durationCheck struct{}
+
+func (durationCheck) Description(context.Context) string {
+	return `a duration such as "500ms", "10s" or "10m"`
+}
+
+func (c durationCheck) MarkdownDescription(ctx context.Context) string { return c.Description(ctx) }
+
+func (c durationCheck) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if !known(req.ConfigValue) {
+		return
+	}
+	s := req.ConfigValue.ValueString()
+	if !durationPattern.MatchString(s) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Duration",
+			fmt.Sprintf("%s must be %s, got: %q.", req.Path, c.Description(ctx), s))
+		return
+	}
+	if _, err := time.ParseDuration(s); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Duration",
+			fmt.Sprintf("%s is %q, longer than a duration can be (at most %s): set a shorter one.", req.Path, s,
+				time.Duration(math.MaxInt64).Truncate(time.Hour)))
+	}
 }
 
 // validateCommandPaths says what a validate_command gets: internal/remote

@@ -1,11 +1,16 @@
 package provider
 
 import (
+	"context"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
@@ -91,5 +96,39 @@ func TestValidateCommandDescriptions(t *testing.T) {
 	}
 	if found < 5 { // kha_file, kha_haproxy_config, kha_nginx_config, kha_keepalived_config, kha_etcd_access
 		t.Errorf("%d resources have validate_command, want 5 or more", found)
+	}
+}
+
+// TestDurationValidator: a duration is refused at plan time, at its
+// attribute, when it does not match or does not fit Go's time.Duration
+// (which the resources would otherwise have read as 0).
+func TestDurationValidator(t *testing.T) {
+	at := path.Root("health_check").AtName("interval")
+	for value, want := range map[string]string{
+		"10s":                   "",
+		"500ms":                 "",
+		"2562047h":              "",
+		"10":                    `health_check.interval must be a duration such as "500ms", "10s" or "10m", got: "10".`,
+		"1.5s":                  `must be a duration such as`,
+		"2562048h":              `health_check.interval is "2562048h", longer than a duration can be (at most 2562047h0m0s)`,
+		"99999999999999999999s": `longer than a duration can be`,
+	} {
+		resp := &validator.StringResponse{}
+		durationValidator().ValidateString(context.Background(), validator.StringRequest{Path: at, ConfigValue: types.StringValue(value)}, resp)
+		switch {
+		case want == "" && resp.Diagnostics.HasError():
+			t.Errorf("%q refused: %v", value, resp.Diagnostics)
+		case want != "" && (!resp.Diagnostics.HasError() || !strings.Contains(summary(resp.Diagnostics), want)):
+			t.Errorf("%q: got %v, want an error with %q", value, resp.Diagnostics, want)
+		case want != "" && !resp.Diagnostics.Errors()[0].(diag.DiagnosticWithPath).Path().Equal(at):
+			t.Errorf("%q: the error is not at %s", value, at)
+		}
+	}
+	for _, v := range []types.String{types.StringNull(), types.StringUnknown()} {
+		resp := &validator.StringResponse{}
+		durationValidator().ValidateString(context.Background(), validator.StringRequest{Path: at, ConfigValue: v}, resp)
+		if resp.Diagnostics.HasError() {
+			t.Errorf("%v refused: %v", v, resp.Diagnostics)
+		}
 	}
 }

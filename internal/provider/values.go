@@ -73,13 +73,21 @@ func stringMap(values map[string]string) types.Map {
 	return types.MapValueMust(types.StringType, m)
 }
 
-// durationOr is a duration attribute's value, or def where it does not
-// parse: unknown in a new resource's plan, where def is its default.
+// durationOr is a duration attribute's value, or def where it is null or
+// unknown (in a new resource's plan, where def is its default).
 func durationOr(v types.String, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(v.ValueString()); err == nil {
-		return d
+	if !known(v) {
+		return def
 	}
-	return def
+	return durationOf(v)
+}
+
+// durationOf is a duration attribute's value; 0 when null or unknown.
+// durationValidator parsed it at validation, with its error: a value that
+// reaches a resource parses.
+func durationOf(v types.String) time.Duration {
+	d, _ := time.ParseDuration(v.ValueString())
+	return d
 }
 
 // known reports whether a value is neither null nor unknown.
