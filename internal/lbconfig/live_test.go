@@ -780,7 +780,7 @@ func TestLiveMetricsStayOnLoopback(t *testing.T) {
 				dir := t.TempDir()
 				spec := Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: 6443}, {Address: "::1", Port: 6443}},
 					Backends:        []Backend{{Name: "cp1", Address: "198.51.100.11", Port: 6443}},
-					HealthcheckPort: 8081, HealthCheck: HealthCheck{InsecureSkipVerify: true},
+					HealthcheckPort: 8081, HealthcheckListen: HealthcheckListenAll, HealthCheck: HealthCheck{InsecureSkipVerify: true},
 					Observability: Observability{Metrics: true, ExposeMetrics: exposed},
 					Runtime:       Runtime{PIDFile: filepath.Join(dir, "lb.pid"), NginxStreamModule: streamModule}}
 				render, metricsPath, marker := RenderHAProxy, "/metrics", "haproxy_process_"
@@ -826,6 +826,51 @@ func TestLiveMetricsStayOnLoopback(t *testing.T) {
 					served := err == nil && status == http.StatusOK && strings.Contains(body, marker)
 					if served != exposed {
 						t.Errorf("%s%s on the node address: %d %v (served: %v, want %v):\n%.300s", base, metricsPath, status, err, served, exposed, body)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestLiveHealthPortListens: the real HAProxy and nginx answer /healthz
+// on the host's loopback, and on the node's addresses only with
+// healthcheck_listen = "all" (an external load balancer's default).
+func TestLiveHealthPortListens(t *testing.T) {
+	testhost.Real(t, "running load balancers")
+	for _, kind := range []Kind{HAProxy, Nginx} {
+		for _, listen := range []string{HealthcheckListenLoopback, HealthcheckListenAll} {
+			t.Run(fmt.Sprintf("%s %s", kind, listen), func(t *testing.T) {
+				dir := t.TempDir()
+				spec := Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: 6443}, {Address: "::1", Port: 6443}},
+					Backends:        []Backend{{Name: "cp1", Address: "198.51.100.11", Port: 6443}},
+					HealthcheckPort: 8081, HealthcheckListen: listen, HealthCheck: HealthCheck{InsecureSkipVerify: true},
+					Runtime: Runtime{PIDFile: filepath.Join(dir, "lb.pid"), NginxStreamModule: streamModule}}
+				render := RenderHAProxy
+				args := []string{requireBinary(t, "haproxy"), "-db", "-f", filepath.Join(dir, "lb.conf")}
+				if kind == Nginx {
+					render = RenderNginx
+					args = []string{requireBinary(t, "nginx"), "-p", dir, "-e", "stderr", "-c", filepath.Join(dir, "lb.conf"), "-g", "daemon off;"}
+				}
+				text, err := render(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "lb.conf"), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				node := startInNetns(t, dir, args...)
+				healthy := func(base string) bool {
+					status, _, _, err := node.get(base + "/healthz")
+					return err == nil && status == http.StatusOK
+				}
+				waitFor(t, 10*time.Second, string(kind)+" serving /healthz on loopback", func() bool { return healthy("http://127.0.0.1:8081") })
+				if !healthy("http://[::1]:8081") {
+					t.Errorf("http://[::1]:8081/healthz does not answer")
+				}
+				for _, base := range []string{"http://" + net.JoinHostPort(node.nodeIPv4, "8081"), "http://" + net.JoinHostPort(node.nodeIPv6, "8081")} {
+					if got, want := healthy(base), listen == HealthcheckListenAll; got != want {
+						t.Errorf("%s/healthz answers: %v, want %v", base, got, want)
 					}
 				}
 			})

@@ -37,6 +37,16 @@ func isIPv6(address string) bool {
 }
 
 // hasIPv6 says whether the health endpoint also binds the IPv6 wildcard.
+// healthOnLoopback says whether the health port binds the host's loopback
+// only: as HealthcheckListen says, and always for a throwaway instance.
+func (s Spec) healthOnLoopback() bool {
+	listen := s.HealthcheckListen
+	if listen == "" {
+		listen = DefaultHealthcheckListen(s.Role)
+	}
+	return s.Runtime.HealthOnLoopback || listen == HealthcheckListenLoopback
+}
+
 func (s Spec) hasIPv6() bool {
 	for _, l := range s.Listen {
 		if isIPv6(l.Address) {
@@ -98,8 +108,11 @@ func RenderHAProxy(spec Spec) (string, error) {
 		w("frontend %s", healthzFrontend)
 		w("    mode http")
 		w("    no log")
-		if s.Runtime.HealthOnLoopback {
+		if s.healthOnLoopback() {
 			w("    bind 127.0.0.1:%d", s.HealthcheckPort)
+			if s.hasIPv6() && !s.Runtime.HealthOnLoopback {
+				w("    bind [::1]:%d v6only", s.HealthcheckPort)
+			}
 		} else {
 			w("    bind 0.0.0.0:%d", s.HealthcheckPort)
 			if s.hasIPv6() {
@@ -285,6 +298,8 @@ func RenderNginx(spec Spec) (string, error) {
 		switch {
 		case s.Runtime.HealthOnLoopback:
 			server(loopback[:1], s.Observability.Metrics)
+		case s.healthOnLoopback():
+			server(loopback, s.Observability.Metrics)
 		case s.Observability.ExposeMetrics || !s.Observability.Metrics:
 			server(all, s.Observability.Metrics)
 		default:

@@ -58,7 +58,7 @@ func specMatrix() map[string]Spec {
 			Observability: Observability{Logs: true, LogTarget: LogStdout, Metrics: true}},
 		"node-local-tcp-check-fallback-vip": {Listen: loop4, Backends: threeBackends, HealthCheck: HealthCheck{Type: CheckTCP},
 			AnonymousAuthOff: true, Fallback: &Backend{Name: "fallback", Address: "10.0.0.100", Port: 8443}},
-		"kubespray-values": {Listen: loop4, Backends: threeBackends, HealthcheckPort: 8081,
+		"kubespray-values": {Listen: loop4, Backends: threeBackends, HealthcheckPort: 8081, HealthcheckListen: HealthcheckListenAll,
 			HealthCheck: HealthCheck{Path: "/healthz", Interval: 15 * time.Second, InsecureSkipVerify: true},
 			Timeouts:    Timeouts{Connect: 30 * time.Second, Client: 5 * time.Minute, Server: 15 * time.Minute},
 			Servers:     Servers{SlowStart: time.Minute, MaxConn: 1000, MaxQueue: 256, FailTimeout: 10 * time.Second},
@@ -242,13 +242,23 @@ func TestRenderMetricsOnLoopbackOnly(t *testing.T) {
 		// where it is served.
 		ngxServers [][]string
 	}{
-		{name: "default", tune: func(*Spec) {}, hapBinds: everyAddress, hapRule: loopbackOnly, ngxServers: [][]string{
-			{"listen 8081", "listen [::]:8081 ipv6only=on"},
-			{"listen 127.0.0.1:8081", "listen [::1]:8081", "stub_status"}}},
-		{name: "exposed", tune: func(s *Spec) { s.Observability.ExposeMetrics = true }, hapBinds: everyAddress, hapRule: everywhere,
-			ngxServers: [][]string{{"listen 8081", "listen [::]:8081 ipv6only=on", "stub_status"}}},
-		{name: "off", tune: func(s *Spec) { s.Observability.Metrics = false }, hapBinds: everyAddress,
+		{name: "default of a node-local load balancer: loopback", tune: func(*Spec) {},
+			hapBinds: []string{"bind 127.0.0.1:8081", "bind [::1]:8081 v6only"}, hapRule: loopbackOnly,
+			ngxServers: [][]string{{"listen 127.0.0.1:8081", "listen [::1]:8081", "stub_status"}}},
+		{name: "every address", tune: func(s *Spec) { s.HealthcheckListen = HealthcheckListenAll }, hapBinds: everyAddress,
+			hapRule: loopbackOnly, ngxServers: [][]string{
+				{"listen 8081", "listen [::]:8081 ipv6only=on"},
+				{"listen 127.0.0.1:8081", "listen [::1]:8081", "stub_status"}}},
+		{name: "default of an external load balancer: every address", tune: func(s *Spec) { s.Role = External }, hapBinds: everyAddress,
+			hapRule: loopbackOnly, ngxServers: [][]string{
+				{"listen 8081", "listen [::]:8081 ipv6only=on"},
+				{"listen 127.0.0.1:8081", "listen [::1]:8081", "stub_status"}}},
+		{name: "exposed", tune: func(s *Spec) { s.HealthcheckListen, s.Observability.ExposeMetrics = HealthcheckListenAll, true },
+			hapBinds: everyAddress, hapRule: everywhere, ngxServers: [][]string{{"listen 8081", "listen [::]:8081 ipv6only=on", "stub_status"}}},
+		{name: "off", tune: func(s *Spec) { s.HealthcheckListen, s.Observability.Metrics = HealthcheckListenAll, false }, hapBinds: everyAddress,
 			ngxServers: [][]string{{"listen 8081", "listen [::]:8081 ipv6only=on"}}},
+		{name: "off, on loopback", tune: func(s *Spec) { s.Observability.Metrics = false },
+			hapBinds: []string{"bind 127.0.0.1:8081", "bind [::1]:8081 v6only"}, ngxServers: [][]string{{"listen 127.0.0.1:8081", "listen [::1]:8081"}}},
 		{name: "throwaway instance", tune: func(s *Spec) { s.Runtime.HealthOnLoopback = true }, hapBinds: []string{"bind 127.0.0.1:8081"},
 			hapRule: loopbackOnly, ngxServers: [][]string{{"listen 127.0.0.1:8081", "stub_status"}}},
 	} {
@@ -341,6 +351,7 @@ func TestStaticPods(t *testing.T) {
 		{"haproxy-client-cert-pod.yaml", Pod{Kind: HAProxy, ConfigDir: "/etc/haproxy", ConfigSHA256: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881", CAFile: goldenCA,
 			ClientCert: "/etc/kubernetes/pki/apiserver-kubelet-client.crt"}},
 		{"nginx-proxy-pod.yaml", Pod{Kind: Nginx, ConfigDir: "/etc/nginx", ConfigSHA256: "a1fce4363854ff888cff4b8e7875d600c2682390412a8cf79b37d0b11148b0fa", Image: "registry.example/nginx:1.30", CPURequest: "50m"}},
+		{"nginx-proxy-loopback-health-pod.yaml", Pod{Kind: Nginx, ConfigDir: "/etc/nginx", ConfigSHA256: "a1fce4363854ff888cff4b8e7875d600c2682390412a8cf79b37d0b11148b0fa", HealthcheckPort: 8081, HealthOnLoopback: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := RenderStaticPod(tc.pod)
@@ -357,6 +368,12 @@ func TestStaticPods(t *testing.T) {
 			if want := map[bool]int{false: 0, true: tc.pod.HealthcheckPort}[tc.pod.HealthcheckPort != 0]; c.LivenessProbe.HTTPGet.Port != want ||
 				c.ReadinessProbe.HTTPGet.Port != want {
 				t.Errorf("probes on %d/%d, want %d", c.LivenessProbe.HTTPGet.Port, c.ReadinessProbe.HTTPGet.Port, want)
+			}
+			// With hostNetwork, the kubelet asks the node's address unless
+			// told: a health port on loopback needs 127.0.0.1.
+			if want := map[bool]string{true: "127.0.0.1"}[tc.pod.HealthOnLoopback]; c.LivenessProbe.HTTPGet.Host != want ||
+				c.ReadinessProbe.HTTPGet.Host != want {
+				t.Errorf("probes ask %q/%q, want %q", c.LivenessProbe.HTTPGet.Host, c.ReadinessProbe.HTTPGet.Host, want)
 			}
 			mounts := map[string]string{}
 			for _, m := range c.VolumeMounts {
@@ -520,5 +537,32 @@ func BenchmarkRender(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestHealthPortConflicts: a health port on loopback collides only with a
+// listener that loopback reaches; on every address, with any listener.
+func TestHealthPortConflicts(t *testing.T) {
+	for _, c := range []struct {
+		role            Role
+		listen, address string
+		conflict        bool
+	}{
+		{External, HealthcheckListenLoopback, "10.0.0.100", false},
+		{External, HealthcheckListenLoopback, "0.0.0.0", true},
+		{External, HealthcheckListenAll, "10.0.0.100", true},
+		{NodeLocal, "", "127.0.0.1", true},
+		{NodeLocal, HealthcheckListenLoopback, "::1", true},
+	} {
+		s := specMatrix()["node-local-ipv4"]
+		s.Role, s.HealthcheckListen, s.HealthcheckPort = c.role, c.listen, 8443
+		s.Listen = []ListenAddr{{Address: c.address, Port: 8443}}
+		got := false
+		for _, p := range s.Validate() {
+			got = got || p.Path.String() == "healthcheck_port"
+		}
+		if got != c.conflict {
+			t.Errorf("%s, healthcheck_listen %q, listen %s: conflict %v, want %v (%v)", c.role, c.listen, c.address, got, c.conflict, s.Validate())
+		}
 	}
 }

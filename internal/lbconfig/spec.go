@@ -8,6 +8,7 @@ package lbconfig
 import (
 	"fmt"
 	"github.com/kha/terraform-provider-kha/internal/problem"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -119,6 +120,29 @@ const (
 	MetricsListenAll = "all"
 )
 
+// Where the health port answers (the resources' healthcheck_listen).
+const (
+	// HealthcheckListenLoopback binds the health port on the host's
+	// loopback only: what a node-local load balancer needs, whose checks
+	// (the kubelet's probes of a static pod, a monitoring agent on the
+	// node) run on the node.
+	HealthcheckListenLoopback = "loopback"
+	// HealthcheckListenAll binds it on every address: what an external
+	// load balancer needs, which a cloud load balancer or a probe on
+	// another host checks.
+	HealthcheckListenAll = "all"
+)
+
+// DefaultHealthcheckListen is where a load balancer of role answers its
+// health port unless told: on loopback for a node-local one, on every
+// address for an external one.
+func DefaultHealthcheckListen(role Role) string {
+	if role == External {
+		return HealthcheckListenAll
+	}
+	return HealthcheckListenLoopback // NodeLocal, also unset
+}
+
 // Log targets.
 const (
 	LogStdout = "stdout"
@@ -162,15 +186,18 @@ type Spec struct {
 	// used only while it is down (a control-plane node's own apiserver).
 	LocalFirst string
 	// HealthcheckPort, when not 0, serves /healthz for the load balancer
-	// itself on every address (kubespray's healthcheck port), and the
-	// metrics (Observability) on loopback.
+	// itself (kubespray's healthcheck port), on the addresses
+	// HealthcheckListen says, and the metrics (Observability) on loopback.
 	HealthcheckPort int
-	HealthCheck     HealthCheck
-	Timeouts        Timeouts
-	Servers         Servers
-	Observability   Observability
-	MaxConn         int // default 4000
-	Runtime         Runtime
+	// HealthcheckListen is HealthcheckListenLoopback or
+	// HealthcheckListenAll; "" is DefaultHealthcheckListen of the role.
+	HealthcheckListen string
+	HealthCheck       HealthCheck
+	Timeouts          Timeouts
+	Servers           Servers
+	Observability     Observability
+	MaxConn           int // default 4000
+	Runtime           Runtime
 	// APIServer are the backends' kube-apiserver flags, where known:
 	// CheckTiming checks the load balancer against them.
 	APIServer endpoints.APIServerFlags
@@ -304,11 +331,29 @@ func (s Spec) Validate() problem.Problems {
 			ps.SchemaErrorf(problem.Root("healthcheck_port"), "Invalid port", "healthcheck_port is %d; a TCP port is between 1 and 65535.", s.HealthcheckPort)
 		}
 		for _, l := range s.Listen {
-			if l.Port == s.HealthcheckPort {
+			if l.Port != s.HealthcheckPort {
+				continue
+			}
+			if !s.healthOnLoopback() {
 				ps.Errorf(problem.Root("healthcheck_port"), "Port conflict",
 					"healthcheck_port %d binds every address, which includes the listen address %s.", s.HealthcheckPort, endpoints.HostPort(l.Address, l.Port))
+			} else if ip := net.ParseIP(l.Address); ip == nil || ip.IsLoopback() || ip.IsUnspecified() {
+				ps.Errorf(problem.Root("healthcheck_port"), "Port conflict",
+					"healthcheck_port %d binds the host's loopback (healthcheck_listen = \"loopback\"), which includes the listen address %s.", s.HealthcheckPort, endpoints.HostPort(l.Address, l.Port))
 			}
 		}
+	}
+	switch s.HealthcheckListen {
+	case "", HealthcheckListenLoopback, HealthcheckListenAll:
+	default:
+		ps.SchemaErrorf(problem.Root("healthcheck_listen"), "Invalid health port address", "healthcheck_listen is %q; use %q or %q.",
+			s.HealthcheckListen, HealthcheckListenLoopback, HealthcheckListenAll)
+	}
+	if s.Observability.ExposeMetrics && s.HealthcheckPort != 0 && s.healthOnLoopback() && !s.Runtime.HealthOnLoopback {
+		ps.Errorf(problem.Root("metrics_listen"), "Nothing to expose on",
+			"metrics_listen = %q serves the metrics on every address of healthcheck_port, but healthcheck_listen = %q binds "+
+				"it on the host's loopback only: set healthcheck_listen = %q too, or leave metrics_listen at %q.",
+			MetricsListenAll, HealthcheckListenLoopback, HealthcheckListenAll, MetricsListenLoopback)
 	}
 	hc, hcAt := s.HealthCheck, problem.Root("health_check")
 	if !strings.HasPrefix(hc.Path, "/") || strings.ContainsAny(hc.Path, "\"'#\\") || !isPrintableASCII(hc.Path) {

@@ -36,6 +36,10 @@ type Pod struct {
 	ConfigSHA256 string
 	// HealthcheckPort, when not 0, gets liveness and readiness probes.
 	HealthcheckPort int
+	// HealthOnLoopback: the health port answers on the host's loopback
+	// only, so the probes ask 127.0.0.1 (the kubelet's default is the
+	// pod's IP, which with hostNetwork is the node's).
+	HealthOnLoopback bool
 	// CAFile, when set, is mounted read-only at the same path so health
 	// checks inside the pod can verify the apiservers.
 	CAFile string
@@ -137,6 +141,9 @@ func RenderStaticPod(p Pod) (string, error) {
 		for _, probe := range []string{"livenessProbe", "readinessProbe"} {
 			w("      %s:", probe)
 			w("        httpGet:")
+			if p.HealthOnLoopback {
+				w("          host: 127.0.0.1")
+			}
 			w("          path: /healthz")
 			w("          port: %d", p.HealthcheckPort)
 		}

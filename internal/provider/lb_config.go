@@ -61,6 +61,7 @@ type lbConfigModel struct {
 	Balance           types.String     `tfsdk:"balance"`
 	LocalFirst        types.String     `tfsdk:"local_first"`
 	HealthcheckPort   types.Int64      `tfsdk:"healthcheck_port"`
+	HealthcheckListen types.String     `tfsdk:"healthcheck_listen"`
 	ConnectTimeout    types.String     `tfsdk:"connect_timeout"`
 	ClientTimeout     types.String     `tfsdk:"client_timeout"`
 	ServerTimeout     types.String     `tfsdk:"server_timeout"`
@@ -208,11 +209,22 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 		},
 		"healthcheck_port": schema.Int64Attribute{
 			Optional: true, Validators: portValidator,
-			MarkdownDescription: "Port serving `/healthz` for the load balancer itself, on all addresses " +
-				"(`kha_cluster_endpoints`' `local_lb.healthcheck_port`), and the `metrics` on the host's loopback only " +
+			MarkdownDescription: "Port serving `/healthz` for the load balancer itself, on the addresses `healthcheck_listen` " +
+				"says (`kha_cluster_endpoints`' `local_lb.healthcheck_port`), and the `metrics` on the host's loopback only " +
 				"(see `metrics_listen`). Static pods get liveness and readiness probes on it. " +
 				"With `role = \"external\"`, HAProxy's `/healthz` fails while no apiserver is up, so `kha_keepalived_config`'s track script " +
 				"moves the VIP to a load balancer that reaches the control plane; nginx's reports only that nginx runs.",
+		},
+		"healthcheck_listen": schema.StringAttribute{
+			Optional: true, Computed: true,
+			Validators: []validator.String{stringvalidator.OneOf(lbconfig.HealthcheckListenLoopback, lbconfig.HealthcheckListenAll)},
+			MarkdownDescription: "Where `healthcheck_port` answers: `loopback` (`127.0.0.1`, and `[::1]` with an IPv6 listen " +
+				"address), or `all` addresses. Default: `loopback` for `role = \"node_local\"`, whose checks run on the node " +
+				"(a static pod's probes, which then ask `127.0.0.1`; a monitoring agent on the host), and `all` for " +
+				"`role = \"external\"`, which a cloud load balancer or another host checks (keepalived's track script on " +
+				"the same host reads loopback either way). Unlike kubespray, whose node-local proxy answers its health " +
+				"port on every address of every node, a node-local load balancer tells nobody outside the node whether it " +
+				"runs unless this is `all`.",
 		},
 		"connect_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
 			MarkdownDescription: "Timeout of a connection to an apiserver. Default `1s`, as kubespray's nginx (`proxy_connect_timeout`). " +
@@ -341,6 +353,10 @@ func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 		Runtime:         lbconfig.Runtime{PIDFile: m.PIDFile.ValueString()},
 	}
 	s.Listen = m.listenAddrs()
+	s.HealthcheckListen = m.HealthcheckListen.ValueString()
+	if !known(m.HealthcheckListen) { // unset: the role's
+		s.HealthcheckListen = lbconfig.DefaultHealthcheckListen(s.Role)
+	}
 	for _, b := range m.Backends {
 		s.Backends = append(s.Backends, lbconfig.Backend{Name: b.Name.ValueString(), Address: b.Address.ValueString(), Port: int(b.Port.ValueInt64())})
 	}
@@ -453,11 +469,13 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 	config.Preflight = m.preflight(k, s)
 	files := []remote.Item{config}
 	m.Rendered = types.StringValue(text)
+	m.HealthcheckListen = types.StringValue(s.HealthcheckListen)
 	m.Manifest = types.StringNull()
 	if !systemd {
 		manifest, err := lbconfig.RenderStaticPod(lbconfig.Pod{Kind: k.lb, Name: m.PodName.ValueString(), Image: m.Image.ValueString(),
 			ConfigDir: path.Dir(configPath), ConfigSHA256: remote.SHA256([]byte(text)), HealthcheckPort: s.HealthcheckPort,
-			CAFile: s.HealthCheck.CAFile, ClientCert: s.HealthCheck.ClientCert, CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString()})
+			HealthOnLoopback: s.HealthcheckListen == lbconfig.HealthcheckListenLoopback,
+			CAFile:           s.HealthCheck.CAFile, ClientCert: s.HealthCheck.ClientCert, CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString()})
 		if err != nil {
 			diags.AddAttributeError(fwpath.Root("config_path"), "Invalid Static Pod", err.Error())
 			return rendered{}, diags

@@ -39,9 +39,17 @@ func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)haproxy-cfg-checksum: "sha256:[0-9a-f]{64}".*path: "/etc/haproxy"`))),
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("reload_command"), knownvalue.StringExact("")),
-				// The health port on every address, the metrics on loopback only.
-				expectRendered("kha_haproxy_config.w1", `(?s)bind 0\.0\.0\.0:8081\n\s+bind \[::\]:8081 v6only\n.*`+
+				// A node-local load balancer's health port on loopback, and
+				// the static pod's probes ask there; the metrics on loopback.
+				expectRendered("kha_haproxy_config.w1", `(?s)bind 127\.0\.0\.1:8081\n\s+bind \[::1\]:8081 v6only\n.*`+
 					`http-request use-service prometheus-exporter if \{ path /metrics \} \{ dst 127\.0\.0\.0/8 ::1 \}\n`),
+				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("healthcheck_listen"), knownvalue.StringExact("loopback")),
+				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)livenessProbe:\n\s+httpGet:\n\s+host: 127\.0\.0\.1\n\s+path: /healthz\n\s+port: 8081\n`))),
+				// An external one's on every address, which a cloud load
+				// balancer or another host checks.
+				expectRendered("kha_haproxy_config.external", `(?s)bind 0\.0\.0\.0:8081\n\s+monitor-uri /healthz\n`),
+				plancheck.ExpectKnownValue("kha_haproxy_config.external", tfjsonpath.New("healthcheck_listen"), knownvalue.StringExact("all")),
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("metrics_listen"), knownvalue.StringExact("loopback")),
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("sha256"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
 				plancheck.ExpectKnownValue("kha_nginx_config.w1", tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(
@@ -80,13 +88,14 @@ func TestLBConfig_hardenedClusterWithFallback(t *testing.T) {
 
 func TestLBConfig_diagnostics(t *testing.T) {
 	cases := map[string]string{
-		"anonymous_check_on_a_hardened_cluster": `(?s)Anonymous health checks on apiservers that refuse them.*health_check\.type.*apiserver_anonymous_auth = false.*"https_client_cert".*"tcp"`,
-		"client_cert_check_without_a_cert":      `(?s)Missing client certificate.*health_check\.client_cert`,
-		"fallback_on_loopback":                  `(?s)Invalid fallback address.*fallback\.address`,
-		"handover_with_static_pod":              `(?s)Handover Needs systemd Delivery.*handover.*delivery = "systemd"`,
-		"metrics_exposed_without_a_health_port": `(?s)Nothing to expose.*metrics_listen.*set metrics = true and\s+healthcheck_port`,
-		"node_local_listener_off_loopback":      `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`,
-		"unknown_local_first":                   `(?s)Unknown backend.*local_first`,
+		"anonymous_check_on_a_hardened_cluster":     `(?s)Anonymous health checks on apiservers that refuse them.*health_check\.type.*apiserver_anonymous_auth = false.*"https_client_cert".*"tcp"`,
+		"client_cert_check_without_a_cert":          `(?s)Missing client certificate.*health_check\.client_cert`,
+		"fallback_on_loopback":                      `(?s)Invalid fallback address.*fallback\.address`,
+		"handover_with_static_pod":                  `(?s)Handover Needs systemd Delivery.*handover.*delivery = "systemd"`,
+		"metrics_exposed_without_a_health_port":     `(?s)Nothing to expose.*metrics_listen.*set metrics = true and\s+healthcheck_port`,
+		"metrics_exposed_on_a_loopback_health_port": `(?s)Nothing to expose on.*metrics_listen.*healthcheck_listen = "loopback"\s+binds\s+it\s+on\s+the\s+host's\s+loopback\s+only:\s+set\s+healthcheck_listen\s+=\s+"all"\s+too`,
+		"node_local_listener_off_loopback":          `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`,
+		"unknown_local_first":                       `(?s)Unknown backend.*local_first`,
 	}
 	expectPlanErrors(t, cases, nil)
 }

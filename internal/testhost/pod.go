@@ -73,6 +73,7 @@ type Container struct {
 // Probe is an HTTP GET probe.
 type Probe struct {
 	HTTPGet struct {
+		Host string `yaml:"host"`
 		Path string `yaml:"path"`
 		Port int    `yaml:"port"`
 	} `yaml:"httpGet"`

@@ -27,7 +27,7 @@ resource "kha_haproxy_config" "external" {
   role             = "external"
   listen           = { address = "10.0.0.100", port = 8443 }
   backends         = kha_cluster_endpoints.cluster.apiserver_backends
-  healthcheck_port = 8082 # its own: both HAProxies would bind 8081 (SO_REUSEPORT) and split its checks
+  healthcheck_port = 8082 # its own: the node-local HAProxy answers 8081 on loopback, where keepalived asks
   client_timeout   = "1h"
   server_timeout   = "1h"
 

@@ -27,7 +27,7 @@ resource "kha_nginx_config" "external" {
   role             = "external"
   listen           = { address = "10.0.0.100", port = 8443 }
   backends         = kha_cluster_endpoints.cluster.apiserver_backends
-  healthcheck_port = 8082 # its own: the node-local nginx binds 8081 on every address
+  healthcheck_port = 8082 # its own: the node-local nginx answers 8081 on loopback, where keepalived asks
 
   # A file, a PID file and a service of their own.
   config_path     = "/etc/kha/external-proxy.conf"

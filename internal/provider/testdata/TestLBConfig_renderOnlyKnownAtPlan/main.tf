@@ -21,3 +21,11 @@ resource "kha_nginx_config" "w1" {
   listen   = kha_cluster_endpoints.c.local_lb_listen
   backends = kha_cluster_endpoints.c.local_lb_backends
 }
+
+resource "kha_haproxy_config" "external" {
+  role             = "external"
+  listen           = { address = "10.0.0.100", port = 8443 }
+  backends         = kha_cluster_endpoints.c.apiserver_backends
+  healthcheck_port = 8081
+  health_check     = { ca_file = "/etc/kubernetes/pki/ca.crt" }
+}
