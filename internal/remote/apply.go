@@ -56,9 +56,9 @@ type applySession struct {
 }
 
 // fail logs and returns the failure of a step.
-func (a *applySession) fail(step, output string, err error) error {
+func (a *applySession) fail(step Step, output string, err error) error {
 	err = missingProgramHint(output, nonlocalBindHint(output, err))
-	a.c.log(a.ctx, LevelWarn, step+" failed", map[string]any{"path": a.f.Path, "error": err.Error()})
+	a.c.log(a.ctx, LevelWarn, string(step)+" failed", map[string]any{"path": a.f.Path, "error": err.Error()})
 	return &StepError{Host: a.c.cfg.Address(), Step: step, Path: a.f.Path, Output: output, Err: err}
 }
 
@@ -247,12 +247,12 @@ func (a *applySession) result(verifyErr error) error {
 	if verifyErr != nil {
 		if stepErr := a.applyResult(<-result); stepErr != nil {
 			var se *StepError
-			if errors.As(stepErr, &se) && se.Step == "verify" {
+			if errors.As(stepErr, &se) && se.Step == StepVerify {
 				se.Err = fmt.Errorf("%w: %v", se.Err, verifyErr)
 			}
 			return stepErr
 		}
-		return a.fail("verify", trimOutput(a.stderr.Bytes()), verifyErr)
+		return a.fail(StepVerify, trimOutput(a.stderr.Bytes()), verifyErr)
 	}
 	select {
 	case err := <-result:
@@ -264,7 +264,7 @@ func (a *applySession) result(verifyErr error) error {
 		case err := <-result:
 			return a.applyResult(err)
 		case <-time.After(15 * time.Second):
-			return a.fail("reload", trimOutput(a.stderr.Bytes()), fmt.Errorf("%w: lost track of the host (%v); the next "+
+			return a.fail(StepReload, trimOutput(a.stderr.Bytes()), fmt.Errorf("%w: lost track of the host (%v); the next "+
 				"refresh shows what it has", errLostAfterSwap, a.ctx.Err()))
 		}
 	}
@@ -280,7 +280,7 @@ var errLostAfterSwap = errors.New("the connection was lost after the new file wa
 // it is put back.
 func ReloadedAfterSwap(err error) bool {
 	var se *StepError
-	return errors.As(err, &se) && (se.Step == "reload" || se.Step == "verify" || errors.Is(err, errLostAfterSwap))
+	return errors.As(err, &se) && (se.Step == StepReload || se.Step == StepVerify || errors.Is(err, errLostAfterSwap))
 }
 
 // lostAfterCommit passes on the script's end, but says what the host does
@@ -316,7 +316,7 @@ func (a *applySession) applyResult(err error) error {
 	if !ok {
 		return a.fail("run", output, err)
 	}
-	step, what := "apply", fmt.Sprintf("exit status %d; the previous file is untouched", exit)
+	step, what := Step("apply"), fmt.Sprintf("exit status %d; the previous file is untouched", exit)
 	if meaning, ok := exitCodes[exit]; ok {
 		step, what = meaning.step, meaning.left
 	}

@@ -26,8 +26,8 @@ func BenchmarkVerifierFleetKnownHosts(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if !v.knowsHost || len(v.algorithms) != 8 { // 3 key types, RSA twice, and their certificates
-						b.Fatalf("%s: the verifier does not know the host's 3 keys: %v", c.Address(), v.algorithms)
+					if !v.KnowsHost || len(v.Algorithms) != 8 { // 3 key types, RSA twice, and their certificates
+						b.Fatalf("%s: the verifier does not know the host's 3 keys: %v", c.Address(), v.Algorithms)
 					}
 				}
 			}

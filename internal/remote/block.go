@@ -73,7 +73,7 @@ func (b Block) Drift(o Observed) string {
 	return ""
 }
 
-func (c *Client) checkBlock(step string, b Block) error {
+func (c *Client) checkBlock(step Step, b Block) error {
 	if err := errors.Join(checkPath(b.Path), CheckMarker(b.Marker)); err != nil {
 		return &StepError{Host: c.cfg.Address(), Step: step, Path: b.Path, Err: err}
 	}
@@ -93,19 +93,19 @@ func (b Block) remove(ctx context.Context, c *Client, _ string) error {
 }
 
 func (c *Client) changeBlock(ctx context.Context, b Block, apply bool, block []byte) (Outcome, error) {
-	step := map[bool]string{true: "write block", false: "remove block"}[apply]
+	step := map[bool]Step{true: "write block", false: "remove block"}[apply]
 	if err := c.checkBlock(step, b); err != nil {
 		return Outcome{}, err
 	}
 	defer c.lockDir(path.Dir(b.Path))()
-	c.log(ctx, LevelDebug, step, map[string]any{"path": b.Path, "marker": b.Marker})
+	c.log(ctx, LevelDebug, string(step), map[string]any{"path": b.Path, "marker": b.Marker})
 	args := blockArgs{Target: b.Path, Marker: b.Marker, Apply: apply, Limit: commandLimit(ctx), Rand: randomSuffix(), Created: b.Created}
 	out, errOut, exit, err := c.script(ctx, blockScript.with(args), block)
 	if err == nil && exit != exitOK {
 		err = c.sudoHint(string(errOut), exit)
 	}
 	if err != nil {
-		c.log(ctx, LevelWarn, step+" failed", map[string]any{"path": b.Path, "error": err.Error()})
+		c.log(ctx, LevelWarn, string(step)+" failed", map[string]any{"path": b.Path, "error": err.Error()})
 		return Outcome{}, &StepError{Host: c.cfg.Address(), Step: step, Path: b.Path, Output: trimOutput(errOut), Err: err}
 	}
 	return Outcome{Created: string(out) == wordCreated+"\n"}, nil

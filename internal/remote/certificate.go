@@ -102,13 +102,13 @@ func (f IssuedCertificate) read(ctx context.Context, c *Client) (live, ca *x509.
 		}
 		cert, err := certissue.ParsePEM(text)
 		if err != nil {
-			return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
+			return nil, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: err}
 		}
 		return cert, nil
 	}
 	if ca, err = parse(f.CACertPath); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			err = &StepError{Host: c.cfg.Address(), Step: "read", Path: f.CACertPath, Err: errors.New("the CA certificate " +
+			err = &StepError{Host: c.cfg.Address(), Step: StepRead, Path: f.CACertPath, Err: errors.New("the CA certificate " +
 				"is not on the host: the certificate is issued on the node with its CA (kubeadm's ca.crt and ca.key)")}
 		}
 		return nil, nil, err
@@ -186,8 +186,8 @@ func (s *certSession) fields() map[string]any {
 		"days": s.issue.Days}
 }
 
-func (s *certSession) fail(step string, err error) error {
-	s.c.log(s.ctx, LevelWarn, step+" failed", map[string]any{"path": s.f.CertPath, "error": err.Error()})
+func (s *certSession) fail(step Step, err error) error {
+	s.c.log(s.ctx, LevelWarn, string(step)+" failed", map[string]any{"path": s.f.CertPath, "error": err.Error()})
 	output := ""
 	if s.conversation != nil {
 		output = trimOutput(s.stderr.Bytes())
@@ -304,9 +304,9 @@ func (s *certSession) run() error {
 		return endErr
 	}
 	if exit != exitVerify {
-		return s.fail("verify", fmt.Errorf("%v; putting the previous certificate back: %v", verr, endErr))
+		return s.fail(StepVerify, fmt.Errorf("%v; putting the previous certificate back: %v", verr, endErr))
 	}
-	return s.fail("verify", fmt.Errorf("%v; %s", verr, s.servingPrevious()))
+	return s.fail(StepVerify, fmt.Errorf("%v; %s", verr, s.servingPrevious()))
 }
 
 // prove checks the issued certificate, if f has a check.

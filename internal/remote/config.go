@@ -191,7 +191,7 @@ func (c Config) Validate() error {
 		if err != nil {
 			return err
 		}
-		if c.HostKey == "" && !c.InsecureTrustOnFirstUse && !v.knowsHost {
+		if c.HostKey == "" && !c.InsecureTrustOnFirstUse && !v.KnowsHost {
 			return fmt.Errorf("ssh.known_hosts has no key and no @cert-authority line for %s (lines for a port other than 22 "+
 				"are written [host]:port); add the output of `%s`%s", c.Address(), c.KeyscanCommand(), c.KeyscanWhere())
 		}
@@ -355,17 +355,11 @@ func agentAuth(identity string) (ssh.AuthMethod, func(), error) {
 	return ssh.PublicKeysCallback(signers), func() { conn.Close() }, nil
 }
 
-// verifier checks host keys for one address against everything the
-// configuration pins, and knows which algorithms to ask the server for.
+// verifier checks host keys for one address (hostkey.Verifier), and
+// says which address a refused key came from.
 type verifier struct {
+	*hostkey.Verifier
 	address string
-	check   ssh.HostKeyCallback // nil: trust on first use, nothing recorded yet
-	// algorithms are the host key algorithms to offer, in order: the
-	// server presents the first one it has, so it presents a key kha can
-	// verify rather than its own first choice.
-	algorithms []string
-	// knowsHost says whether a key or CA is known for the address.
-	knowsHost bool
 }
 
 // verifierCache holds verifiers by the configuration's key material and
@@ -380,6 +374,8 @@ type verifierKey struct {
 	knownHosts               *hostkey.KnownHosts // nil without known_hosts
 }
 
+// verifier parses the configuration's host key settings into a verifier:
+// known_hosts, ssh.host_key, and the key recorded on first use.
 func (c Config) verifier() (*verifier, error) {
 	pinned := c.HostKey
 	trusted := ""
@@ -397,28 +393,19 @@ func (c Config) verifier() (*verifier, error) {
 	if v, ok := verifierCache.Load(cacheKey); ok {
 		return v, nil
 	}
-	host := hostkey.NewHost(c.Host, c.port())
-	if known != nil {
-		host = known.Host(c.Host, c.port())
-	}
+	var pinnedKey, trustedKey ssh.PublicKey
+	var err error
 	if pinned != "" {
-		key, err := parseHostKey("ssh.host_key", pinned)
-		if err != nil {
+		if pinnedKey, err = parseHostKey("ssh.host_key", pinned); err != nil {
 			return nil, err
 		}
-		host.Pin(key)
 	}
 	if trusted != "" {
-		key, err := parseHostKey("the recorded trusted_host_key", trusted)
-		if err != nil {
+		if trustedKey, err = parseHostKey("the recorded trusted_host_key", trusted); err != nil {
 			return nil, err
 		}
-		host.Trust(key)
 	}
-	v := &verifier{address: c.Address(), algorithms: host.Algorithms(), knowsHost: host.Known()}
-	if known != nil || host.Known() {
-		v.check = host.HostKeyCallback()
-	}
+	v := &verifier{Verifier: hostkey.NewVerifier(c.Host, c.port(), known, pinnedKey, trustedKey), address: c.Address()}
 	verifierCache.Store(cacheKey, v)
 	return v, nil
 }
@@ -440,10 +427,7 @@ func (v *verifier) callback(seen *ssh.PublicKey) ssh.HostKeyCallback {
 		if cert, isCert := key.(*ssh.Certificate); isCert {
 			*seen = cert.Key
 		}
-		if v.check == nil {
-			return nil
-		}
-		if err := v.check(hostname, remote, key); err != nil {
+		if err := v.Check(hostname, remote, key); err != nil {
 			return &HostKeyError{Address: v.address, Presented: key, Err: err}
 		}
 		return nil

@@ -58,25 +58,25 @@ func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
 // readFile returns a file's content and its permission bits.
 func (c *Client) readFile(ctx context.Context, path string) ([]byte, fs.FileMode, error) {
 	if err := checkPath(path); err != nil {
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: err}
 	}
 	stdout, stderr, exit, err := c.script(ctx, readScript.with(readArgs{Target: path, Max: maxEditSize + 1}), nil)
 	switch {
 	case err != nil:
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: err}
 	case exit == exitMissing:
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fs.ErrNotExist}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: fs.ErrNotExist}
 	case exit != exitOK:
 		out := trimOutput(stderr)
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Output: out, Err: c.sudoHint(out, exit)}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Output: out, Err: c.sudoHint(out, exit)}
 	}
 	bits, content, _ := bytes.Cut(stdout, []byte("\n"))
 	mode, err := strconv.ParseUint(string(bits), 8, 32)
 	switch {
 	case err != nil:
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("unexpected mode %q", Printable(string(bits)))}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: fmt.Errorf("unexpected mode %q", Printable(string(bits)))}
 	case len(content) > maxEditSize:
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
+		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
 	}
 	c.log(ctx, LevelDebug, "read", map[string]any{"path": path, "bytes": len(content)})
 	if c.reads != nil {
@@ -150,7 +150,7 @@ func (f EditedFile) remove(ctx context.Context, c *Client, _ string) error {
 }
 
 // putEdit makes f's change on the host.
-func (c *Client) putEdit(ctx context.Context, f EditedFile, change func([]byte) ([]byte, error), what string) (Outcome, error) {
+func (c *Client) putEdit(ctx context.Context, f EditedFile, change func([]byte) ([]byte, error), what Step) (Outcome, error) {
 	current, err := c.readForEdit(ctx, f.Path)
 	if err != nil {
 		return Outcome{}, err
@@ -203,7 +203,7 @@ func (f EditedFile) observe(ctx context.Context, c *Client) (Observed, error) {
 	}
 	state, err := f.Edit.State(current)
 	if err != nil {
-		return Observed{}, &StepError{Host: c.cfg.Address(), Step: "read", Path: f.Path, Err: err}
+		return Observed{}, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: f.Path, Err: err}
 	}
 	o := Observed{Exists: true, SHA256: SHA256([]byte(state)), State: state}
 	if f.Credentials && mode&0o077 != 0 {

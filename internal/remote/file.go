@@ -212,7 +212,7 @@ func missing(path, what string) string {
 // with the remote command's output.
 type StepError struct {
 	Host   string
-	Step   string
+	Step   Step
 	Path   string
 	Output string
 	Err    error
@@ -233,6 +233,21 @@ func (e *StepError) Error() string {
 	}
 	return Printable(b.String())
 }
+
+// Step names what a StepError failed at, as its message says it: "read",
+// "validate", "reload", "verify". The engine tells some failures apart
+// by their step; those steps are constants.
+type Step string
+
+// The steps the engine and its callers tell apart.
+const (
+	StepConnect   Step = "connect"
+	StepRead      Step = "read"
+	StepPreflight Step = "preflight"
+	StepReload    Step = "reload"
+	StepVerify    Step = "verify"
+	StepRemove    Step = "remove"
+)
 
 // Printable is s with every control character but newline and tab
 // escaped as Go would quote it (\x1b, \r), and invalid UTF-8 as \ufffd:
@@ -415,7 +430,7 @@ func (c *Client) Observe(ctx context.Context, items []Item) ([]Observed, error) 
 	for i, it := range items {
 		p, _ := it.Place()
 		if err := checkPath(p); err != nil {
-			return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: p, Err: err}
+			return nil, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: p, Err: err}
 		}
 		alone, ok := it.(readAlone)
 		if !ok {
@@ -441,11 +456,11 @@ func (c *Client) Observe(ctx context.Context, items []Item) ([]Observed, error) 
 		err = c.sudoHint(string(stderr), exit)
 	}
 	if err != nil {
-		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: strings.Join(paths, ", "), Output: trimOutput(stderr), Err: err}
+		return nil, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: strings.Join(paths, ", "), Output: trimOutput(stderr), Err: err}
 	}
 	observed, err := parseStat(strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n"), len(paths))
 	if err != nil {
-		return nil, &StepError{Host: c.cfg.Address(), Step: "read", Path: strings.Join(paths, ", "), Err: err}
+		return nil, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: strings.Join(paths, ", "), Err: err}
 	}
 	for j, i := range whole {
 		out[i] = observed[j]
@@ -499,7 +514,7 @@ var ErrClaimedElsewhere = errors.New("another kha resource took the file over; i
 func (f File) remove(ctx context.Context, c *Client, command string) error {
 	host := c.cfg.Address()
 	if err := checkPath(f.Path); err != nil {
-		return &StepError{Host: host, Step: "remove", Path: f.Path, Err: err}
+		return &StepError{Host: host, Step: StepRemove, Path: f.Path, Err: err}
 	}
 	args := removeArgs{Target: f.Path, Command: command, Limit: commandLimit(ctx), Rand: randomSuffix()}
 	if f.Claim != nil {
@@ -510,10 +525,10 @@ func (f File) remove(ctx context.Context, c *Client, command string) error {
 	_, errOut, exit, err := c.script(ctx, removeScript.with(args), nil)
 	if err == nil && exit == exitClaimed {
 		c.log(ctx, LevelWarn, "left to the resource that took it over", map[string]any{"path": f.Path})
-		return &StepError{Host: host, Step: "remove", Path: f.Path, Output: trimOutput(errOut), Err: ErrClaimedElsewhere}
+		return &StepError{Host: host, Step: StepRemove, Path: f.Path, Output: trimOutput(errOut), Err: ErrClaimedElsewhere}
 	}
 	if err == nil && exit != exitOK {
-		step := "remove"
+		step := StepRemove
 		if exit == exitReload || exit == exitTimeout {
 			step = "run the command after removing"
 		}
@@ -521,7 +536,7 @@ func (f File) remove(ctx context.Context, c *Client, command string) error {
 		return &StepError{Host: host, Step: step, Path: f.Path, Output: trimOutput(errOut), Err: err}
 	}
 	if err != nil {
-		return &StepError{Host: host, Step: "remove", Path: f.Path, Err: err}
+		return &StepError{Host: host, Step: StepRemove, Path: f.Path, Err: err}
 	}
 	return nil
 }

@@ -127,7 +127,7 @@ func (c *Client) handoverRecord(ctx context.Context, at, op string, content []by
 		err = c.sudoHint(string(stderr), exit)
 	}
 	if err != nil {
-		return &StepError{Host: c.cfg.Address(), Step: op + " the handover's record", Path: HandoverRecordPath(at),
+		return &StepError{Host: c.cfg.Address(), Step: Step(op + " the handover's record"), Path: HandoverRecordPath(at),
 			Output: trimOutput(stderr), Err: err}
 	}
 	return nil
@@ -186,19 +186,19 @@ func (h Handover) observe(ctx context.Context, c *Client) (Observed, error) {
 func (h Handover) read(ctx context.Context, c *Client) (record *HandoverRecord, raw []byte, notice string, err error) {
 	path, _ := h.Place()
 	if err := checkPath(h.Path); err != nil {
-		return nil, nil, "", &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
+		return nil, nil, "", &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: err}
 	}
 	stdout, stderr, exit, err := c.script(ctx, handoverScript.with(handoverArgs{Target: h.Path, Op: "read", Size: maxHandoverRecord + 1}), nil)
 	switch {
 	case err != nil:
-		return nil, nil, "", &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Err: err}
+		return nil, nil, "", &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: err}
 	case exit == exitForeign:
 		notice = Printable(trimOutput(stderr)) + "; it is not used. Remove it: it was never kha's."
 		c.log(ctx, LevelWarn, "a handover record kha did not write is not used", map[string]any{"path": path, "why": notice})
 		return nil, nil, notice, nil
 	case exit != exitOK:
 		out := trimOutput(stderr)
-		return nil, nil, "", &StepError{Host: c.cfg.Address(), Step: "read", Path: path, Output: out, Err: c.sudoHint(out, exit)}
+		return nil, nil, "", &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Output: out, Err: c.sudoHint(out, exit)}
 	case len(stdout) == 0:
 		return nil, nil, "", nil
 	}
@@ -257,7 +257,7 @@ func (h Handover) put(ctx context.Context, c *Client) (Outcome, error) {
 		ReloadCommand: record.ReloadCommand, Claim: &Claim{ID: record.Claim}, keepModeOwner: true, expectSHA256: record.InterimSHA256}
 	if h.Verifier != nil && len(record.Verification) > 0 && string(record.Verification) != "null" {
 		if final.Verify, err = h.Verifier(record.Verification); err != nil {
-			return Outcome{}, &StepError{Host: c.cfg.Address(), Step: "read", Path: HandoverRecordPath(h.Path), Err: err}
+			return Outcome{}, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: HandoverRecordPath(h.Path), Err: err}
 		}
 	}
 	c.log(ctx, LevelInfo, "ending the handover: the previous places go", map[string]any{"path": record.Path,

@@ -27,13 +27,13 @@ func TestPinnedKeyBesideKnownHosts(t *testing.T) {
 		}
 		remote := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 2222}
 		for _, k := range []testhost.Key{pin, listed} {
-			err := v.check("[10.0.0.1]:2222", remote, k.Signer.PublicKey())
+			err := v.Check("[10.0.0.1]:2222", remote, k.Signer.PublicKey())
 			if wantOK := k != revoked; (err == nil) != wantOK {
 				t.Errorf("key %s: got %v, want accepted %v", k.Public()[:30], err, wantOK)
 			}
 		}
 		var revokedErr *hostkey.RevokedError
-		if err := v.check("[10.0.0.1]:2222", remote, revoked.Signer.PublicKey()); !errors.As(err, &revokedErr) {
+		if err := v.Check("[10.0.0.1]:2222", remote, revoked.Signer.PublicKey()); !errors.As(err, &revokedErr) {
 			t.Errorf("a revoked key, even pinned: got %v", err)
 		}
 	}

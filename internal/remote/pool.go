@@ -241,7 +241,7 @@ func (c *hostConn) ensure(ctx context.Context, b budget) error {
 			case <-wait:
 			case <-ctx.Done():
 				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					return &StepError{Host: c.cfg.Address(), Step: "connect", Err: &GaveUpError{Elapsed: time.Since(start),
+					return &StepError{Host: c.cfg.Address(), Step: StepConnect, Err: &GaveUpError{Elapsed: time.Since(start),
 						Budget: b, Reasons: []string{"waiting for another attempt to connect"}, Err: ctx.Err()}}
 				}
 				return ctx.Err()
@@ -432,7 +432,7 @@ func (c *hostConn) dialWithRetry(ctx context.Context, b budget, start time.Time)
 			if attempt > 1 {
 				err = fmt.Errorf("%w (after %d attempts over %s)", err, attempt, time.Since(start).Round(time.Millisecond))
 			}
-			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: "connect", Err: err}
+			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: StepConnect, Err: err}
 		}
 		retried[reason] = true
 		left := time.Duration(0)
@@ -448,7 +448,7 @@ func (c *hostConn) dialWithRetry(ctx context.Context, b budget, start time.Time)
 				reasons = append(reasons, r)
 			}
 			slices.Sort(reasons)
-			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: "connect", Err: &GaveUpError{Attempts: attempt,
+			return nil, nil, nil, nil, &StepError{Host: c.cfg.Address(), Step: StepConnect, Err: &GaveUpError{Attempts: attempt,
 				Elapsed: time.Since(start), Budget: b, Reasons: reasons, Err: err, DefaultPort: c.cfg.Port == 0}}
 		case <-time.After(backoff):
 		}
@@ -506,7 +506,7 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 		User:              cfg.user(),
 		Auth:              methods,
 		HostKeyCallback:   v.callback(&seen),
-		HostKeyAlgorithms: v.algorithms,
+		HostKeyAlgorithms: v.Algorithms,
 		Timeout:           10 * time.Second,
 	}
 	if netConn == nil {
@@ -541,7 +541,7 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 			return nil, nil, nil, &AuthError{Address: cfg.Address(), User: cfg.user(), Tried: tried, Err: err}
 		case strings.Contains(err.Error(), "no common algorithm for host key"):
 			return nil, nil, nil, permanentError{fmt.Errorf("%w: the host has no host key of the types pinned for it (%s)",
-				err, strings.Join(v.algorithms, ", "))}
+				err, strings.Join(v.Algorithms, ", "))}
 		}
 		return nil, nil, nil, err
 	}
@@ -636,7 +636,7 @@ func (c *hostConn) newSession(ctx context.Context) (*ssh.Session, <-chan struct{
 		}
 	case <-wait.C:
 	}
-	err := &StepError{Host: c.cfg.Address(), Step: "connect", Err: &GaveUpError{Elapsed: time.Since(start), Budget: b,
+	err := &StepError{Host: c.cfg.Address(), Step: StepConnect, Err: &GaveUpError{Elapsed: time.Since(start), Budget: b,
 		Reasons: []string{"a session the host did not open"}, Err: context.DeadlineExceeded}}
 	c.log(ctx, LevelWarn, "the host did not open a session on its connection; closing it", map[string]any{"error": err.Error()})
 	c.mu.Lock()

@@ -61,7 +61,7 @@ var errExitedEarly = errors.New("the throwaway instance exited before it served"
 
 // preflight runs f's throwaway instance until its check passes, or says
 // why not. The host's files are not touched.
-func (c *Client) preflight(ctx context.Context, f File, fail func(step, output string, err error) error) error {
+func (c *Client) preflight(ctx context.Context, f File, fail func(step Step, output string, err error) error) error {
 	p := f.Preflight
 	if p.Command == "" {
 		// Nothing to start: the check alone.
@@ -78,7 +78,7 @@ func (c *Client) preflight(ctx context.Context, f File, fail func(step, output s
 		rnd := randomSuffix()
 		config, check, err := p.Candidate(path.Join(path.Dir(f.Path), "."+path.Base(f.Path)+".kha-"+rnd))
 		if err != nil {
-			return fail("preflight", "", err)
+			return fail(StepPreflight, "", err)
 		}
 		start := time.Now()
 		c.log(ctx, LevelDebug, "starting a throwaway instance on the new configuration", map[string]any{"path": f.Path, "attempt": attempt})
@@ -89,7 +89,7 @@ func (c *Client) preflight(ctx context.Context, f File, fail func(step, output s
 		}
 		c.log(ctx, LevelWarn, "the throwaway instance did not serve", map[string]any{"path": f.Path, "error": err.Error()})
 		if !errors.Is(err, errExitedEarly) || attempt == 3 || ctx.Err() != nil {
-			return fail("preflight", output, fmt.Errorf("the new configuration did not serve in a throwaway instance; "+
+			return fail(StepPreflight, output, fmt.Errorf("the new configuration did not serve in a throwaway instance; "+
 				"the live service and its configuration are untouched: %w", err))
 		}
 	}

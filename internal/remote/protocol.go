@@ -68,7 +68,9 @@ const (
 // exitMeaning is what an exit code says: the shell variable the scripts
 // exit with, the step that failed, and what the host has after it.
 type exitMeaning struct {
-	shell, step, left string
+	shell string
+	step  Step
+	left  string
 }
 
 const (

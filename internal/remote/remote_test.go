@@ -147,8 +147,9 @@ func TestNoHalfWrittenFiles(t *testing.T) {
 	}
 
 	cases := []struct {
-		name, step string
-		file       File
+		name string
+		step Step
+		file File
 	}{
 		{"validate rejects", "validate", File{Path: target, Content: []byte("version 2\n"), ValidateCommand: "grep -q MUST %s"}},
 		{"reload fails with the new file", "reload", File{Path: target, Content: []byte("MUST version 2\n"),

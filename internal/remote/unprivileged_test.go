@@ -303,8 +303,10 @@ func TestFailuresNameTheirStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name, step, says string
-		err              func() error
+		name string
+		step Step
+		says string
+		err  func() error
 	}{
 		{"private directory", "create the private temporary directory", "the previous file is untouched",
 			func() error {
