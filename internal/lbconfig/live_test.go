@@ -766,6 +766,34 @@ func (n *netnsNode) get(url string) (status int, header http.Header, body string
 	return resp.StatusCode, resp.Header, string(b), err
 }
 
+// startHealthPortInNetns runs the real load balancer of kind in a network
+// namespace of its own, listening on loopback with a health port 8081
+// (tune sets the rest), and returns it with the configuration it runs.
+func startHealthPortInNetns(t *testing.T, kind Kind, tune func(*Spec)) (*netnsNode, string) {
+	t.Helper()
+	dir := t.TempDir()
+	spec := Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: 6443}, {Address: "::1", Port: 6443}},
+		Backends:        []Backend{{Name: "cp1", Address: "198.51.100.11", Port: 6443}},
+		HealthcheckPort: 8081, HealthCheck: HealthCheck{InsecureSkipVerify: true},
+		Runtime: Runtime{PIDFile: filepath.Join(dir, "lb.pid"), NginxStreamModule: streamModule}}
+	tune(&spec)
+	config := filepath.Join(dir, "lb.conf")
+	render := RenderHAProxy
+	args := []string{requireBinary(t, "haproxy"), "-db", "-f", config}
+	if kind == Nginx {
+		render = RenderNginx
+		args = []string{requireBinary(t, "nginx"), "-p", dir, "-e", "stderr", "-c", config, "-g", "daemon off;"}
+	}
+	text, err := render(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return startInNetns(t, dir, args...), text
+}
+
 // TestLiveMetricsStayOnLoopback runs the real haproxy and nginx on a node
 // of their own (a network namespace with a non-loopback address) with a
 // health port: /healthz answers on the node's IPv4 and IPv6 addresses as
@@ -777,29 +805,13 @@ func TestLiveMetricsStayOnLoopback(t *testing.T) {
 	for _, kind := range []Kind{HAProxy, Nginx} {
 		for _, exposed := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s exposed=%v", kind, exposed), func(t *testing.T) {
-				dir := t.TempDir()
-				spec := Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: 6443}, {Address: "::1", Port: 6443}},
-					Backends:        []Backend{{Name: "cp1", Address: "198.51.100.11", Port: 6443}},
-					HealthcheckPort: 8081, HealthcheckListen: HealthcheckListenAll, HealthCheck: HealthCheck{InsecureSkipVerify: true},
-					Observability: Observability{Metrics: true, ExposeMetrics: exposed},
-					Runtime:       Runtime{PIDFile: filepath.Join(dir, "lb.pid"), NginxStreamModule: streamModule}}
-				render, metricsPath, marker := RenderHAProxy, "/metrics", "haproxy_process_"
+				metricsPath, marker := "/metrics", "haproxy_process_"
 				if kind == Nginx {
-					render, metricsPath, marker = RenderNginx, "/stub_status", "Active connections:"
+					metricsPath, marker = "/stub_status", "Active connections:"
 				}
-				text, err := render(spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				config := filepath.Join(dir, "lb.conf")
-				if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				args := []string{requireBinary(t, "haproxy"), "-db", "-f", config}
-				if kind == Nginx {
-					args = []string{requireBinary(t, "nginx"), "-p", dir, "-e", "stderr", "-c", config, "-g", "daemon off;"}
-				}
-				node := startInNetns(t, dir, args...)
+				node, text := startHealthPortInNetns(t, kind, func(s *Spec) {
+					s.HealthcheckListen, s.Observability = HealthcheckListenAll, Observability{Metrics: true, ExposeMetrics: exposed}
+				})
 				nodeV4 := "http://" + net.JoinHostPort(node.nodeIPv4, "8081")
 				nodeV6 := "http://" + net.JoinHostPort(node.nodeIPv6, "8081")
 				waitFor(t, 10*time.Second, string(kind)+" serving /healthz on the node address", func() bool {
@@ -841,25 +853,7 @@ func TestLiveHealthPortListens(t *testing.T) {
 	for _, kind := range []Kind{HAProxy, Nginx} {
 		for _, listen := range []string{HealthcheckListenLoopback, HealthcheckListenAll} {
 			t.Run(fmt.Sprintf("%s %s", kind, listen), func(t *testing.T) {
-				dir := t.TempDir()
-				spec := Spec{Listen: []ListenAddr{{Address: "127.0.0.1", Port: 6443}, {Address: "::1", Port: 6443}},
-					Backends:        []Backend{{Name: "cp1", Address: "198.51.100.11", Port: 6443}},
-					HealthcheckPort: 8081, HealthcheckListen: listen, HealthCheck: HealthCheck{InsecureSkipVerify: true},
-					Runtime: Runtime{PIDFile: filepath.Join(dir, "lb.pid"), NginxStreamModule: streamModule}}
-				render := RenderHAProxy
-				args := []string{requireBinary(t, "haproxy"), "-db", "-f", filepath.Join(dir, "lb.conf")}
-				if kind == Nginx {
-					render = RenderNginx
-					args = []string{requireBinary(t, "nginx"), "-p", dir, "-e", "stderr", "-c", filepath.Join(dir, "lb.conf"), "-g", "daemon off;"}
-				}
-				text, err := render(spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, "lb.conf"), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				node := startInNetns(t, dir, args...)
+				node, _ := startHealthPortInNetns(t, kind, func(s *Spec) { s.HealthcheckListen = listen })
 				healthy := func(base string) bool {
 					status, _, _, err := node.get(base + "/healthz")
 					return err == nil && status == http.StatusOK
