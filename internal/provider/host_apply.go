@@ -223,6 +223,7 @@ func (run *applyRun[M, P]) put(ctx context.Context, private privateSetter) bool 
 	}
 	own := &run.rec.Ownership
 	onHost.files = run.r.owned(onHost.files, *own, run.h, run.capture)
+	onHost.files = run.r.data.withClusterTurns(run.h.ID.ValueString(), onHost.files)
 	failed, put, outcomes := run.r.putAll(ctx, run.client, run.m, onHost, run.diags)
 	run.outcomes = outcomes
 	own.record(onHost.files, outcomes)

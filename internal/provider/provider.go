@@ -42,6 +42,9 @@ type providerData struct {
 	// rollout admits the walk's changes to their hosts; nil without the
 	// provider's `rollout`.
 	rollout *rollout
+	// clusters admits the walk's certificate changes, one cluster (CA)
+	// at a time (clusterTurn).
+	clusters *rollout
 }
 
 // sshDefaults is default_ssh; nil before Configure ran.
@@ -93,8 +96,7 @@ func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	p.pool.BeginRun()
-	data := &providerData{pool: p.pool, claims: newClaims()}
+	data := &providerData{pool: p.pool, claims: newClaims(), clusters: newRollout(clusterPolicy, nil)}
 	var diags diag.Diagnostics
 	if data.rollout, diags = rolloutFrom(ctx, m.Rollout); diags.HasError() {
 		resp.Diagnostics.Append(diags...)

@@ -312,3 +312,46 @@ func (r *hostResource[M, P]) admit(ctx context.Context, h *hostFields, id string
 func changedHost(outcomes []remote.Outcome) bool {
 	return slices.ContainsFunc(outcomes, func(o remote.Outcome) bool { return !o.Unchanged })
 }
+
+// clusterPolicy is how the certificate changes of one cluster reach their
+// nodes, whatever `rollout` says: one at a time, and none after one
+// failed, so that two apiservers never serve without a proven certificate
+// at once.
+var clusterPolicy = rolloutPolicy{batch: 1, stopOnFailure: true}
+
+// clusterTurn is the turn of resource id's certificate changes
+// (remote.Coordinated): a rollout group per cluster, which the CA's digest
+// names. Without a provider configuration (no walk) a change runs at once.
+func (d *providerData) clusterTurn(id string) remote.Turn {
+	if d == nil || d.clusters == nil {
+		return nil
+	}
+	return func(ctx context.Context, cluster string) (func(failed bool), error) {
+		ticket, err := d.clusters.admit(ctx, "cluster "+cluster, id)
+		var stopped notAttemptedError
+		if errors.As(err, &stopped) {
+			return nil, fmt.Errorf("%w: no other node of the cluster changes its certificate after a failure in this "+
+				"run, so this one keeps its previous certificate; fix the cause and apply again", err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return func(failed bool) { ticket.done(true, failed) }, nil
+	}
+}
+
+// withClusterTurns gives each item that waits its turn among its
+// cluster's changes (remote.Coordinated) resource id's turn.
+func (d *providerData) withClusterTurns(id string, items []remote.Item) []remote.Item {
+	turn := d.clusterTurn(id)
+	if turn == nil {
+		return items
+	}
+	out := slices.Clone(items)
+	for i, it := range out {
+		if c, ok := it.(remote.Coordinated); ok {
+			out[i] = c.WithTurn(turn)
+		}
+	}
+	return out
+}

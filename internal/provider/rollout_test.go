@@ -358,3 +358,48 @@ resource "kha_file" "test" {
 		},
 	}))
 }
+
+// TestClusterTurn: the certificate changes of one cluster take turns, one
+// at a time, and none starts after one failed; another cluster goes on,
+// and so does a cluster's change in the next run (a new configuration).
+func TestClusterTurn(t *testing.T) {
+	d := &providerData{clusters: newRollout(clusterPolicy, nil)}
+	ctx := context.Background()
+	first, err := d.clusterTurn("h1:22:/pki/apiserver.crt")(ctx, "ca-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		done, err := d.clusterTurn("h2:22:/pki/apiserver.crt")(ctx, "ca-a")
+		if done != nil {
+			done(false)
+		}
+		second <- err
+	}()
+	other, err := d.clusterTurn("h9:22:/pki/apiserver.crt")(ctx, "ca-b")
+	if err != nil {
+		t.Fatalf("another cluster waits: %v", err)
+	}
+	other(false)
+	select {
+	case err := <-second:
+		t.Fatalf("the second change of ca-a started while the first ran: %v", err)
+	default:
+	}
+	first(true) // failed after it touched its host
+	err = <-second
+	if err == nil || !strings.Contains(err.Error(), "not attempted: h1:22:/pki/apiserver.crt failed (see above): no other node of the "+
+		"cluster changes its certificate after a failure in this run, so this one keeps its previous certificate") {
+		t.Fatalf("the change after the failure: %v", err)
+	}
+	next := &providerData{clusters: newRollout(clusterPolicy, nil)}
+	done, err := next.clusterTurn("h2:22:/pki/apiserver.crt")(ctx, "ca-a")
+	if err != nil {
+		t.Fatalf("the next run: %v", err)
+	}
+	done(false)
+	if (*providerData)(nil).clusterTurn("h1:22:/x") != nil {
+		t.Error("a turn without a provider configuration")
+	}
+}

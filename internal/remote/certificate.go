@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kha/terraform-provider-kha/internal/certissue"
@@ -35,6 +34,29 @@ type IssuedCertificate struct {
 	// swap and reload: past it (a lost connection the host did not notice), it puts
 	// the previous pair back on its own.
 	ConfirmWithin time.Duration
+	// Turn, when set, is waited on before a certificate is issued and
+	// swapped in (WithTurn).
+	Turn Turn
+}
+
+// Turn waits until a change may start among the changes of its cluster,
+// named by the digest of the cluster's CA certificate, and returns done,
+// which reports whether the change failed after it touched the host. Its
+// error is why the change may not start.
+type Turn func(ctx context.Context, cluster string) (done func(failed bool), err error)
+
+// Coordinated is an item whose changes wait their turn among the changes
+// of their cluster (IssuedCertificate: never two apiservers without a
+// proven certificate at once).
+type Coordinated interface {
+	Item
+	WithTurn(Turn) Item
+}
+
+// WithTurn is f waiting on turn.
+func (f IssuedCertificate) WithTurn(turn Turn) Item {
+	f.Turn = turn
+	return f
 }
 
 // CertificateCheck proves a certificate on the host's apiserver.
@@ -129,9 +151,7 @@ func (f IssuedCertificate) remove(ctx context.Context, c *Client, _ string) erro
 }
 
 // put issues and swaps in a certificate when the host's lacks what f
-// wants; see IssuedCertificate. Certificates signed by one CA (one
-// cluster) change one at a time in this process, and none after one
-// failed: never two apiservers without a proven certificate at once.
+// wants, after its Turn; see IssuedCertificate.
 func (f IssuedCertificate) put(ctx context.Context, c *Client) (Outcome, error) {
 	live, ca, err := f.read(ctx, c)
 	if err != nil {
@@ -153,18 +173,16 @@ func (f IssuedCertificate) put(ctx context.Context, c *Client) (Outcome, error) 
 		c.log(ctx, LevelWarn, "the live certificate's SANs that are not DNS names are left out", map[string]any{
 			"path": f.CertPath, "dropped": fmt.Sprintf("%q", issue.Dropped)}) // quoted: the host's text
 	}
-	cluster := c.pool.cluster(SHA256(ca.Raw))
-	c.log(ctx, LevelDebug, "waiting for the cluster's other certificate changes", map[string]any{"path": f.CertPath})
-	unlock, err := cluster.lock(ctx)
-	if err != nil {
-		return Outcome{}, &StepError{Host: c.cfg.Address(), Step: "wait for the cluster's other nodes", Path: f.CertPath, Err: err}
+	done := func(bool) {}
+	if f.Turn != nil {
+		c.log(ctx, LevelDebug, "waiting for the cluster's other certificate changes", map[string]any{"path": f.CertPath})
+		if done, err = f.Turn(ctx, SHA256(ca.Raw)); err != nil {
+			return Outcome{}, &StepError{Host: c.cfg.Address(), Step: "wait for the cluster's other nodes", Path: f.CertPath, Err: err}
+		}
 	}
-	defer unlock()
 	s := &certSession{ctx: ctx, c: c, f: f, issue: issue, live: live, ca: ca}
 	err = s.run()
-	if err != nil && s.swapped {
-		cluster.fail(fmt.Sprintf("%s's certificate change on %s failed", f.CertPath, c.cfg.Address()))
-	}
+	done(err != nil && s.swapped)
 	return Outcome{}, err
 }
 
@@ -332,48 +350,4 @@ func (s *certSession) servingPrevious() string {
 		return "the previous certificate and key were put back, but the apiserver does not serve the previous certificate: " + err.Error()
 	}
 	return "the previous certificate and key were put back, and the apiserver serves the previous certificate again"
-}
-
-// clusterCerts serialises the certificate changes of one cluster (one
-// CA) in this process, and remembers a failure.
-type clusterCerts struct {
-	turn   chan struct{}
-	mu     sync.Mutex
-	failed string
-}
-
-// BeginRun starts a Terraform run (a configuration of the provider):
-// certificate changes forget the failures of the runs before it.
-func (p *Pool) BeginRun() { p.clusters.Clear() }
-
-// cluster is the pool's clusterCerts for a CA's digest.
-func (p *Pool) cluster(ca string) *clusterCerts {
-	return p.clusters.LoadOrStore(ca, &clusterCerts{turn: make(chan struct{}, 1)})
-}
-
-// lock waits for the cluster's turn; after a failure in the cluster it
-// refuses.
-func (k *clusterCerts) lock(ctx context.Context) (func(), error) {
-	select {
-	case k.turn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	k.mu.Lock()
-	failed := k.failed
-	k.mu.Unlock()
-	if failed != "" {
-		<-k.turn
-		return nil, fmt.Errorf("not started: %s in this run, and no other node of the cluster changes its certificate after "+
-			"that (the previous certificate stays); fix the cause and apply again", failed)
-	}
-	return func() { <-k.turn }, nil
-}
-
-func (k *clusterCerts) fail(why string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.failed == "" {
-		k.failed = why
-	}
 }

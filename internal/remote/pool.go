@@ -27,8 +27,6 @@ type Pool struct {
 	mu     sync.Mutex
 	conns  map[string]*hostConn
 	dials  int // connections established, for tests and diagnostics
-	// clusters serialise certificate changes by CA (IssuedCertificate).
-	clusters cache[string, *clusterCerts]
 }
 
 // NewPool returns an empty pool that reports its steps to logger (nil
