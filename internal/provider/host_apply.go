@@ -217,16 +217,16 @@ func (run *applyRun[M, P]) planInterim(ctx context.Context) bool {
 // resource's claim. After a failure it sets the state the host is left
 // in and records what the host saved.
 func (run *applyRun[M, P]) put(ctx context.Context, private privateSetter) bool {
-	onHost := run.out
+	toPut := run.out
 	if run.interim != nil {
-		onHost = run.interim.out
+		toPut = run.interim.out
 	}
 	own := &run.rec.Ownership
-	onHost.files = run.r.owned(onHost.files, *own, run.h, run.capture)
-	onHost.files = run.r.data.withClusterTurns(run.h.ID.ValueString(), onHost.files)
-	failed, put, outcomes := run.r.putAll(ctx, run.client, run.m, onHost, run.diags)
+	toPut.files = run.r.owned(toPut.files, *own, run.h, run.capture)
+	toPut.files = run.r.data.withClusterTurns(run.h.ID.ValueString(), toPut.files)
+	failed, put, outcomes := run.r.putAll(ctx, run.client, run.m, toPut, run.diags)
 	run.outcomes = outcomes
-	own.record(onHost.files, outcomes)
+	own.record(toPut.files, outcomes)
 	if !failed {
 		return true
 	}
@@ -243,7 +243,7 @@ func (run *applyRun[M, P]) put(ctx context.Context, private privateSetter) bool 
 		h.RemoteSHA256 = types.StringNull()
 		own.settle(h, run.out.files)
 		run.diags.Append(run.state.Set(ctx, &run.plan)...)
-	case run.update && put > 0 && editsOnly(onHost.files) && holdsAll(onHost.files, run.old.files):
+	case run.update && put > 0 && editsOnly(toPut.files) && holdsAll(toPut.files, run.old.files):
 		// Only the state can take these changes back (what the model
 		// read before them, as kha_kubeconfig_server's
 		// previous_servers): it keeps the plan's, which has every path

@@ -29,17 +29,17 @@ type hostModel[M any] interface {
 	// when unknown: the plan leaves them unknown exactly when the
 	// configuration does not set them.
 	render(config *M) (rendered, diag.Diagnostics)
-	claimant
+	reserver
 }
 
-// claimant is a model as a plan's claims on a host's files see it
-// (claims.go).
-type claimant interface {
-	// claimName names it in the plan error of another resource that
+// reserver is a model as a plan's reservations of a host's files see it
+// (reservations.go).
+type reserver interface {
+	// conflictName names it in the plan error of another resource that
 	// would manage one of its files: its type and the values that tell
 	// it apart from others of its type, e.g. `kha_haproxy_config with
 	// role = "external" listening on 10.0.0.100:8443`.
-	claimName() string
+	conflictName() string
 	// pathSettings are the attributes that set its files' paths; a
 	// conflict's error points at the one that sets the file.
 	pathSettings() []pathSetting
@@ -81,11 +81,11 @@ type HandingOver interface {
 // (on_destroy is always keep).
 type DestroyLeaver interface{ leavesOnDestroy() }
 
-// ClaimMover is a model that says how it gives up the file that attr sets
+// ConflictMover is a model that says how it gives up the file that attr sets
 // better than "set <attr> to another file", and which documentation
 // shows it ("" for none).
-type ClaimMover interface {
-	claimMove(attr string) (move, see string)
+type ConflictMover interface {
+	conflictMove(attr string) (move, see string)
 }
 
 // Apply (Create, Update) and destroy (Delete).

@@ -121,7 +121,7 @@ func (run *planRun[M, P]) render(ctx context.Context, req resource.ModifyPlanReq
 	return !diags.HasError()
 }
 
-// connection resolves the plan's connection: the id, the claims on the
+// connection resolves the plan's connection: the id, the reservations of the
 // host's paths, and whether the resource moves to another host (a
 // replacement: destroy cleans the old one, create fills the new).
 func (run *planRun[M, P]) connection(ctx context.Context, wasDelivered bool) bool {
@@ -141,7 +141,7 @@ func (run *planRun[M, P]) connection(ctx context.Context, wasDelivered bool) boo
 			return false
 		}
 		run.h.ID = types.StringValue(hostID(m.cfg, run.out.files))
-		diags.Append(run.r.data.claim(m, P(&run.plan), run.desired, run.out.files)...)
+		diags.Append(run.r.data.reserve(m, P(&run.plan), run.desired, run.out.files)...)
 	}
 	if len(m.unknown) == 0 {
 		if err := m.cfg.Validate(); err != nil {

@@ -113,7 +113,7 @@ func changedText(ctx context.Context, client *remote.Client, f remote.Item, seen
 
 func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state M
-	out, m, rec, ok := r.onHost(ctx, req.State, req.Private, &state, &resp.Diagnostics)
+	out, m, rec, ok := r.loadState(ctx, req.State, req.Private, &state, &resp.Diagnostics)
 	if !ok {
 		return
 	}

@@ -338,10 +338,10 @@ func summary(d diag.Diagnostics) string {
 	return strings.Join(parts, "; ")
 }
 
-// onHost reads a state for Read and Delete: what it delivered, the
+// loadState reads a state for Read and Delete: what it delivered, the
 // connection it was delivered over, and the private record. ok is false
 // when the state delivered nothing (or on error).
-func (r *hostResource[M, P]) onHost(ctx context.Context, st tfsdk.State, private privateState, state *M, diags *diag.Diagnostics) (out rendered, m resolvedSSH, rec privateRecord, ok bool) {
+func (r *hostResource[M, P]) loadState(ctx context.Context, st tfsdk.State, private privateState, state *M, diags *diag.Diagnostics) (out rendered, m resolvedSSH, rec privateRecord, ok bool) {
 	diags.Append(st.Get(ctx, state)...)
 	if diags.HasError() {
 		return out, m, rec, false

@@ -596,9 +596,9 @@ func (m lbConfigModel) renderServing(k lbKind, s lbconfig.Spec, extra []string, 
 // writes: kubeadm's and kubespray's, readable by root (the kubelet) alone.
 const staticPodManifestMode = 0o600
 
-// lbClaimName is a load balancer's name in a conflict: its role and where
+// lbConflictName is a load balancer's name in a conflict: its role and where
 // it listens.
-func (m *lbConfigModel) lbClaimName(k lbKind) string {
+func (m *lbConfigModel) lbConflictName(k lbKind) string {
 	name := fmt.Sprintf("kha_%s_config with role = %q", k.lb, m.Role.ValueString())
 	if m.Listen != nil {
 		name += " listening on " + net.JoinHostPort(m.Listen.Address.ValueString(), fmt.Sprint(m.Listen.Port.ValueInt64()))
@@ -609,12 +609,12 @@ func (m *lbConfigModel) lbClaimName(k lbKind) string {
 // coLocatedDoc names the documentation of two load balancers on one node.
 const coLocatedDoc = `"Running a node-local and an external load balancer on one node"`
 
-// lbClaimMove is how a load balancer gives up a file, as the section
+// lbConflictMove is how a load balancer gives up a file, as the section
 // coLocatedDoc of its documentation shows: a service of its own (the
 // systemd template unit of kha_etcd_access's example, which reads
 // /etc/kha/<instance>-proxy.<ext>), or for a static pod a directory and a
 // pod name of its own.
-func (m *lbConfigModel) lbClaimMove(k lbKind, attr string) (string, string) {
+func (m *lbConfigModel) lbConflictMove(k lbKind, attr string) (string, string) {
 	instance := "local"
 	if m.Role.ValueString() == string(lbconfig.External) {
 		instance = "external"

@@ -36,9 +36,9 @@ type khaProvider struct {
 type providerData struct {
 	pool     *remote.Pool
 	defaults *sshModel
-	// claims records which resource keeps which file on which host, so
-	// that a second one fails its plan; new in every walk.
-	claims *claims
+	// reservations records which resource keeps which file on which
+	// host, so that a second one fails its plan; new in every walk.
+	reservations *reservations
 	// rollout admits the walk's changes to their hosts; nil without the
 	// provider's `rollout`.
 	rollout *rollout
@@ -96,7 +96,7 @@ func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data := &providerData{pool: p.pool, claims: newClaims(), clusters: newRollout(clusterPolicy, nil)}
+	data := &providerData{pool: p.pool, reservations: newReservations(), clusters: newRollout(clusterPolicy, nil)}
 	var diags diag.Diagnostics
 	if data.rollout, diags = rolloutFrom(ctx, m.Rollout); diags.HasError() {
 		resp.Diagnostics.Append(diags...)

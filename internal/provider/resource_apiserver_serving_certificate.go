@@ -367,7 +367,7 @@ func typedStrings(values []string) []types.String {
 	return out
 }
 
-func (m *servingCertificateModel) claimName() string {
+func (m *servingCertificateModel) conflictName() string {
 	return fmt.Sprintf("kha_apiserver_serving_certificate with certificate_path = %q", m.CertificatePath.ValueString())
 }
 

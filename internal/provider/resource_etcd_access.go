@@ -382,7 +382,7 @@ var etcdProxyRenames = problem.Renames{
 	{From: problem.Root("health_check").At("ca_file"), To: problem.Root("proxy_ca_file")},
 }
 
-func (m *etcdAccessModel) claimName() string {
+func (m *etcdAccessModel) conflictName() string {
 	return fmt.Sprintf("kha_etcd_access with mode = %q", m.Mode.ValueString())
 }
 

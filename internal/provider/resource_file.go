@@ -208,7 +208,7 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-func (m *fileModel) claimName() string {
+func (m *fileModel) conflictName() string {
 	return fmt.Sprintf("kha_file with path = %q", m.Path.ValueString())
 }
 

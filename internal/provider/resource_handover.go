@@ -52,7 +52,7 @@ func (m *handoverModel) leavesOnDestroy() {}
 // target's id names the configuration beside it.
 func (m *handoverModel) pathSettings() []pathSetting { return nil }
 
-func (m *handoverModel) claimName() string {
+func (m *handoverModel) conflictName() string {
 	return fmt.Sprintf("kha_handover of %q", m.TargetID.ValueString())
 }
 

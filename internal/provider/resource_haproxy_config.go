@@ -35,10 +35,10 @@ type haproxyConfigResource struct {
 
 // The lifecycle's optional hooks the model implements (host_hooks.go).
 var (
-	_ PlanWarner  = (*haproxyConfigModel)(nil)
-	_ HandingOver = (*haproxyConfigModel)(nil)
-	_ ClaimMover  = (*haproxyConfigModel)(nil)
-	_ DriftShower = (*haproxyConfigModel)(nil)
+	_ PlanWarner    = (*haproxyConfigModel)(nil)
+	_ HandingOver   = (*haproxyConfigModel)(nil)
+	_ ConflictMover = (*haproxyConfigModel)(nil)
+	_ DriftShower   = (*haproxyConfigModel)(nil)
 )
 
 var haproxyKind = lbKind{
@@ -187,8 +187,8 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 		})
 }
 
-func (m *haproxyConfigModel) claimName() string { return m.lbClaimName(haproxyKind) }
+func (m *haproxyConfigModel) conflictName() string { return m.lbConflictName(haproxyKind) }
 
-func (m *haproxyConfigModel) claimMove(attr string) (string, string) {
-	return m.lbClaimMove(haproxyKind, attr)
+func (m *haproxyConfigModel) conflictMove(attr string) (string, string) {
+	return m.lbConflictMove(haproxyKind, attr)
 }

@@ -137,7 +137,7 @@ func (m *hostsEntriesModel) render(config *hostsEntriesModel) (rendered, diag.Di
 		removeCommand: m.DestroyCommand.ValueString()}, diags
 }
 
-func (m *hostsEntriesModel) claimName() string {
+func (m *hostsEntriesModel) conflictName() string {
 	name := fmt.Sprintf("kha_hosts_entries with marker = %q", m.Marker.ValueString())
 	if len(m.Entries) > 0 {
 		name += fmt.Sprintf(" and entries = [%q", m.Entries[0].ValueString())

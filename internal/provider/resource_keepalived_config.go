@@ -238,7 +238,7 @@ func (m *keepalivedConfigModel) trackScript() string {
 	return keepalived.TrackScript(fmt.Sprintf("http://127.0.0.1:%d/healthz", m.HealthcheckPort.ValueInt64()))
 }
 
-func (m *keepalivedConfigModel) claimName() string {
+func (m *keepalivedConfigModel) conflictName() string {
 	return fmt.Sprintf("kha_keepalived_config with vip = %q, virtual_router_id = %d", m.VIP.ValueString(), m.VirtualRouterID.ValueInt64())
 }
 

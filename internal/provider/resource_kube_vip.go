@@ -299,7 +299,7 @@ func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics)
 	return rendered{files: []remote.Item{remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: staticPodManifestMode, CreateParentDirs: true}}}, diags
 }
 
-func (m *kubeVIPModel) claimName() string {
+func (m *kubeVIPModel) conflictName() string {
 	return fmt.Sprintf("kha_kube_vip with address = %q", m.Address.ValueString())
 }
 

@@ -49,8 +49,8 @@ type kubeconfigServerResource struct {
 
 // The lifecycle's optional hooks the model implements (host_hooks.go).
 var (
-	_ ClaimMover = (*kubeconfigServerModel)(nil)
-	_ HostReader = (*kubeconfigServerModel)(nil)
+	_ ConflictMover = (*kubeconfigServerModel)(nil)
+	_ HostReader    = (*kubeconfigServerModel)(nil)
 )
 
 type kubeconfigServerModel struct {
@@ -62,9 +62,9 @@ type kubeconfigServerModel struct {
 	Verify          types.Bool     `tfsdk:"verify"`
 	VerifyTimeout   types.String   `tfsdk:"verify_timeout"`
 	PreviousServers types.Map      `tfsdk:"previous_servers"`
-	// onHost are the servers the kubeconfigs have, by path and cluster,
+	// serversFound are the servers the kubeconfigs have, by path and cluster,
 	// once readHost has read them.
-	onHost map[string]map[string]string
+	serversFound map[string]map[string]string
 	// keptOnDestroy says, by path, why a destroy keeps kha's server: the
 	// recorded one would not work (see readHost).
 	keptOnDestroy map[string]error
@@ -209,7 +209,7 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 		edits = append(edits, f)
 		out.files = append(out.files, f)
 	}
-	if m.onHost == nil {
+	if m.serversFound == nil {
 		// Not knowing which kubeconfigs change, restart after each.
 		for _, f := range edits {
 			f.ReloadCommand = restart.ValueString()
@@ -219,7 +219,7 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 	// Restart once, after the last kubeconfig that changes (destroy takes
 	// them back last first); a failure puts back the ones changed before it.
 	changes := func(file string) bool {
-		for name, server := range m.onHost[file] {
+		for name, server := range m.serversFound[file] {
 			want := m.Server.ValueString()
 			if config == nil { // destroy: back to what was there
 				want = recorded[file][name]
@@ -242,7 +242,7 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 			continue
 		}
 		if restartAfter = i; config != nil {
-			out.rollback[i] = &remote.EditedFile{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: m.onHost[f.Path]}}
+			out.rollback[i] = &remote.EditedFile{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: m.serversFound[f.Path]}}
 		}
 	}
 	if restartAfter >= 0 {
@@ -270,7 +270,7 @@ func (m *kubeconfigServerModel) keepOnDestroy(edits []*remote.EditedFile, record
 			"(its load balancer in the same destroy), the node loses this path to the apiserver: before destroying, set "+
 			"`server` to an endpoint that stays (the node's own apiserver, another load balancer) and apply. To put the "+
 			"recorded server back without the check, set verify = false and apply, then destroy.",
-			m.ID.ValueString(), f.Path, serversState(m.onHost[f.Path]), serversState(recorded[f.Path]), err))
+			m.ID.ValueString(), f.Path, serversState(m.serversFound[f.Path]), serversState(recorded[f.Path]), err))
 	}
 	return files
 }
@@ -290,7 +290,7 @@ func (m *kubeconfigServerModel) checkTimeout() time.Duration {
 // A destroy also checks, as the change itself would, each kubeconfig with
 // its recorded servers put back: one that would not work is kept.
 func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
-	m.onHost = map[string]map[string]string{}
+	m.serversFound = map[string]map[string]string{}
 	m.keptOnDestroy = map[string]error{}
 	var recorded map[string]map[string]string
 	if destroying {
@@ -311,7 +311,7 @@ func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, 
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.ValueString(), err)
 		}
-		m.onHost[p.ValueString()] = servers
+		m.serversFound[p.ValueString()] = servers
 		if destroying {
 			edit := &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: recorded[p.ValueString()], checkTimeout: m.checkTimeout()}
 			if err := edit.wouldWorkUndone(ctx, c, content); err != nil {
@@ -329,18 +329,18 @@ func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, 
 // once read, and unknown until then. What it takes from the host joins
 // recorded.
 func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[string]string, diags *diag.Diagnostics) types.Map {
-	if m.PreviousServers.IsUnknown() && m.onHost == nil {
+	if m.PreviousServers.IsUnknown() && m.serversFound == nil {
 		return m.PreviousServers // a new resource's plan
 	}
 	elems := map[string]attr.Value{}
 	for _, p := range m.Paths {
 		servers, ok := recorded[p.ValueString()]
 		if !ok {
-			if servers, ok = m.onHost[p.ValueString()]; ok {
+			if servers, ok = m.serversFound[p.ValueString()]; ok {
 				recorded[p.ValueString()] = servers
 			}
 		}
-		if !ok && m.onHost == nil {
+		if !ok && m.serversFound == nil {
 			elems[p.ValueString()] = types.MapUnknown(types.StringType)
 			continue
 		}
@@ -547,12 +547,12 @@ func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-func (m *kubeconfigServerModel) claimName() string {
+func (m *kubeconfigServerModel) conflictName() string {
 	return fmt.Sprintf("kha_kubeconfig_server with server = %q", m.Server.ValueString())
 }
 
-// claimMove: a kubeconfig's path is an element of `paths`.
-func (m *kubeconfigServerModel) claimMove(attr string) (string, string) {
+// conflictMove: a kubeconfig's path is an element of `paths`.
+func (m *kubeconfigServerModel) conflictMove(attr string) (string, string) {
 	return fmt.Sprintf("take the kubeconfig out of `paths` (`%s`) and let the other resource set its server (a kha_file "+
 		"writes the whole kubeconfig, `server` included)", attr), ""
 }

@@ -500,7 +500,7 @@ func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
 	kubeadms, later, original := "https://127.0.0.3:6443", "https://localhost:7445", "https://127.0.0.2:6443"
 	m := kubeconfigServerModel{Paths: []types.String{types.StringValue("/etc/kubernetes/kubelet.conf"),
 		types.StringValue("/etc/kubernetes/admin.conf")}, Server: types.StringValue(kubeadms)}
-	m.onHost = map[string]map[string]string{
+	m.serversFound = map[string]map[string]string{
 		"/etc/kubernetes/kubelet.conf": {"kubernetes": kubeadms, "other": original},
 		"/etc/kubernetes/admin.conf":   {"kubernetes": kubeadms},
 	}
@@ -629,7 +629,7 @@ func TestKubeconfigServer_keptOnDestroyWarns(t *testing.T) {
 	m.ID = types.StringValue("10.0.0.11:22:" + kubelet)
 	var diags diag.Diagnostics
 	m.PreviousServers = previousServersValue(map[string]map[string]string{kubelet: {"kubernetes": original}, outside: {"kubernetes": retired}}, &diags)
-	m.onHost = map[string]map[string]string{kubelet: {"kubernetes": current}, outside: {"kubernetes": current}}
+	m.serversFound = map[string]map[string]string{kubelet: {"kubernetes": current}, outside: {"kubernetes": current}}
 	m.keptOnDestroy = map[string]error{outside: errors.New("dial tcp 10.0.0.100:8443: connection refused")}
 	out, d := m.render(nil)
 	diags.Append(d...)

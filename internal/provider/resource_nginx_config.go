@@ -35,10 +35,10 @@ type nginxConfigResource struct {
 
 // The lifecycle's optional hooks the model implements (host_hooks.go).
 var (
-	_ PlanWarner  = (*nginxConfigModel)(nil)
-	_ HandingOver = (*nginxConfigModel)(nil)
-	_ ClaimMover  = (*nginxConfigModel)(nil)
-	_ DriftShower = (*nginxConfigModel)(nil)
+	_ PlanWarner    = (*nginxConfigModel)(nil)
+	_ HandingOver   = (*nginxConfigModel)(nil)
+	_ ConflictMover = (*nginxConfigModel)(nil)
+	_ DriftShower   = (*nginxConfigModel)(nil)
 )
 
 // debianStreamModule is where Debian's libnginx-mod-stream puts the module.
@@ -124,8 +124,8 @@ func (r *nginxConfigResource) Schema(ctx context.Context, _ resource.SchemaReque
 		})
 }
 
-func (m *nginxConfigModel) claimName() string { return m.lbClaimName(nginxKind) }
+func (m *nginxConfigModel) conflictName() string { return m.lbConflictName(nginxKind) }
 
-func (m *nginxConfigModel) claimMove(attr string) (string, string) {
-	return m.lbClaimMove(nginxKind, attr)
+func (m *nginxConfigModel) conflictMove(attr string) (string, string) {
+	return m.lbConflictMove(nginxKind, attr)
 }

@@ -32,18 +32,18 @@ func settingsOf(attrs map[string]string, paths ...string) []pathSetting {
 	return settings
 }
 
-// claimer is a model for the registry: a name, files and a digest.
-type claimer struct {
+// testReserver is a model for the registry: a name, files and a digest.
+type testReserver struct {
 	name  string
 	files []remote.Item
 	host  string
 	port  int
 }
 
-func (c claimer) claimName() string { return c.name }
+func (c testReserver) conflictName() string { return c.name }
 
 // pathSettings: an attribute "path" sets its first file's path.
-func (c claimer) pathSettings() []pathSetting {
+func (c testReserver) pathSettings() []pathSetting {
 	if len(c.files) == 0 {
 		return nil
 	}
@@ -51,17 +51,17 @@ func (c claimer) pathSettings() []pathSetting {
 	return settingsOf(map[string]string{"path": p})
 }
 
-// placedClaimer is a claimer with the path settings given.
-type placedClaimer struct {
-	claimer
+// placedReserver is a testReserver with the path settings given.
+type placedReserver struct {
+	testReserver
 	settings []pathSetting
 }
 
-func (c placedClaimer) pathSettings() []pathSetting { return c.settings }
+func (c placedReserver) pathSettings() []pathSetting { return c.settings }
 
-func (c claimer) take(d *providerData) diag.Diagnostics {
+func (c testReserver) take(d *providerData) diag.Diagnostics {
 	m := resolvedSSH{cfg: remote.Config{Host: c.host, Port: c.port}}
-	return d.claim(m, c, desiredDigest(c.files), c.files)
+	return d.reserve(m, c, desiredDigest(c.files), c.files)
 }
 
 func file(p, content string) remote.Item { return remote.File{Path: p, Content: []byte(content)} }
@@ -76,46 +76,46 @@ func hostsBlock(marker, content string) remote.Item {
 	return remote.Block{Path: "/etc/hosts", Marker: marker, Content: []byte(content)}
 }
 
-func TestClaims_conflicts(t *testing.T) {
+func TestReservations_conflicts(t *testing.T) {
 	for _, c := range []struct {
 		name         string
-		first, later claimer
+		first, later testReserver
 		want         string // "" for none
 	}{
-		{"two whole files", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "10.0.0.21", 22},
-			claimer{"b", []remote.Item{file("/etc/haproxy/haproxy.cfg", "b")}, "10.0.0.21", 22},
+		{"two whole files", testReserver{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "10.0.0.21", 22},
+			testReserver{"b", []remote.Item{file("/etc/haproxy/haproxy.cfg", "b")}, "10.0.0.21", 22},
 			"File Managed by Two Resources: This b and a (id 10.0.0.21:22:/etc/haproxy/haproxy.cfg) both manage 10.0.0.21:22:/etc/haproxy/haproxy.cfg"},
-		{"blocks of one marker", claimer{"a", []remote.Item{hostsBlock("entries", "1.1.1.1 a")}, "h", 22},
-			claimer{"b", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
+		{"blocks of one marker", testReserver{"a", []remote.Item{hostsBlock("entries", "1.1.1.1 a")}, "h", 22},
+			testReserver{"b", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
 			`Block Managed by Two Resources: This b and a (id h:22:/etc/hosts) both manage the block "entries"`},
-		{"a block under a whole file", claimer{"a", []remote.Item{file("/etc/hosts", "x")}, "h", 22},
-			claimer{"b", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
+		{"a block under a whole file", testReserver{"a", []remote.Item{file("/etc/hosts", "x")}, "h", 22},
+			testReserver{"b", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
 			`File Managed by Two Resources: This b (its block "entries") and a (id h:22:/etc/hosts; the whole file) both manage h:22:/etc/hosts`},
-		{"a whole file over a block", claimer{"a", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
-			claimer{"b", []remote.Item{file("/etc/hosts", "x")}, "h", 22},
+		{"a whole file over a block", testReserver{"a", []remote.Item{hostsBlock("entries", "2.2.2.2 b")}, "h", 22},
+			testReserver{"b", []remote.Item{file("/etc/hosts", "x")}, "h", 22},
 			`File Managed by Two Resources: This b (the whole file) and a (id h:22:/etc/hosts; its block "entries") both manage h:22:/etc/hosts`},
-		{"an edited file under a whole file", claimer{"a", []remote.Item{file("/etc/kubernetes/kubelet.conf", "x")}, "h", 22},
-			claimer{"b", []remote.Item{edited("/etc/kubernetes/kubelet.conf")}, "h", 22},
+		{"an edited file under a whole file", testReserver{"a", []remote.Item{file("/etc/kubernetes/kubelet.conf", "x")}, "h", 22},
+			testReserver{"b", []remote.Item{edited("/etc/kubernetes/kubelet.conf")}, "h", 22},
 			"This b and a (id h:22:/etc/kubernetes/kubelet.conf) both manage h:22:/etc/kubernetes/kubelet.conf"},
-		{"blocks of two markers", claimer{"a", []remote.Item{hostsBlock("api", "1.1.1.1 a")}, "h", 22},
-			claimer{"b", []remote.Item{hostsBlock("registry", "2.2.2.2 b")}, "h", 22}, ""},
-		{"two hosts", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "10.0.0.21", 22},
-			claimer{"b", []remote.Item{file("/etc/haproxy/haproxy.cfg", "b")}, "10.0.0.22", 22}, ""},
-		{"two ports", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
-			claimer{"b", []remote.Item{file("/etc/haproxy/haproxy.cfg", "b")}, "h", 2222}, ""},
-		{"two paths", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
-			claimer{"b", []remote.Item{file("/etc/kha/external-proxy.cfg", "b")}, "h", 22}, ""},
-		{"one resource planned twice", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
-			claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22}, ""},
-		{"one type, another content", claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
-			claimer{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "changed")}, "h", 22}, "This a and another a (id h:22:/etc/haproxy/haproxy.cfg) both manage"},
-		{"one host in two spellings", claimer{"a", []remote.Item{file("/etc/x", "a")}, "Node1.Example.com", 22},
-			claimer{"b", []remote.Item{file("/etc/x", "b")}, "node1.example.com", 0}, "both manage node1.example.com:22:/etc/x"},
-		{"one IPv6 address in two spellings", claimer{"a", []remote.Item{file("/etc/x", "a")}, "2001:db8:0::1", 22},
-			claimer{"b", []remote.Item{file("/etc/x", "b")}, "2001:DB8::1", 22}, "both manage [2001:DB8::1]:22:/etc/x"},
+		{"blocks of two markers", testReserver{"a", []remote.Item{hostsBlock("api", "1.1.1.1 a")}, "h", 22},
+			testReserver{"b", []remote.Item{hostsBlock("registry", "2.2.2.2 b")}, "h", 22}, ""},
+		{"two hosts", testReserver{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "10.0.0.21", 22},
+			testReserver{"b", []remote.Item{file("/etc/haproxy/haproxy.cfg", "b")}, "10.0.0.22", 22}, ""},
+		{"two ports", testReserver{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
+			testReserver{"b", []remote.Item{file("/etc/haproxy/haproxy.cfg", "b")}, "h", 2222}, ""},
+		{"two paths", testReserver{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
+			testReserver{"b", []remote.Item{file("/etc/kha/external-proxy.cfg", "b")}, "h", 22}, ""},
+		{"one resource planned twice", testReserver{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
+			testReserver{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22}, ""},
+		{"one type, another content", testReserver{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "a")}, "h", 22},
+			testReserver{"a", []remote.Item{file("/etc/haproxy/haproxy.cfg", "changed")}, "h", 22}, "This a and another a (id h:22:/etc/haproxy/haproxy.cfg) both manage"},
+		{"one host in two spellings", testReserver{"a", []remote.Item{file("/etc/x", "a")}, "Node1.Example.com", 22},
+			testReserver{"b", []remote.Item{file("/etc/x", "b")}, "node1.example.com", 0}, "both manage node1.example.com:22:/etc/x"},
+		{"one IPv6 address in two spellings", testReserver{"a", []remote.Item{file("/etc/x", "a")}, "2001:db8:0::1", 22},
+			testReserver{"b", []remote.Item{file("/etc/x", "b")}, "2001:DB8::1", 22}, "both manage [2001:DB8::1]:22:/etc/x"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := &providerData{claims: newClaims()}
+			d := &providerData{reservations: newReservations()}
 			if diags := c.first.take(d); diags.HasError() {
 				t.Fatalf("first claim: %v", diags)
 			}
@@ -131,10 +131,10 @@ func TestClaims_conflicts(t *testing.T) {
 	}
 }
 
-// TestClaims_bastion: one private address behind two bastions is two
+// TestReservations_bastion: one private address behind two bastions is two
 // machines; behind one, one.
-func TestClaims_bastion(t *testing.T) {
-	d := &providerData{claims: newClaims()}
+func TestReservations_bastion(t *testing.T) {
+	d := &providerData{reservations: newReservations()}
 	behind := func(bastion string) resolvedSSH {
 		return resolvedSSH{cfg: remote.Config{Host: "10.0.0.5", Bastion: &remote.Config{Host: bastion}}}
 	}
@@ -146,20 +146,20 @@ func TestClaims_bastion(t *testing.T) {
 	}{{behind("bastion-a"), "a", false}, {behind("bastion-b"), "b", false}, {behind("bastion-a"), "c", true},
 		{resolvedSSH{cfg: remote.Config{Host: "10.0.0.5"}}, "d", false},
 		{resolvedSSH{cfg: remote.Config{Host: "10.0.0.5"}, unknown: []string{"bastion_host"}}, "e", false}} {
-		got := d.claim(c.m, placedClaimer{claimer{name: c.name}, settingsOf(map[string]string{"path": "/etc/x"})}, fmt.Sprint(i), f).HasError()
+		got := d.reserve(c.m, placedReserver{testReserver{name: c.name}, settingsOf(map[string]string{"path": "/etc/x"})}, fmt.Sprint(i), f).HasError()
 		if got != c.wantErr {
-			t.Errorf("claim %s: error %v, want %v", c.name, got, c.wantErr)
+			t.Errorf("reservation %s: error %v, want %v", c.name, got, c.wantErr)
 		}
 	}
 }
 
-// TestClaims_detail: a third claimant names both before it, in order; the
+// TestReservations_detail: a third reserver names both before it, in order; the
 // error is at the attribute that sets the path, with the fix of each.
-func TestClaims_detail(t *testing.T) {
-	d := &providerData{claims: newClaims()}
+func TestReservations_detail(t *testing.T) {
+	d := &providerData{reservations: newReservations()}
 	m := resolvedSSH{cfg: remote.Config{Host: "10.0.0.21"}}
 	take := func(name, digest string, settings []pathSetting, files ...remote.Item) diag.Diagnostics {
-		return d.claim(m, placedClaimer{claimer{name: name}, settings}, digest, files)
+		return d.reserve(m, placedReserver{testReserver{name: name}, settings}, digest, files)
 	}
 	take("kha_file with path = \"/etc/hosts\"", "1", settingsOf(map[string]string{"path": "/etc/hosts"}), file("/etc/hosts", "x"))
 	take("z_hosts", "2", settingsOf(map[string]string{"path": "/etc/hosts"}), hostsBlock("entries", "x"))
@@ -184,10 +184,10 @@ func TestClaims_detail(t *testing.T) {
 	}
 }
 
-// TestClaims_parallel: of many resources claiming one file at once,
+// TestReservations_parallel: of many resources claiming one file at once,
 // exactly one wins.
-func TestClaims_parallel(t *testing.T) {
-	d := &providerData{claims: newClaims()}
+func TestReservations_parallel(t *testing.T) {
+	d := &providerData{reservations: newReservations()}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	won := 0
@@ -195,7 +195,7 @@ func TestClaims_parallel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := claimer{fmt.Sprintf("r%d", i), []remote.Item{file("/etc/x", fmt.Sprint(i))}, "h", 22}
+			c := testReserver{fmt.Sprintf("r%d", i), []remote.Item{file("/etc/x", fmt.Sprint(i))}, "h", 22}
 			if !c.take(d).HasError() {
 				mu.Lock()
 				won++
@@ -205,23 +205,23 @@ func TestClaims_parallel(t *testing.T) {
 	}
 	wg.Wait()
 	if won != 1 {
-		t.Errorf("%d claims won, want 1", won)
+		t.Errorf("%d reservations won, want 1", won)
 	}
 }
 
-// TestClaims_lbFix: a load balancer's fix names the attributes to set for
+// TestReservations_lbFix: a load balancer's fix names the attributes to set for
 // its delivery, role and kind.
-func TestClaims_lbFix(t *testing.T) {
+func TestReservations_lbFix(t *testing.T) {
 	lb := func(role, delivery string) lbConfigModel {
 		return lbConfigModel{Role: types.StringValue(role), Delivery: types.StringValue(delivery),
 			Listen: &lbListenModel{Address: types.StringValue("10.0.0.100"), Port: types.Int64Value(8443)}}
 	}
 	haproxy := haproxyConfigModel{lbConfigModel: lb("external", deliverySystemd)}
-	if got, want := haproxy.claimName(), `kha_haproxy_config with role = "external" listening on 10.0.0.100:8443`; got != want {
+	if got, want := haproxy.conflictName(), `kha_haproxy_config with role = "external" listening on 10.0.0.100:8443`; got != want {
 		t.Errorf("name %q, want %q", got, want)
 	}
-	move := func(m ClaimMover, attr string) string {
-		move, see := m.claimMove(attr)
+	move := func(m ConflictMover, attr string) string {
+		move, see := m.conflictMove(attr)
 		return move + " " + see
 	}
 	for _, c := range []struct {
@@ -244,11 +244,11 @@ func TestClaims_lbFix(t *testing.T) {
 	}
 }
 
-// TestHostClaims_sharedPlacesRefused: through Terraform, a plan with two
+// TestHostReservations_sharedPlacesRefused: through Terraform, a plan with two
 // resources on one file (or one block) of one host fails, naming the
 // other and the fix. Which of the two errs depends on the order Terraform
 // plans them in; the patterns take either.
-func TestHostClaims_sharedPlacesRefused(t *testing.T) {
+func TestHostReservations_sharedPlacesRefused(t *testing.T) {
 	words := func(s string) string { return strings.ReplaceAll(s, " ", `\s+`) }
 	cases := map[string]string{
 		"two_haproxy_at_defaults": `(?s)File Managed by Two Resources.*` + words(`kha_haproxy_config with role = "(node_local|external)"`) +
@@ -264,8 +264,8 @@ func TestHostClaims_sharedPlacesRefused(t *testing.T) {
 	expectPlanErrors(t, cases, nil)
 }
 
-// TestHostClaims_distinctPlacesPlan: the layouts that do not collide plan.
-func TestHostClaims_distinctPlacesPlan(t *testing.T) {
+// TestHostReservations_distinctPlacesPlan: the layouts that do not collide plan.
+func TestHostReservations_distinctPlacesPlan(t *testing.T) {
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps:                    []resource.TestStep{{ConfigDirectory: config.TestNameDirectory(), PlanOnly: true, ExpectNonEmptyPlan: true}},
@@ -275,10 +275,10 @@ func TestHostClaims_distinctPlacesPlan(t *testing.T) {
 // testHostKey is a host key for plans that never connect.
 const testHostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGtoYS1wcm9iZS1rZXktb2Ytbm8taG9zdC1hdC1hbGwh"
 
-// TestHostClaims_coLocatedExamplesPlan: the documented node-local and
+// TestHostReservations_coLocatedExamplesPlan: the documented node-local and
 // external load balancers on one node plan as written, and without the
 // external one's own file and commands the plan fails, saying to set them.
-func TestHostClaims_coLocatedExamplesPlan(t *testing.T) {
+func TestHostReservations_coLocatedExamplesPlan(t *testing.T) {
 	provider := `provider "kha" {
   default_ssh = { host_key = "` + testHostKey + `", agent = true }
 }
@@ -309,10 +309,10 @@ func TestHostClaims_coLocatedExamplesPlan(t *testing.T) {
 	}
 }
 
-// TestHostClaims_coLocatedUnitRecipes: the documented template units pass
+// TestHostReservations_coLocatedUnitRecipes: the documented template units pass
 // their own validate command (systemd-analyze verify), and HAProxy's is
 // the one kha_etcd_access's example delivers for its local proxy.
-func TestHostClaims_coLocatedUnitRecipes(t *testing.T) {
+func TestHostReservations_coLocatedUnitRecipes(t *testing.T) {
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Skip("no systemd-analyze")
 	}

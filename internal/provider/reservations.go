@@ -15,67 +15,68 @@ import (
 )
 
 // This file keeps one configuration from giving one file to two
-// resources. At plan time every host resource claims the places it keeps
-// on its host: a whole file, or a marked block of one. A resource that
-// claims a place another resource of the same Terraform walk claimed
-// already fails its plan, naming the other. Without the check both applies
+// resources. At plan time every host resource reserves the places it
+// keeps on its host: a whole file, or a marked block of one. A resource
+// that reserves a place another resource of the same Terraform walk
+// reserved already fails its plan, naming the other. (On the host, the
+// resource that writes a file then claims it: remote.Claim.) Without the check both applies
 // succeed, each overwriting the other, and every later plan changes one of
 // them back.
 
-// claims is one walk's record of which resource keeps what where. The
+// reservations is one walk's record of which resource keeps what where. The
 // provider's Configure makes a new one, so each walk (plan, apply) starts
 // empty and provider instances never share one. Terraform plans resources
-// in parallel: the mutex orders the claims.
-type claims struct {
+// in parallel: the mutex orders the reservations.
+type reservations struct {
 	mu     sync.Mutex
-	byFile map[claimedFile][]claim
+	byFile map[reservedFile][]reservation
 }
 
-func newClaims() *claims { return &claims{byFile: map[claimedFile][]claim{}} }
+func newReservations() *reservations { return &reservations{byFile: map[reservedFile][]reservation{}} }
 
-// claimedFile is a file on a host. host is the connection's address
-// (claimHost), path the file's.
-type claimedFile struct{ host, path string }
+// reservedFile is a file on a host. host is the connection's address
+// (machineAddress), path the file's.
+type reservedFile struct{ host, path string }
 
-// claim is one resource's hold on a file, or on a block of it.
-type claim struct {
+// reservation is one resource's hold on a file, or on a block of it.
+type reservation struct {
 	// marker is the block's; "" is the whole file.
 	marker string
-	// owner names the resource in another's plan error (claimant), and
+	// owner names the resource in another's plan error (reserver), and
 	// id is its id (host:port:path of its first file), which
 	// `terraform state list -id` finds.
 	owner, id string
 	// digest is what the resource renders, all of its files (sha256):
 	// the same resource planned twice in one walk (a replacement plans
-	// the new object after the old) claims the same again.
+	// the new object after the old) reserves the same again.
 	digest string
 	// attr is the attribute that sets the path, as the plan error says
 	// it ("config_path", "paths[1]"); "" when none was found.
 	attr string
 	// move, when set, is how the resource gives the file up, better than
-	// "set <attr> to another file" (ClaimMover), and see the
+	// "set <attr> to another file" (ConflictMover), and see the
 	// documentation that shows it.
 	move, see string
 }
 
 // overlaps says whether two holds on one file collide: the whole file
 // collides with everything in it, a block with a block of its marker.
-func (c claim) overlaps(o claim) bool {
+func (c reservation) overlaps(o reservation) bool {
 	return c.marker == "" || o.marker == "" || c.marker == o.marker
 }
 
-// same says whether two claims are one resource's, planned twice.
-func (c claim) same(o claim) bool {
+// same says whether two reservations are one resource's, planned twice.
+func (c reservation) same(o reservation) bool {
 	return c.owner == o.owner && c.digest == o.digest && c.marker == o.marker
 }
 
-// take records c on f and returns the claims of other resources it
+// take records c on f and returns the reservations of other resources it
 // collides with, sorted. A collision is recorded too, so that a third
 // resource on the file names both before it.
-func (cs *claims) take(f claimedFile, c claim) []claim {
+func (cs *reservations) take(f reservedFile, c reservation) []reservation {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	var others []claim
+	var others []reservation
 	for _, o := range cs.byFile[f] {
 		if c.same(o) {
 			return nil
@@ -85,33 +86,33 @@ func (cs *claims) take(f claimedFile, c claim) []claim {
 		}
 	}
 	cs.byFile[f] = append(cs.byFile[f], c)
-	slices.SortFunc(others, func(a, b claim) int {
+	slices.SortFunc(others, func(a, b reservation) int {
 		return cmp.Or(cmp.Compare(a.owner, b.owner), cmp.Compare(a.marker, b.marker), cmp.Compare(a.digest, b.digest))
 	})
 	return others
 }
 
-// claim takes, for a planned resource, each place it keeps on its host,
-// which must be known (m.addressKnown). A place that another resource of
+// reserve takes, for a planned resource, each place it keeps on its
+// host, which must be known (m.addressKnown). A place that another resource of
 // this walk keeps is an error at the attribute that sets its path.
-func (d *providerData) claim(m resolvedSSH, model claimant, digest string, files []remote.Item) diag.Diagnostics {
+func (d *providerData) reserve(m resolvedSSH, model reserver, digest string, files []remote.Item) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if d == nil || d.claims == nil || slices.Contains(m.unknown, "bastion_host") || slices.Contains(m.unknown, "bastion_port") {
+	if d == nil || d.reservations == nil || slices.Contains(m.unknown, "bastion_host") || slices.Contains(m.unknown, "bastion_port") {
 		return diags // which network the host is in is not known yet
 	}
-	owner, id := model.claimName(), hostID(m.cfg, files)
-	host := claimHost(m.cfg)
+	owner, id := model.conflictName(), hostID(m.cfg, files)
+	host := machineAddress(m.cfg)
 	for _, f := range files {
 		p, marker := f.Place()
 		attr := settingOf(model, p)
-		c := claim{marker: marker, owner: owner, id: id, digest: digest}
+		c := reservation{marker: marker, owner: owner, id: id, digest: digest}
 		if attr != nil {
 			c.attr = attr.String()
-			if mover, ok := model.(ClaimMover); ok {
-				c.move, c.see = mover.claimMove(c.attr)
+			if mover, ok := model.(ConflictMover); ok {
+				c.move, c.see = mover.conflictMove(c.attr)
 			}
 		}
-		others := d.claims.take(claimedFile{host, p}, c)
+		others := d.reservations.take(reservedFile{host, p}, c)
 		if len(others) == 0 {
 			continue
 		}
@@ -125,11 +126,11 @@ func (d *providerData) claim(m resolvedSSH, model claimant, digest string, files
 	return diags
 }
 
-// claimHost is the address that says which machine a connection reaches:
-// host:port with the host in one spelling (IP addresses canonical, names
+// machineAddress is the address that says which machine a connection
+// reaches: host:port with the host in one spelling (IP addresses canonical, names
 // in lower case), after the bastion's when there is one (the same private
 // address behind two bastions is two machines).
-func claimHost(cfg remote.Config) string {
+func machineAddress(cfg remote.Config) string {
 	canonical := func(c remote.Config) string {
 		host, port, err := net.SplitHostPort(c.Address())
 		if err != nil {
@@ -148,7 +149,7 @@ func claimHost(cfg remote.Config) string {
 
 // settingOf is the attribute of model that sets the path file, nil when
 // none does.
-func settingOf(model claimant, file string) *path.Path {
+func settingOf(model reserver, file string) *path.Path {
 	for _, s := range model.pathSettings() {
 		if s.value.ValueString() == file {
 			return &s.attribute
@@ -157,11 +158,11 @@ func settingOf(model claimant, file string) *path.Path {
 	return nil
 }
 
-// conflictMessage is the summary and detail of a claim that collides
+// conflictMessage is the summary and detail of a reservation that collides
 // with others on the file at where (host:port:path).
-func conflictMessage(where string, c claim, others []claim) (string, string) {
+func conflictMessage(where string, c reservation, others []reservation) (string, string) {
 	// Two resources of one type may not differ in what names them.
-	name := func(o claim) string {
+	name := func(o reservation) string {
 		if o.owner == c.owner {
 			return "another " + o.owner
 		}
@@ -206,7 +207,7 @@ func conflictMessage(where string, c claim, others []claim) (string, string) {
 	fmt.Fprintf(&b, "\n\nGive the %s to one of them: on this resource, %s", place, moveOf(c, others))
 	sees := []string{c.see}
 	for _, o := range others {
-		fmt.Fprintf(&b, "; or on %s, %s", name(o), moveOf(o, []claim{c}))
+		fmt.Fprintf(&b, "; or on %s, %s", name(o), moveOf(o, []reservation{c}))
 		sees = append(sees, o.see)
 	}
 	b.WriteString(". A resource already applied is found by its id: terraform state list -id=<id> (OpenTofu: tofu state list -id=<id>).")
@@ -219,8 +220,8 @@ func conflictMessage(where string, c claim, others []claim) (string, string) {
 	return summary, b.String()
 }
 
-// holdOf says what of the file a claim holds.
-func holdOf(c claim) string {
+// holdOf says what of the file a reservation holds.
+func holdOf(c reservation) string {
 	if c.marker == "" {
 		return "the whole file"
 	}
@@ -228,7 +229,7 @@ func holdOf(c claim) string {
 }
 
 // moveOf says how c's resource gives up the place it shares with others.
-func moveOf(c claim, others []claim) string {
+func moveOf(c reservation, others []reservation) string {
 	attr := "the attribute that sets the path"
 	if c.attr != "" {
 		attr = "`" + c.attr + "`"
@@ -236,7 +237,7 @@ func moveOf(c claim, others []claim) string {
 	switch {
 	case c.move != "":
 		return c.move
-	case c.marker != "" && !slices.ContainsFunc(others, func(o claim) bool { return o.marker == "" }):
+	case c.marker != "" && !slices.ContainsFunc(others, func(o reservation) bool { return o.marker == "" }):
 		return fmt.Sprintf("set `marker` to a name of its own (each block needs one), or %s to another file", attr)
 	default:
 		return fmt.Sprintf("set %s to another file", attr)
