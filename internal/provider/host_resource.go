@@ -25,6 +25,38 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
+// The host lifecycle, for a newcomer. Every resource that keeps files on
+// a host (kha_file, the load balancers, keepalived, kube-vip, kubeconfigs,
+// serving certificates, ...) is a hostResource with its own model; the
+// model renders files and may implement the optional hooks of
+// host_hooks.go, which lists them in the order they are called.
+//
+//   - Plan (host_plan.go, planRun): render from the configuration alone,
+//     so sha256 and everything rendered is known at plan time; reserve the
+//     host's files against the walk's other resources (reservations.go);
+//     plan id, destroy_actions, trusted_host_key and remote_sha256 (drift
+//     found by the last refresh shows as a change, with a warning).
+//   - Apply (host_apply.go, applyRun): wait for the rollout's turn, connect
+//     with a verified host key, let a HostReader read the host, put each
+//     file with the resource's claim (remote.Claim: the host saves what it
+//     replaces) or a handover's interim configuration, roll back on
+//     failure, remove what the plan no longer has.
+//   - Refresh (host_read.go): read the files' digests; drift, an
+//     unreachable host or write-only credentials are remembered, not
+//     errors.
+//   - Destroy (host_destroy.go): put back or delete each file as
+//     destroy_actions says, last first; on_destroy = "keep" drops only
+//     kha's records.
+//   - Import (host_import.go): connect, record the file found, and let
+//     the next apply adopt it.
+//
+// Beside the state, each resource keeps one privateRecord in Terraform's
+// private data (private_record.go): its claim, the last refresh's drift
+// or unreachable host, a pending handover. A new host resource is a
+// model with fields() (embedding hostFields), render, conflictName and
+// pathSettings, a schema built with withHostAttributes, and the hooks it
+// needs, asserted in its file.
+
 // hostResource is the one lifecycle of every resource that keeps files
 // (or marked blocks) on a host: render at plan time from the rendering
 // inputs alone (`ssh` may still be unknown), deliver over SSH,
