@@ -112,7 +112,7 @@ type interimPlan struct {
 // (the plan's) from prior (the prior state's), or nil when the apply
 // hands nothing over. pending is the handover the host may serve the
 // interim configuration of already; final is what the plan renders.
-func planInterim(ctx context.Context, model, prior any, pending *pendingHandover, final rendered) (*interimPlan, diag.Diagnostics) {
+func planInterim(model, prior any, pending *pendingHandover, final rendered) (*interimPlan, diag.Diagnostics) {
 	ho, ok := model.(HandingOver)
 	if !ok || !ho.handoverOn() {
 		return nil, nil

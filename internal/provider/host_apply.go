@@ -195,7 +195,7 @@ func (run *applyRun[M, P]) claim() {
 // record on the host before it.
 func (run *applyRun[M, P]) planInterim(ctx context.Context) bool {
 	if run.priorDelivered {
-		interim, d := planInterim(ctx, P(&run.plan), P(&run.prior), run.rec.Handover, run.out)
+		interim, d := planInterim(P(&run.plan), P(&run.prior), run.rec.Handover, run.out)
 		run.diags.Append(d...)
 		if run.diags.HasError() {
 			return false
