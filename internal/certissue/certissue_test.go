@@ -58,6 +58,7 @@ func newTestPKI(t testing.TB, caEnd time.Time) testPKI {
 }
 
 func TestPlan(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t, now.Add(10*365*24*time.Hour))
 	want := Want{DNSNames: []string{"API.example.com.", "kubernetes"}, IPAddresses: []string{"10.0.0.100", "::ffff:10.0.0.11", "fd00::0001"}}
 	cases := []struct {
@@ -135,6 +136,7 @@ func TestPlan(t *testing.T) {
 // as more than a name (another SAN, a new section) is left out, and the
 // extension section has only the names that pass.
 func TestPlan_liveSANsFiltered(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t, now.Add(10*365*24*time.Hour))
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -161,6 +163,7 @@ func TestPlan_liveSANsFiltered(t *testing.T) {
 }
 
 func TestExtensions(t *testing.T) {
+	t.Parallel()
 	i := Issue{CommonName: "kube-apiserver", Algorithm: ECDSAP256, SANs: SANs{DNSNames: []string{"a.example.com"}, IPAddresses: []string{"10.0.0.1"}}}
 	got := i.Extensions()
 	for _, want := range []string{"keyUsage=critical,digitalSignature\n", "extendedKeyUsage=serverAuth\n", "subjectAltName=DNS:a.example.com,IP:10.0.0.1\n", "basicConstraints=critical,CA:FALSE\n"} {
@@ -175,6 +178,7 @@ func TestExtensions(t *testing.T) {
 }
 
 func TestLacks(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t, now.Add(365*24*time.Hour))
 	other := newTestPKI(t, now.Add(365*24*time.Hour))
 	cases := []struct {

@@ -33,6 +33,7 @@ func setSANs(sans ...string) editFunc {
 // and nothing else, byte for byte, in kubeadm's own output and in
 // hand-written variants with comments, flow style and odd indentation.
 func TestClusterConfigurationEdits(t *testing.T) {
+	t.Parallel()
 	initDefaults := readTestdata(t, "init-defaults.yaml")
 	withSANs := readTestdata(t, "with-sans.yaml")
 	cases := []struct {
@@ -123,6 +124,7 @@ func TestClusterConfigurationEdits(t *testing.T) {
 // certSANs removed where kha added it) give kubeadm's text back byte for
 // byte.
 func TestClusterConfigurationRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"init-defaults.yaml", "with-sans.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			in := readTestdata(t, name)
@@ -162,6 +164,7 @@ func TestClusterConfigurationRoundTrip(t *testing.T) {
 }
 
 func TestReadClusterConfiguration(t *testing.T) {
+	t.Parallel()
 	c, err := ReadClusterConfiguration(readTestdata(t, "with-sans.yaml"))
 	if err != nil || c.ControlPlaneEndpoint != "10.0.0.11:6443" || !reflect.DeepEqual(c.CertSANs, []string{"10.0.0.11", "cp1", "::1"}) {
 		t.Fatalf("%+v %v", c, err)

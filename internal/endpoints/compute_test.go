@@ -23,6 +23,7 @@ var (
 // TestMatrix covers every row (mode) and column (role) of the access
 // matrix, with the values kubespray computes where it computes them right.
 func TestMatrix(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name               string
 		in                 Input
@@ -227,6 +228,7 @@ func nodeURLs(r Result) []string {
 }
 
 func TestCertSANs(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		in       Input
@@ -284,6 +286,7 @@ func TestCertSANs(t *testing.T) {
 }
 
 func TestLocalLBListenAndBackends(t *testing.T) {
+	t.Parallel()
 	r, ps := Compute(Input{IPFamily: DualStack, ControlPlaneNodes: []Node{
 		{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"},
 		{Name: "cp2", IP: "10.0.0.12", AccessIP: "192.0.2.12"},
@@ -320,6 +323,7 @@ func TestLocalLBListenAndBackends(t *testing.T) {
 // TestLocalLBFallback: the external load balancer is the node-local load
 // balancers' last resort wherever both exist, named as clients name it.
 func TestLocalLBFallback(t *testing.T) {
+	t.Parallel()
 	workers := []Node{{Name: "w1", IP: "10.0.0.21"}}
 	lb := &ExternalLB{Address: "10.0.0.100", Port: 8443, DomainName: "api.example.com"}
 	for name, tc := range map[string]struct {
@@ -349,6 +353,7 @@ func TestLocalLBFallback(t *testing.T) {
 
 // TestProblems pins each lint to the attribute path it names.
 func TestProblems(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		in     Input
@@ -426,6 +431,7 @@ func TestProblems(t *testing.T) {
 }
 
 func TestExistingSANsWildcardCovers(t *testing.T) {
+	t.Parallel()
 	_, ps := Compute(Input{ControlPlaneNodes: threeCPs[:1], ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "api.prod.example.com", Nodes: []string{}},
 		SupplementaryAddresses: []string{"ops.example.com"},
 		ExistingCertSANs:       &SANs{DNSNames: []string{"*.prod.example.com", "*.example.com"}, IPAddresses: []string{"10.0.0.100", "10.0.0.11"}}})
@@ -441,6 +447,7 @@ func TestExistingSANsWildcardCovers(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[[2]any]string{
 		{"10.0.0.1", 6443}:      "https://10.0.0.1:6443",
 		{"FD00::0001", 443}:     "https://[fd00::1]:443",
@@ -460,6 +467,7 @@ func TestHelpers(t *testing.T) {
 }
 
 func TestCheckHostsEntry(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"10.0.0.100 api.example.com", "fd00::1  a b.c", "10.0.0.1\tlb"} {
 		if err := CheckHostsEntry(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
@@ -475,6 +483,7 @@ func TestCheckHostsEntry(t *testing.T) {
 // TestCompactWorkersAreWorkerNodes: worker_addresses is worker_nodes with
 // only name and ip, taken in name order after worker_nodes.
 func TestCompactWorkersAreWorkerNodes(t *testing.T) {
+	t.Parallel()
 	for _, family := range []IPFamily{IPv4, IPv6} {
 		cps, addr := threeCPs, func(i int) string { return fmt.Sprintf("10.0.1.%d", i) }
 		if family == IPv6 {
@@ -509,6 +518,7 @@ func TestCompactWorkersAreWorkerNodes(t *testing.T) {
 // TestKubeProxyServer: kube-proxy's one server for every node, in the
 // cluster's primary family (an IPv6-only cluster's kube-proxy gets ::1).
 func TestKubeProxyServer(t *testing.T) {
+	t.Parallel()
 	v6CPs := []Node{{Name: "cp1", IP: "fd00:10::11"}, {Name: "cp2", IP: "fd00:10::12"}}
 	v6Workers := []Node{{Name: "w1", IP: "fd00:10::21"}}
 	dualCPs := []Node{{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"}}
@@ -543,6 +553,7 @@ func TestKubeProxyServer(t *testing.T) {
 // the node-local load balancer is off, are a warning at local_lb.enabled
 // that names the fix; settings in use, or none, are not.
 func TestIgnoredLocalLBSettings(t *testing.T) {
+	t.Parallel()
 	ext := &ExternalLB{Address: "10.0.0.100", Nodes: []string{}}
 	cases := []struct {
 		name   string
@@ -591,6 +602,7 @@ func TestIgnoredLocalLBSettings(t *testing.T) {
 // that would fail and the whole SAN set the certificate must have, with
 // the missing ones marked, so one re-issue is enough.
 func TestExistingSANsRefusalListsTheWholeSet(t *testing.T) {
+	t.Parallel()
 	in := Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers,
 		ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "lb.example.com", Nodes: []string{}}, LocalLB: LocalLB{Enabled: ptr(true)},
 		ExistingCertSANs: &SANs{DNSNames: []string{"kubernetes", "localhost"}, IPAddresses: []string{"10.0.0.11", "10.0.0.12", "10.0.0.13", "127.0.0.1"}}}
@@ -626,6 +638,7 @@ func TestExistingSANsRefusalListsTheWholeSet(t *testing.T) {
 // node-local load balancer, and only those, to its address of the
 // cluster's primary family.
 func TestLocalLBNodeIPs(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		in   Input

@@ -24,6 +24,7 @@ func drained(names ...string) []Node {
 // TestDraining: a draining control-plane node leaves every backend list
 // and every endpoint another node uses; its SANs and its own endpoint stay.
 func TestDraining(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		in       Input
@@ -119,6 +120,7 @@ func TestDraining(t *testing.T) {
 }
 
 func TestDrainingRefused(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, path, substr string
 		in                 Input
@@ -143,6 +145,7 @@ func TestDrainingRefused(t *testing.T) {
 // TestDrainingLeavesTheMetalLBSlice: the EndpointSlice lists the nodes
 // that serve.
 func TestDrainingLeavesTheMetalLBSlice(t *testing.T) {
+	t.Parallel()
 	r, ps := Compute(Input{ControlPlaneNodes: drained("cp3"), LocalLB: LocalLB{Enabled: ptr(true)},
 		ExternalLB: &ExternalLB{Address: "10.0.0.100", MetalLB: &MetalLB{}}})
 	if ps.HasErrors() {

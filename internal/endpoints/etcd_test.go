@@ -13,6 +13,7 @@ var etcdMembers = []EtcdMember{
 }
 
 func TestComputeEtcd(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name           string
 		in             EtcdInput
@@ -92,6 +93,7 @@ func TestComputeEtcd(t *testing.T) {
 }
 
 func TestComputeEtcdListenURLs(t *testing.T) {
+	t.Parallel()
 	r, ps := ComputeEtcd(EtcdInput{IPFamily: IPv6, Members: []EtcdMember{{Name: "e1", IP6: "fd00::11", AccessIP6: "2001:db8::11"}, {Name: "e2", IP6: "fd00::12"}}})
 	if len(ps) != 0 {
 		t.Fatal(ps)
@@ -104,6 +106,7 @@ func TestComputeEtcdListenURLs(t *testing.T) {
 }
 
 func TestComputeEtcdProblems(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, path, substr string
 		in                 EtcdInput

@@ -60,6 +60,7 @@ var (
 )
 
 func TestKubesprayParityAPIServer(t *testing.T) {
+	t.Parallel()
 	baseSANs := []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "10.233.0.1",
 		"localhost", "127.0.0.1", "::1"}
 	threeFacts := []string{"m0", "m1", "m2", "m0.dc.example", "m1.dc.example", "m2.dc.example"}
@@ -342,6 +343,7 @@ func khaValues(r Result) map[string]string {
 }
 
 func TestKubesprayParityEtcd(t *testing.T) {
+	t.Parallel()
 	altNames := "etcd.kube-system.svc.cluster.local,etcd.kube-system.svc,etcd.kube-system,etcd"
 	three := []EtcdMember{{Name: "m0", IP: "10.10.0.11"}, {Name: "m1", IP: "10.10.0.12"}, {Name: "m2", IP: "10.10.0.13"}}
 	cases := []struct {

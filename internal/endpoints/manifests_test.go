@@ -42,6 +42,7 @@ func dig(doc map[string]any, keys ...string) any {
 }
 
 func TestKubeadmClusterConfiguration(t *testing.T) {
+	t.Parallel()
 	r, ps := Compute(Input{IPFamily: DualStack, ControlPlaneNodes: []Node{{Name: "cp1", IP: "10.0.0.11", IP6: "fd00::11"}},
 		LocalLB: LocalLB{EveryNode: true, Port: 3446},
 		Kubeadm: KubeadmInput{EtcdEndpoints: []string{"https://10.0.0.11:2379"}, EtcdCAFile: "/etc/ssl/etcd/ssl/ca.pem", KubernetesVersion: "v1.36.3"}})
@@ -132,6 +133,7 @@ func goawayArg(t *testing.T, configuration string) string {
 // load balancer spreads clients over two or more apiservers, and what the
 // user sets everywhere.
 func TestGoawayChance(t *testing.T) {
+	t.Parallel()
 	off, some, tooMuch := 0.0, 0.01, 0.05
 	draining := []Node{threeCPs[0], {Name: "cp2", IP: "10.0.0.12", Draining: true}, {Name: "cp3", IP: "10.0.0.13", Draining: true}}
 	for _, c := range []struct {
@@ -164,6 +166,7 @@ func TestGoawayChance(t *testing.T) {
 }
 
 func TestMetalLBManifests(t *testing.T) {
+	t.Parallel()
 	in := Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers,
 		ExternalLB: &ExternalLB{Address: "192.168.56.42", Port: 443, DomainName: "api.example.com", MetalLB: &MetalLB{AddressPool: "apiserver"}}}
 	r, ps := Compute(in)

@@ -23,6 +23,7 @@ func mustCompute(t *testing.T, in Input) (Result, problem.Problems) {
 // does not need the CNI, else the first control-plane node, never
 // localhost.
 func TestPodEndpoint(t *testing.T) {
+	t.Parallel()
 	vip := &ExternalLB{Address: "10.0.0.100", Port: 8443}
 	cases := []struct {
 		name string
@@ -91,6 +92,7 @@ func TestPodEndpoint(t *testing.T) {
 }
 
 func TestPodEndpointOverrideProblems(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		override string
 		substr   string
@@ -135,6 +137,7 @@ func TestPodEndpointOverrideProblems(t *testing.T) {
 // other addresses come back canonical; names that only start like a
 // number stay names.
 func TestPodEndpointLoopbackSpellings(t *testing.T) {
+	t.Parallel()
 	for _, u := range []string{
 		"https://127.0.0.1:6443", "https://0x7f000001:6443", "https://0X7F000001:6443", "https://2130706433:6443",
 		"https://017700000001:6443", "https://0177.0.0.1:6443", "https://127.1:6443", "https://127.0.1:6443",
@@ -167,6 +170,7 @@ func TestPodEndpointLoopbackSpellings(t *testing.T) {
 }
 
 func TestLoopbackURLHost(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]bool{
 		"https://localhost:6443": true, "https://127.0.0.2:6443": true, "https://[::1]:6443": true, "localhost:6443": true,
 		"127.0.0.1": true, "https://LOCALHOST.:6443": true, "https://10.0.0.100:6443": false, "https://[fd00::1]:6443": false,
@@ -183,6 +187,7 @@ func TestLoopbackURLHost(t *testing.T) {
 // TestHealthCheckSpec pins the health check exported for cloud load
 // balancers, and the shutdown timing check against it.
 func TestHealthCheckSpec(t *testing.T) {
+	t.Parallel()
 	d := func(s string) *time.Duration {
 		v, err := time.ParseDuration(s)
 		if err != nil {
@@ -230,6 +235,7 @@ func TestHealthCheckSpec(t *testing.T) {
 }
 
 func TestTimingProblems(t *testing.T) {
+	t.Parallel()
 	d := func(v time.Duration) *time.Duration { return &v }
 	cases := []struct {
 		name, path, substr string
@@ -257,6 +263,7 @@ func TestTimingProblems(t *testing.T) {
 }
 
 func TestKubeadmAPIServerArgs(t *testing.T) {
+	t.Parallel()
 	delay, mrt := 70*time.Second, 3600*time.Second
 	r, _ := mustCompute(t, Input{ControlPlaneNodes: threeCPs, AnonymousAuthOff: true, APIServer: APIServerFlags{ShutdownDelay: &delay, MinRequestTimeout: &mrt}})
 	want := "  extraArgs:\n    - name: anonymous-auth\n      value: \"false\"\n    - name: goaway-chance\n      value: \"0.001\"\n" +
@@ -300,6 +307,7 @@ func FuzzParsePodEndpoint(f *testing.F) {
 // TestPodEndpointOverrideVerifies: the override's host is an apiserver
 // SAN, and an existing certificate without it fails the plan.
 func TestPodEndpointOverrideVerifies(t *testing.T) {
+	t.Parallel()
 	in := Input{ControlPlaneNodes: threeCPs, PodEndpointOverride: "https://api-pods.example.com:6443"}
 	r, _ := mustCompute(t, in)
 	if !r.CertSANs.Covers("api-pods.example.com") {
@@ -318,6 +326,7 @@ func TestPodEndpointOverrideVerifies(t *testing.T) {
 // TestIdleTimeout: a load balancer idle timeout shorter than the
 // apiservers' --min-request-timeout warns; either unknown, nothing does.
 func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
 	mrt := 1800 * time.Second
 	cases := []struct {
 		name string

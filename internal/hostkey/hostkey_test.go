@@ -13,6 +13,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	hostKey, otherKey, ca, otherCA := testhost.NewKey(t), testhost.NewKey(t), testhost.NewKey(t), testhost.NewKey(t)
 	cert := func(signer testhost.Key, edit func(*ssh.Certificate)) ssh.PublicKey {
 		c := &ssh.Certificate{Key: hostKey.Signer.PublicKey(), CertType: ssh.HostCert, ValidPrincipals: []string{"10.0.0.1"},
@@ -72,6 +73,7 @@ func TestCheck(t *testing.T) {
 // A pinned key verifies the host that presents it, and the certificates
 // it signs.
 func TestPin(t *testing.T) {
+	t.Parallel()
 	key := testhost.NewKey(t)
 	h := NewHost("node1", 2222)
 	h.Pin(key.Signer.PublicKey())
@@ -89,6 +91,7 @@ func TestPin(t *testing.T) {
 }
 
 func TestAlgorithms(t *testing.T) {
+	t.Parallel()
 	ed25519, rsa, ca := testhost.NewKey(t).Signer.PublicKey(), testhost.RSAKey(t).Signer.PublicKey(), testhost.NewKey(t).Signer.PublicKey()
 	ecdsa := testhost.NewECDSAKey(t).Signer.PublicKey()
 	for _, tc := range []struct {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestMatchesHost(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		patterns, name string
 		want           bool
@@ -58,6 +59,7 @@ func TestMatchesHost(t *testing.T) {
 }
 
 func TestName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		host string
 		port int
@@ -78,6 +80,7 @@ func TestName(t *testing.T) {
 // Which lines apply to a host: names, ports, hashed names, patterns and
 // markers, as OpenSSH reads them.
 func TestKnownHostsHost(t *testing.T) {
+	t.Parallel()
 	k := map[string]testhost.Key{}
 	for _, name := range []string{"a", "b", "c"} {
 		k[name] = testhost.NewKey(t)
@@ -150,6 +153,7 @@ func keyNames(named map[string]testhost.Key, keys []ssh.PublicKey) []string {
 }
 
 func TestParseKnownHostsErrors(t *testing.T) {
+	t.Parallel()
 	key := testhost.NewKey(t).Public()
 	for _, tc := range []struct{ content, want string }{
 		{"10.0.0.1 " + key + "\n10.0.0.2 ssh-ed25519\n", "line 2"},
@@ -170,6 +174,7 @@ func TestParseKnownHostsErrors(t *testing.T) {
 // keys as a reading of every line would: lines naming the host, hashed
 // names, patterns, its CA and revocations (which apply to every host).
 func TestKnownHostsLinesForOneHost(t *testing.T) {
+	t.Parallel()
 	k := map[string]testhost.Key{}
 	for _, name := range []string{"plain", "other-port", "hashed", "pattern", "revoked", "ca", "listed", "elsewhere"} {
 		k[name] = testhost.NewKey(t)

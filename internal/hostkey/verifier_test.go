@@ -16,6 +16,7 @@ import (
 // TestNewVerifier: each setting alone, and known_hosts that names other
 // hosts only, verify as a connection's configuration means them.
 func TestNewVerifier(t *testing.T) {
+	t.Parallel()
 	hostKey, otherKey, ca := testhost.NewKey(t), testhost.NewKey(t), testhost.NewKey(t)
 	c := &ssh.Certificate{Key: hostKey.Signer.PublicKey(), CertType: ssh.HostCert, ValidPrincipals: []string{"10.0.0.1"},
 		ValidAfter: uint64(time.Now().Add(-time.Hour).Unix()), ValidBefore: uint64(time.Now().Add(time.Hour).Unix())}

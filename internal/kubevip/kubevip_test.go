@@ -19,6 +19,7 @@ func envOf(pod testhost.Pod) map[string]string {
 // kube_vip_enabled, kube_vip_controlplane_enabled, kube_vip_arp_enabled
 // and kube_vip_address set and everything else at its default.
 func TestKubesprayDefaults(t *testing.T) {
+	t.Parallel()
 	text, err := Render(Spec{NodeName: "cp1", Address: "10.0.0.100", Interface: "eth0"})
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +63,7 @@ func TestKubesprayDefaults(t *testing.T) {
 }
 
 func TestVariants(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		spec      Spec
@@ -127,6 +129,7 @@ func TestVariants(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	ok := Spec{NodeName: "cp1", Address: "10.0.0.100"}
 	tests := []struct {
 		name string
@@ -194,6 +197,7 @@ func FuzzRender(f *testing.F) {
 // apiserver), and the manifest maps that name to the node's own apiserver:
 // the Lease, and with it the VIP, follows that apiserver.
 func TestLeaseThroughTheNodesOwnAPIServer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ local, want string }{{"", "127.0.0.1"}, {"10.0.0.11", "10.0.0.11"}, {"::1", "::1"}} {
 		text, err := Render(Spec{NodeName: "cp1", Address: "10.0.0.100", LocalAPIServer: tc.local})
 		if err != nil {

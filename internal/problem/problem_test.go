@@ -7,6 +7,7 @@ import (
 )
 
 func TestPath(t *testing.T) {
+	t.Parallel()
 	p := Root("worker_nodes").Index(3).At("ip")
 	q := p.At("x")
 	if p.String() != "worker_nodes[3].ip" || q.String() != "worker_nodes[3].ip.x" {
@@ -15,6 +16,7 @@ func TestPath(t *testing.T) {
 }
 
 func TestRebaseKeepsTheOriginal(t *testing.T) {
+	t.Parallel()
 	var ps Problems
 	ps.Errorf(Root("listen").Index(1), "x", "y")
 	moved := ps.Rebase(func(Path) Path { return Root("listen").At("ipv6_address") })
@@ -24,6 +26,7 @@ func TestRebaseKeepsTheOriginal(t *testing.T) {
 }
 
 func TestSortedYieldsKeysInOrder(t *testing.T) {
+	t.Parallel()
 	var keys []string
 	for k, v := range Sorted(map[string]int{"rise": 2, "fall": 1, "interval": 3}) {
 		keys = append(keys, fmt.Sprintf("%s=%d", k, v))
@@ -37,6 +40,7 @@ func TestSortedYieldsKeysInOrder(t *testing.T) {
 }
 
 func TestRenamesApply(t *testing.T) {
+	t.Parallel()
 	renames := Renames{
 		{From: Root("listen").Index(0).At("port"), To: Root("listen").At("port")},
 		{From: Root("listen").Index(0), To: Root("listen").At("address")},
@@ -62,6 +66,7 @@ func TestRenamesApply(t *testing.T) {
 // TestSchemaChecked: only SchemaErrorf marks a finding as one the schema
 // reports too; each adds one finding of its severity.
 func TestSchemaChecked(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		add           func(*Problems)

@@ -26,6 +26,7 @@ func parse(t testing.TB, doc string, keys ...string) *yaml.Node {
 // TestReplaceScalar: only the value's bytes change, in the quoting the
 // file chose where the file chose one.
 func TestReplaceScalar(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, doc, value, want string
 		ok                     bool
@@ -61,6 +62,7 @@ func TestReplaceScalar(t *testing.T) {
 
 // TestColumnOffset: the parser's columns count characters, offsets bytes.
 func TestColumnOffset(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		line   string
 		column int
@@ -74,6 +76,7 @@ func TestColumnOffset(t *testing.T) {
 
 // TestSanitize: an error keeps its position and never the content.
 func TestSanitize(t *testing.T) {
+	t.Parallel()
 	var v any
 	err := yaml.Unmarshal([]byte("token: s3cret\n  bad: [\n"), &v)
 	got := Sanitize(err).Error()
