@@ -31,8 +31,9 @@ func (p privateMap) SetKey(_ context.Context, key string, value []byte) diag.Dia
 // first write leaves the record alone under its key.
 func TestPrivateRecord_upgradesLegacyKeys(t *testing.T) {
 	ctx := context.Background()
-	// As the earlier releases wrote them (ownership.write, setDrift, the
-	// refresh's "true"/"false" and its JSON string, the handover's JSON).
+	// As the earlier releases wrote them: the claim and the drift as JSON,
+	// "true" or "false", the unreachable host's reason as a JSON string,
+	// the pending handover as JSON.
 	private := privateMap{
 		"ownership":   []byte(`{"id":"0123abcd","saved":{"/etc/haproxy/haproxy.cfg":true},"created":{"/etc/hosts":true},"imported":true}`),
 		"unobserved":  []byte("true"),
