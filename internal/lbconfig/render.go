@@ -36,17 +36,14 @@ func isIPv6(address string) bool {
 	return err == nil && a.Is6() && !a.Is4In6()
 }
 
-// hasIPv6 says whether the health endpoint also binds the IPv6 wildcard.
-// healthOnLoopback says whether the health port binds the host's loopback
-// only: as HealthcheckListen says, and always for a throwaway instance.
+// healthOnLoopback says whether the health port of a spec with its
+// defaults binds the host's loopback only: as HealthcheckListen says, and
+// always for a throwaway instance.
 func (s Spec) healthOnLoopback() bool {
-	listen := s.HealthcheckListen
-	if listen == "" {
-		listen = DefaultHealthcheckListen(s.Role)
-	}
-	return s.Runtime.HealthOnLoopback || listen == HealthcheckListenLoopback
+	return s.Runtime.HealthOnLoopback || s.HealthcheckListen == HealthcheckListenLoopback
 }
 
+// hasIPv6 says whether the health endpoint also binds the IPv6 wildcard.
 func (s Spec) hasIPv6() bool {
 	for _, l := range s.Listen {
 		if isIPv6(l.Address) {

@@ -133,14 +133,14 @@ const (
 	HealthcheckListenAll = "all"
 )
 
-// DefaultHealthcheckListen is where a load balancer of role answers its
+// defaultHealthcheckListen is where a load balancer of role answers its
 // health port unless told: on loopback for a node-local one, on every
 // address for an external one.
-func DefaultHealthcheckListen(role Role) string {
+func defaultHealthcheckListen(role Role) string {
 	if role == External {
 		return HealthcheckListenAll
 	}
-	return HealthcheckListenLoopback // NodeLocal, also unset
+	return HealthcheckListenLoopback
 }
 
 // Log targets.
@@ -190,7 +190,7 @@ type Spec struct {
 	// HealthcheckListen says, and the metrics (Observability) on loopback.
 	HealthcheckPort int
 	// HealthcheckListen is HealthcheckListenLoopback or
-	// HealthcheckListenAll; "" is DefaultHealthcheckListen of the role.
+	// HealthcheckListenAll; "" is defaultHealthcheckListen of the role.
 	HealthcheckListen string
 	HealthCheck       HealthCheck
 	Timeouts          Timeouts
@@ -213,6 +213,9 @@ const (
 func (s Spec) WithDefaults() Spec {
 	if s.Role == "" {
 		s.Role = NodeLocal
+	}
+	if s.HealthcheckListen == "" {
+		s.HealthcheckListen = defaultHealthcheckListen(s.Role)
 	}
 	if s.Name == "" {
 		s.Name = "kube_apiserver"
@@ -344,7 +347,7 @@ func (s Spec) Validate() problem.Problems {
 		}
 	}
 	switch s.HealthcheckListen {
-	case "", HealthcheckListenLoopback, HealthcheckListenAll:
+	case HealthcheckListenLoopback, HealthcheckListenAll:
 	default:
 		ps.SchemaErrorf(problem.Root("healthcheck_listen"), "Invalid health port address", "healthcheck_listen is %q; use %q or %q.",
 			s.HealthcheckListen, HealthcheckListenLoopback, HealthcheckListenAll)

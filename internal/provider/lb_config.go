@@ -353,10 +353,7 @@ func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 		Runtime:         lbconfig.Runtime{PIDFile: m.PIDFile.ValueString()},
 	}
 	s.Listen = m.listenAddrs()
-	s.HealthcheckListen = m.HealthcheckListen.ValueString()
-	if !known(m.HealthcheckListen) { // unset: the role's
-		s.HealthcheckListen = lbconfig.DefaultHealthcheckListen(s.Role)
-	}
+	s.HealthcheckListen = m.HealthcheckListen.ValueString() // unset: the role's (WithDefaults)
 	for _, b := range m.Backends {
 		s.Backends = append(s.Backends, lbconfig.Backend{Name: b.Name.ValueString(), Address: b.Address.ValueString(), Port: int(b.Port.ValueInt64())})
 	}
@@ -469,12 +466,13 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 	config.Preflight = m.preflight(k, s)
 	files := []remote.Item{config}
 	m.Rendered = types.StringValue(text)
-	m.HealthcheckListen = types.StringValue(s.HealthcheckListen)
+	healthListen := s.WithDefaults().HealthcheckListen
+	m.HealthcheckListen = types.StringValue(healthListen)
 	m.Manifest = types.StringNull()
 	if !systemd {
 		manifest, err := lbconfig.RenderStaticPod(lbconfig.Pod{Kind: k.lb, Name: m.PodName.ValueString(), Image: m.Image.ValueString(),
 			ConfigDir: path.Dir(configPath), ConfigSHA256: remote.SHA256([]byte(text)), HealthcheckPort: s.HealthcheckPort,
-			HealthOnLoopback: s.HealthcheckListen == lbconfig.HealthcheckListenLoopback,
+			HealthOnLoopback: healthListen == lbconfig.HealthcheckListenLoopback,
 			CAFile:           s.HealthCheck.CAFile, ClientCert: s.HealthCheck.ClientCert, CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString()})
 		if err != nil {
 			diags.AddAttributeError(fwpath.Root("config_path"), "Invalid Static Pod", err.Error())
