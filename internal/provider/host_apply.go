@@ -66,7 +66,7 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 	diags.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if !run.render() {
+	if !run.render(ctx) {
 		return
 	}
 	ticket, ok := run.admit(ctx)
@@ -117,7 +117,7 @@ func (run *applyRun[M, P]) stateOnly(ctx context.Context) {
 
 // render renders the plan, and the prior state for what the apply
 // removes. A plan that delivers nothing ends the run with its state.
-func (run *applyRun[M, P]) render() bool {
+func (run *applyRun[M, P]) render(ctx context.Context) bool {
 	out, d := P(&run.plan).render(&run.config)
 	run.diags.Append(d...)
 	if run.diags.HasError() {
@@ -126,7 +126,7 @@ func (run *applyRun[M, P]) render() bool {
 	run.out = out
 	if !delivered(out, run.h) {
 		run.h.DestroyActions = types.MapNull(types.StringType)
-		run.diags.Append(run.state.Set(context.Background(), &run.plan)...)
+		run.diags.Append(run.state.Set(ctx, &run.plan)...)
 		return false
 	}
 	if run.update {

@@ -95,10 +95,6 @@ func destroyWayOut(typeName, id string) string {
 		"apply with -refresh=false first, then destroy with -refresh=false.", typeName, id, remote.ShellQuote(id))
 }
 
-// stateOnlyAttributes are the attributes that say nothing about the host
-// until destroy.
-var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "adopt", "rollout_group", "timeouts"}
-
 // dropRecords leaves the files on the host and removes kha's records of
 // them, so that a later resource may write them without adopt. It never
 // fails a destroy: a host that did not answer the refresh is not

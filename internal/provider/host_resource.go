@@ -329,6 +329,10 @@ type privateStore interface {
 	privateSetter
 }
 
+// stateOnlyAttributes are the attributes that say nothing about the host
+// until destroy.
+var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "adopt", "rollout_group", "timeouts"}
+
 // changesStateOnly says whether a plan differs from the prior state only
 // in stateOnlyAttributes.
 func changesStateOnly(plan, prior tftypes.Value) bool {
