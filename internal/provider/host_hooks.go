@@ -53,10 +53,12 @@ type pathSetting struct {
 
 // Plan (ModifyPlan), in this order.
 
-// PlanWarner is a model whose plans warn of what its configuration does
-// not make invalid: shown in every plan, not again at apply.
-type PlanWarner interface {
-	planWarnings() problem.Problems
+// PlanChecker is a model whose plans check what its configuration alone
+// cannot: warnings of what it does not make invalid, and errors of what
+// the change from the prior state (nil on create) would break. Shown in
+// every plan, not again at apply.
+type PlanChecker[M any] interface {
+	planProblems(prior *M) problem.Problems
 }
 
 // HandingOver is a model that can hand over (handover.go): plan sets its

@@ -110,8 +110,12 @@ func (run *planRun[M, P]) render(ctx context.Context, req resource.ModifyPlanReq
 	if diags.HasError() {
 		return false
 	}
-	if w, ok := any(P(&run.plan)).(PlanWarner); ok {
-		appendProblems(diags, w.planWarnings(), false)
+	if c, ok := any(P(&run.plan)).(PlanChecker[M]); ok {
+		var prior *M
+		if !req.State.Raw.IsNull() {
+			prior = &run.state
+		}
+		appendProblems(diags, c.planProblems(prior), false)
 	}
 	run.out, run.desired = out, desiredDigest(out.files)
 	run.h, run.prior = P(&run.plan).fields(), P(&run.state).fields()

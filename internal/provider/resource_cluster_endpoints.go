@@ -58,6 +58,7 @@ type clusterEndpointsModel struct {
 	LBHealthCheck          *lbHealthCheckModel     `tfsdk:"lb_health_check"`
 	LBIdleTimeout          types.String            `tfsdk:"lb_idle_timeout"`
 	PodEndpointOverride    types.String            `tfsdk:"pod_network_endpoint_override"`
+	AllowQuorumRisk        types.Bool              `tfsdk:"allow_quorum_risk"`
 
 	Mode                        types.String `tfsdk:"mode"`
 	LBDomainName                types.String `tfsdk:"lb_domain_name"`
@@ -175,6 +176,14 @@ func (r *clusterEndpointsResource) ModifyPlan(ctx context.Context, req resource.
 		return
 	}
 	resp.Diagnostics.Append(m.compute(false)...)
+	if m.Kubeadm == nil || len(m.Kubeadm.EtcdEndpoints) == 0 { // stacked etcd
+		var prior []nodeModel
+		if !req.State.Raw.IsNull() {
+			resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("control_plane_nodes"), &prior)...)
+		}
+		q := controlPlaneQuorum(prior, m.ControlPlaneNodes, !req.State.Raw.IsNull(), m.AllowQuorumRisk.ValueBool())
+		appendProblems(&resp.Diagnostics, q.Problems(), false)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}

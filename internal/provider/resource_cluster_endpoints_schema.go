@@ -67,10 +67,13 @@ func clusterNodesAttributes() map[string]schema.Attribute {
 		"control_plane_nodes": schema.ListNestedAttribute{
 			Required: true,
 			MarkdownDescription: "Nodes running kube-apiserver (kubespray's `kube_control_plane` group), in order: the " +
-				"first is `m0`, used for `kubeadm init` and, without a load balancer, by everyone.",
+				"first is `m0`, used for `kubeadm init` and, without a load balancer, by everyone. With stacked etcd " +
+				"(`kubeadm.etcd_endpoints` unset) each runs an etcd member, and the plan guards etcd's quorum: " +
+				quorumGuardDoc,
 			NestedObject: schema.NestedAttributeObject{Attributes: nodeAttributes("control_plane")},
 			Validators:   []validator.List{listvalidator.SizeAtLeast(1)},
 		},
+		"allow_quorum_risk": allowQuorumRiskAttribute("control-plane node", "control_plane_nodes"),
 		"worker_nodes": schema.ListNestedAttribute{
 			Optional: true,
 			MarkdownDescription: "Nodes without kube-apiserver (kubespray's `kube_node` hosts that are not in " +

@@ -30,6 +30,8 @@ var (
 	_ resource.ResourceWithConfigValidators = (*etcdAccessResource)(nil)
 	_ resource.ResourceWithUpgradeState     = (*etcdAccessResource)(nil)
 	_ resource.ResourceWithImportState      = (*etcdAccessResource)(nil)
+
+	_ PlanChecker[etcdAccessModel] = (*etcdAccessModel)(nil)
 )
 
 // NewEtcdAccessResource is the constructor of kha_etcd_access.
@@ -45,6 +47,7 @@ type etcdAccessModel struct {
 	hostFields
 	DestroyCommand   types.String      `tfsdk:"destroy_command"`
 	Members          []etcdMemberModel `tfsdk:"members"`
+	AllowQuorumRisk  types.Bool        `tfsdk:"allow_quorum_risk"`
 	Mode             types.String      `tfsdk:"mode"`
 	IPFamily         types.String      `tfsdk:"ip_family"`
 	Deployment       types.String      `tfsdk:"deployment"`
@@ -107,7 +110,7 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 			Required:   true,
 			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "The etcd members (kubespray's `etcd` group; without one, the control-plane nodes), in order, with " +
-				"kubespray's per-host variables.",
+				"kubespray's per-host variables. The plan guards etcd's quorum: " + quorumGuardDoc,
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"name": schema.StringAttribute{Required: true,
 					MarkdownDescription: "The host's inventory name: an etcd certificate SAN, as kubespray puts it there."},
@@ -131,6 +134,7 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"peer_port":   schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: "Peer port. Default `2380`."},
 			}},
 		},
+		"allow_quorum_risk": allowQuorumRiskAttribute("member", "members"),
 		"ip_family": schema.StringAttribute{
 			Optional: true, Computed: true, Default: stringdefault.StaticString(string(endpoints.IPv4)),
 			Validators: []validator.String{stringvalidator.OneOf(ipFamilies...)},
@@ -253,6 +257,23 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the first file when delivered over SSH, else the rendered digest.",
 			"Digest of the files to deliver, known at plan time."),
 	}
+}
+
+// planProblems guards etcd's quorum against the plan's change of members.
+func (m *etcdAccessModel) planProblems(prior *etcdAccessModel) problem.Problems {
+	members := func(list []etcdMemberModel) []endpoints.QuorumMember {
+		ms := make([]endpoints.QuorumMember, len(list))
+		for i, mb := range list {
+			ms[i] = endpoints.QuorumMember{Name: mb.Name.ValueString()}
+		}
+		return ms
+	}
+	q := endpoints.QuorumChange{At: problem.Root("members"), AllowAt: problem.Root("allow_quorum_risk"), Noun: "etcd member",
+		Planned: members(m.Members), Allowed: m.AllowQuorumRisk.ValueBool()}
+	if prior != nil && prior.Members != nil { // an imported state lists no members until its first apply
+		q.Prior = members(prior.Members)
+	}
+	return q.Problems()
 }
 
 func (m *etcdAccessModel) input() endpoints.EtcdInput {

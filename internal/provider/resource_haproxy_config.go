@@ -35,10 +35,10 @@ type haproxyConfigResource struct {
 
 // The lifecycle's optional hooks the model implements (host_hooks.go).
 var (
-	_ PlanWarner    = (*haproxyConfigModel)(nil)
-	_ HandingOver   = (*haproxyConfigModel)(nil)
-	_ ConflictMover = (*haproxyConfigModel)(nil)
-	_ DriftShower   = (*haproxyConfigModel)(nil)
+	_ PlanChecker[haproxyConfigModel] = (*haproxyConfigModel)(nil)
+	_ HandingOver                     = (*haproxyConfigModel)(nil)
+	_ ConflictMover                   = (*haproxyConfigModel)(nil)
+	_ DriftShower                     = (*haproxyConfigModel)(nil)
 )
 
 var haproxyKind = lbKind{
@@ -104,8 +104,8 @@ func (m *haproxyConfigModel) renderServing(extra []string) (rendered, diag.Diagn
 	return m.lbConfigModel.renderServing(haproxyKind, m.spec(), extra, lbconfig.RenderHAProxy)
 }
 
-// planWarnings are the timing warnings its plans show.
-func (m *haproxyConfigModel) planWarnings() problem.Problems {
+// planProblems are the timing warnings its plans show.
+func (m *haproxyConfigModel) planProblems(*haproxyConfigModel) problem.Problems {
 	return m.spec().CheckTiming(lbconfig.HAProxy)
 }
 

@@ -35,10 +35,10 @@ type nginxConfigResource struct {
 
 // The lifecycle's optional hooks the model implements (host_hooks.go).
 var (
-	_ PlanWarner    = (*nginxConfigModel)(nil)
-	_ HandingOver   = (*nginxConfigModel)(nil)
-	_ ConflictMover = (*nginxConfigModel)(nil)
-	_ DriftShower   = (*nginxConfigModel)(nil)
+	_ PlanChecker[nginxConfigModel] = (*nginxConfigModel)(nil)
+	_ HandingOver                   = (*nginxConfigModel)(nil)
+	_ ConflictMover                 = (*nginxConfigModel)(nil)
+	_ DriftShower                   = (*nginxConfigModel)(nil)
 )
 
 // debianStreamModule is where Debian's libnginx-mod-stream puts the module.
@@ -86,8 +86,8 @@ func (m *nginxConfigModel) renderServing(extra []string) (rendered, diag.Diagnos
 	return m.lbConfigModel.renderServing(nginxKind, m.spec(), extra, lbconfig.RenderNginx)
 }
 
-// planWarnings are the timing warnings its plans show.
-func (m *nginxConfigModel) planWarnings() problem.Problems {
+// planProblems are the timing warnings its plans show.
+func (m *nginxConfigModel) planProblems(*nginxConfigModel) problem.Problems {
 	return m.spec().CheckTiming(lbconfig.Nginx)
 }
 

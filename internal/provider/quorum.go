@@ -1,0 +1,48 @@
+package provider
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+
+	"github.com/kha/terraform-provider-kha/internal/endpoints"
+	"github.com/kha/terraform-provider-kha/internal/problem"
+)
+
+// quorumGuardDoc ends the description of a list of etcd members: what
+// their plans check.
+const quorumGuardDoc = "an even number is a warning, and a plan that drains or removes members so that fewer than a " +
+	"majority of today's members stay, or fewer than three serve where three did, is an error unless `allow_quorum_risk` " +
+	"is set. Unlike kubespray, which refuses an even number of etcd hosts outright, kha only warns: the apply between " +
+	"adding a replacement and removing the member it replaces has one."
+
+// allowQuorumRiskAttribute lets a plan that weakens etcd go ahead.
+func allowQuorumRiskAttribute(noun, list string) schema.BoolAttribute {
+	return schema.BoolAttribute{
+		Optional: true,
+		MarkdownDescription: fmt.Sprintf("Lets a plan that takes %ss away from `%s` go ahead although etcd would keep "+
+			"fewer than a majority of the members it has now, or fewer than three where three served; the plan then warns "+
+			"instead of failing. Set it when the members leaving are already out of etcd (`etcdctl member remove`), or for a "+
+			"cluster you accept to lose; the safe way is one member per apply, with its replacement added in an apply "+
+			"before. Default `false`.", noun, list),
+	}
+}
+
+// controlPlaneQuorum is the etcd change of a plan of kha_cluster_endpoints
+// with stacked etcd: each control-plane node runs a member, and a draining
+// one is leaving.
+func controlPlaneQuorum(prior, planned []nodeModel, havePrior, allowed bool) endpoints.QuorumChange {
+	members := func(nodes []nodeModel) []endpoints.QuorumMember {
+		ms := make([]endpoints.QuorumMember, len(nodes))
+		for i, n := range nodes {
+			ms[i] = endpoints.QuorumMember{Name: n.Name.ValueString(), Leaving: n.Draining.ValueBool()}
+		}
+		return ms
+	}
+	q := endpoints.QuorumChange{At: problem.Root("control_plane_nodes"), AllowAt: problem.Root("allow_quorum_risk"),
+		Noun: "control-plane node", Planned: members(planned), Allowed: allowed}
+	if havePrior {
+		q.Prior = members(prior)
+	}
+	return q
+}
