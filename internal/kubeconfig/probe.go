@@ -110,6 +110,14 @@ func (e *endpoint) transport(ctx context.Context, err error) error {
 	if errors.As(err, &verify) || errors.As(err, &alert) || errors.As(err, &unknownCA) || errors.As(err, &hostname) || ctx.Err() != nil {
 		return err
 	}
+	if errors.Is(err, io.EOF) {
+		sni := fmt.Sprintf("SNI %q", e.serverName)
+		if net.ParseIP(e.serverName) != nil {
+			sni = "no SNI (the server is an address)"
+		}
+		err = fmt.Errorf("%w: the connection closed before TLS completed (a load balancer that routes by SNI closes it for a name "+
+			"it does not route, and this client sends %s; tls-server-name sets the name)", err, sni)
+	}
 	return notReadyError{err}
 }
 
@@ -117,6 +125,7 @@ func (e *endpoint) transport(ctx context.Context, err error) error {
 // read once for every attempt.
 type endpoint struct {
 	address, port string
+	serverName    string // what TLS sends and verifies
 	client        *http.Client
 	httpTransport *http.Transport
 	header        http.Header
@@ -138,6 +147,7 @@ func (c *Config) endpointOf(ctx context.Context, nc NamedCluster, read Reader, d
 	if nc.Cluster.TLSServerName != "" {
 		tlsConfig.ServerName = nc.Cluster.TLSServerName
 	}
+	e.serverName = tlsConfig.ServerName
 	ca, err := pemOf(ctx, nc.Cluster.CertificateAuthorityData, nc.Cluster.CertificateAuthority, "certificate-authority", read)
 	if err != nil {
 		return nil, err

@@ -106,13 +106,19 @@ func (n *certNode) waitServed(pemText []byte) error {
 // startRoundRobin runs HAProxy on address in TCP mode, round robin over
 // the backends: a load balancer in front of the apiservers.
 func startRoundRobin(t *testing.T, address string, backends []string) {
-	haproxy, err := exec.LookPath("haproxy")
-	testhost.Require(t, err == nil, "haproxy is not installed")
-	cfg := "defaults\n  mode tcp\n  timeout connect 2s\n  timeout client 30s\n  timeout server 30s\n" +
-		"frontend apiserver\n  bind " + address + "\n  default_backend apiservers\nbackend apiservers\n  balance roundrobin\n"
+	cfg := "frontend apiserver\n  bind " + address + "\n  default_backend apiservers\nbackend apiservers\n  balance roundrobin\n"
 	for i, b := range backends {
 		cfg += fmt.Sprintf("  server cp%d %s\n", i+1, b)
 	}
+	startTCPHAProxy(t, cfg, address)
+}
+
+// startTCPHAProxy runs HAProxy with these proxies in TCP mode until the
+// test ends, once it listens on address.
+func startTCPHAProxy(t *testing.T, proxies, address string) {
+	haproxy, err := exec.LookPath("haproxy")
+	testhost.Require(t, err == nil, "haproxy is not installed")
+	cfg := "defaults\n  mode tcp\n  timeout connect 2s\n  timeout client 30s\n  timeout server 30s\n" + proxies
 	file := filepath.Join(t.TempDir(), "haproxy.cfg")
 	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

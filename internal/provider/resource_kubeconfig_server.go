@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"sort"
@@ -62,9 +63,11 @@ type kubeconfigServerModel struct {
 	Verify          types.Bool     `tfsdk:"verify"`
 	VerifyTimeout   types.String   `tfsdk:"verify_timeout"`
 	PreviousServers types.Map      `tfsdk:"previous_servers"`
-	// serversFound are the servers the kubeconfigs have, by path and cluster,
+	TLSServerName   types.String   `tfsdk:"tls_server_name"`
+	PreviousTLS     types.Map      `tfsdk:"previous_tls_server_names"`
+	// found are the endpoints the kubeconfigs have, by path and cluster,
 	// once readHost has read them.
-	serversFound map[string]map[string]string
+	found map[string]map[string]kubeconfig.Endpoint
 	// keptOnDestroy says, by path, why a destroy keeps kha's server: the
 	// recorded one would not work (see readHost).
 	keptOnDestroy map[string]error
@@ -88,6 +91,16 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 		"server": schema.StringAttribute{
 			Required: true, Validators: []validator.String{serverURLValidator{}},
 			MarkdownDescription: "The apiserver URL, usually `kha_cluster_endpoints.<name>.node_endpoints[<node>]`.",
+		},
+		"tls_server_name": schema.StringAttribute{
+			Optional: true, Validators: []validator.String{tlsServerNameValidator()},
+			MarkdownDescription: "The name each cluster's clients send in TLS's SNI and verify the apiserver's certificate " +
+				"for (the kubeconfig's `tls-server-name`), instead of `server`'s host. Set it where `server` is a node-local " +
+				"load balancer (`https://localhost:<port>`) that can fall back to a load balancer routing by SNI: the client " +
+				"would otherwise send `localhost`, which such a load balancer cannot route. Use the external load balancer's " +
+				"name (`kha_cluster_endpoints`' `lb_domain_name`), which is among the apiserver certificate's SANs. The check " +
+				"(`verify`) sends it too. Unset, each cluster keeps the `tls-server-name` it had before kha set one " +
+				"(`previous_tls_server_names`), and destroy puts that back.",
 		},
 		"cluster_name": schema.StringAttribute{
 			Optional:            true,
@@ -131,10 +144,17 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 				"the connection is lost while `restart_command` runs with `verify = false`) keeps the resource in state with " +
 				"these servers, a create as tainted: the next apply, or destroy, puts them back.",
 		},
+		"previous_tls_server_names": schema.MapAttribute{
+			Computed: true, ElementType: previousServersType,
+			PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "The `tls-server-name` of each cluster before kha set one (`\"\"` for none), by path and " +
+				"cluster name, read from the host when `tls_server_name` first applies to a path. Null until then. Destroy, and " +
+				"an apply with `tls_server_name` unset, put them back.",
+		},
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Points a node's kubeconfigs at its apiserver endpoint, on a running cluster: the `server` of " +
-			"their clusters, and nothing else. The kubeconfigs are edited with a YAML parser, and only the bytes of the " +
+			"their clusters (and, with `tls_server_name`, their `tls-server-name`), and nothing else. The kubeconfigs are edited with a YAML parser, and only the bytes of the " +
 			"server values change: client certificates the kubelet rotates, contexts, extensions and comments stay as " +
 			"they are. A rotated credential is not drift; a changed `server` is.\n\n" +
 			"Each change is proven before it is made (see `verify`), written atomically only if the file did not change " +
@@ -196,20 +216,27 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 		}
 	}
 	m.RestartCommand = restart
-	recorded := recordedServers(m.PreviousServers, &diags)
+	recorded := recordedServers(m.PreviousServers, "previous_servers", &diags)
+	recordedTLS := recordedServers(m.PreviousTLS, "previous_tls_server_names", &diags)
 	if config != nil {
-		m.PreviousServers = m.previousServersToRecord(recorded, &diags)
+		m.PreviousServers = m.toRecord(m.PreviousServers, recorded, serverOf, &diags)
+		if m.TLSServerName.ValueString() != "" || len(recordedTLS) > 0 { // recorded from the first apply that sets a name
+			m.PreviousTLS = m.toRecord(m.PreviousTLS, recordedTLS, tlsNameOf, &diags)
+		} else {
+			m.PreviousTLS = types.MapNull(previousServersType)
+		}
 	}
 	out := rendered{alwaysDelivered: true}
-	var edits []*remote.EditedFile // out.files, to set their reload commands
+	var edits []*remote.EditedFile        // out.files, to set their reload commands
+	var kubeconfigEdits []*kubeconfigEdit // their edits
 	for _, p := range m.Paths {
-		edit := &kubeconfigEdit{server: m.Server.ValueString(), cluster: m.ClusterName.ValueString(), previous: recorded[p.ValueString()],
-			checkTimeout: m.checkTimeout()}
+		edit := &kubeconfigEdit{server: m.Server.ValueString(), tlsServerName: m.TLSServerName.ValueString(), cluster: m.ClusterName.ValueString(),
+			previous: recorded[p.ValueString()], previousTLS: recordedTLS[p.ValueString()], checkTimeout: m.checkTimeout()}
 		f := &remote.EditedFile{Path: p.ValueString(), Edit: edit, Credentials: true}
-		edits = append(edits, f)
+		edits, kubeconfigEdits = append(edits, f), append(kubeconfigEdits, edit)
 		out.files = append(out.files, f)
 	}
-	if m.serversFound == nil {
+	if m.found == nil {
 		// Not knowing which kubeconfigs change, restart after each.
 		for _, f := range edits {
 			f.ReloadCommand = restart.ValueString()
@@ -218,31 +245,28 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 	}
 	// Restart once, after the last kubeconfig that changes (destroy takes
 	// them back last first); a failure puts back the ones changed before it.
-	changes := func(file string) bool {
-		for name, server := range m.serversFound[file] {
-			want := m.Server.ValueString()
-			if config == nil { // destroy: back to what was there
-				want = recorded[file][name]
-			}
-			if want != "" && want != server {
-				return true
-			}
+	changes := func(i int) bool {
+		edit, found := kubeconfigEdits[i], m.found[edits[i].Path]
+		if config == nil { // destroy: back to what was there
+			return !maps.Equal(edit.undone(found), found)
 		}
-		return false
+		return !maps.Equal(edit.applied(found), found)
 	}
 	restartAfter := -1
 	if config != nil {
 		out.rollback = make([]*remote.EditedFile, len(edits))
 	}
 	for i, f := range edits {
-		if !changes(f.Path) || m.keptOnDestroy[f.Path] != nil {
+		if !changes(i) || m.keptOnDestroy[f.Path] != nil {
 			continue
 		}
 		if config == nil && restartAfter >= 0 {
 			continue
 		}
 		if restartAfter = i; config != nil {
-			out.rollback[i] = &remote.EditedFile{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: m.serversFound[f.Path]}}
+			was := m.found[f.Path]
+			out.rollback[i] = &remote.EditedFile{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(),
+				previous: clusterValues(was, serverOf), previousTLS: clusterValues(was, tlsNameOf)}}
 		}
 	}
 	if restartAfter >= 0 {
@@ -270,7 +294,7 @@ func (m *kubeconfigServerModel) keepOnDestroy(edits []*remote.EditedFile, record
 			"(its load balancer in the same destroy), the node loses this path to the apiserver: before destroying, set "+
 			"`server` to an endpoint that stays (the node's own apiserver, another load balancer) and apply. To put the "+
 			"recorded server back without the check, set verify = false and apply, then destroy.",
-			m.ID.ValueString(), f.Path, serversState(m.serversFound[f.Path]), serversState(recorded[f.Path]), err))
+			m.ID.ValueString(), f.Path, serversState(clusterValues(m.found[f.Path], serverOf)), serversState(recorded[f.Path]), err))
 	}
 	return files
 }
@@ -290,12 +314,13 @@ func (m *kubeconfigServerModel) checkTimeout() time.Duration {
 // A destroy also checks, as the change itself would, each kubeconfig with
 // its recorded servers put back: one that would not work is kept.
 func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
-	m.serversFound = map[string]map[string]string{}
+	m.found = map[string]map[string]kubeconfig.Endpoint{}
 	m.keptOnDestroy = map[string]error{}
-	var recorded map[string]map[string]string
+	var recorded, recordedTLS map[string]map[string]string
 	if destroying {
 		var diags diag.Diagnostics
-		if recorded = recordedServers(m.PreviousServers, &diags); diags.HasError() {
+		recorded = recordedServers(m.PreviousServers, "previous_servers", &diags)
+		if recordedTLS = recordedServers(m.PreviousTLS, "previous_tls_server_names", &diags); diags.HasError() {
 			return errors.New(summary(diags))
 		}
 	}
@@ -307,13 +332,14 @@ func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, 
 		if err != nil {
 			return err
 		}
-		servers, err := kubeconfig.Servers(content, m.ClusterName.ValueString())
+		endpoints, err := kubeconfig.Endpoints(content, m.ClusterName.ValueString())
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.ValueString(), err)
 		}
-		m.serversFound[p.ValueString()] = servers
+		m.found[p.ValueString()] = endpoints
 		if destroying {
-			edit := &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: recorded[p.ValueString()], checkTimeout: m.checkTimeout()}
+			edit := &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: recorded[p.ValueString()],
+				previousTLS: recordedTLS[p.ValueString()], checkTimeout: m.checkTimeout()}
 			if err := edit.wouldWorkUndone(ctx, c, content); err != nil {
 				tflog.Warn(ctx, "the recorded server would not work; the kubeconfig keeps kha's", map[string]any{"path": p.ValueString(), "error": err.Error()})
 				m.keptOnDestroy[p.ValueString()] = err
@@ -323,24 +349,28 @@ func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, 
 	return nil
 }
 
-// previousServersToRecord is `previous_servers` for the paths in `paths`:
-// the servers recorded before for the paths that have them (a path added
-// later is recorded when it is first changed), the host's for the others
-// once read, and unknown until then. What it takes from the host joins
-// recorded.
-func (m *kubeconfigServerModel) previousServersToRecord(recorded map[string]map[string]string, diags *diag.Diagnostics) types.Map {
-	if m.PreviousServers.IsUnknown() && m.serversFound == nil {
-		return m.PreviousServers // a new resource's plan
+// toRecord is a record of what the kubeconfigs had before kha
+// (`previous_servers`, `previous_tls_server_names`, now v) for the paths in
+// `paths`: the values recorded before for the paths that have them (a
+// path added later is recorded when it is first changed), the host's
+// (field of what readHost found) for the others once read, and unknown
+// until then. What it takes from the host joins recorded.
+func (m *kubeconfigServerModel) toRecord(v types.Map, recorded map[string]map[string]string, field func(kubeconfig.Endpoint) string,
+	diags *diag.Diagnostics) types.Map {
+	if v.IsUnknown() && m.found == nil {
+		return v // a new resource's plan
 	}
 	elems := map[string]attr.Value{}
 	for _, p := range m.Paths {
 		servers, ok := recorded[p.ValueString()]
 		if !ok {
-			if servers, ok = m.serversFound[p.ValueString()]; ok {
+			var found map[string]kubeconfig.Endpoint
+			if found, ok = m.found[p.ValueString()]; ok {
+				servers = clusterValues(found, field)
 				recorded[p.ValueString()] = servers
 			}
 		}
-		if !ok && m.serversFound == nil {
+		if !ok && m.found == nil {
 			elems[p.ValueString()] = types.MapUnknown(types.StringType)
 			continue
 		}
@@ -373,8 +403,22 @@ func previousServersValue(recorded map[string]map[string]string, diags *diag.Dia
 	return v
 }
 
-// recordedServers are the known entries of `previous_servers`.
-func recordedServers(v types.Map, diags *diag.Diagnostics) map[string]map[string]string {
+// clusterValues are a field of endpoints, by cluster.
+func clusterValues(endpoints map[string]kubeconfig.Endpoint, field func(kubeconfig.Endpoint) string) map[string]string {
+	values := make(map[string]string, len(endpoints))
+	for name, e := range endpoints {
+		values[name] = field(e)
+	}
+	return values
+}
+
+func serverOf(e kubeconfig.Endpoint) string  { return e.Server }
+func tlsNameOf(e kubeconfig.Endpoint) string { return e.TLSServerName }
+
+// recordedServers are the known entries of a record of what the
+// kubeconfigs had before kha, attribute (`previous_servers`,
+// `previous_tls_server_names`).
+func recordedServers(v types.Map, attribute string, diags *diag.Diagnostics) map[string]map[string]string {
 	recorded := map[string]map[string]string{}
 	if v.IsNull() || v.IsUnknown() {
 		return recorded
@@ -388,8 +432,8 @@ func recordedServers(v types.Map, diags *diag.Diagnostics) map[string]map[string
 		for name, server := range entry.Elements() {
 			s, ok := server.(types.String)
 			if !ok || !known(s) {
-				diags.AddAttributeError(path.Root("previous_servers").AtMapKey(p), "Invalid Recorded Server",
-					fmt.Sprintf("the server recorded for cluster %q is not a known string. This is always a bug in the provider.", name))
+				diags.AddAttributeError(path.Root(attribute).AtMapKey(p), "Invalid Recorded Value",
+					fmt.Sprintf("the value recorded for cluster %q is not a known string. This is always a bug in the provider.", name))
 				continue
 			}
 			servers[name] = s.ValueString()
@@ -399,66 +443,125 @@ func recordedServers(v types.Map, diags *diag.Diagnostics) map[string]map[string
 	return recorded
 }
 
-// kubeconfigEdit sets the server of a kubeconfig's clusters.
+// kubeconfigEdit sets the server, and with it the tls-server-name, of a
+// kubeconfig's clusters.
 type kubeconfigEdit struct {
 	server, cluster string
-	// previous are the servers to put back, by cluster, for Undo.
-	previous map[string]string
+	// tlsServerName is tls_server_name; "" gives each cluster the name it
+	// had before kha (previousTLS).
+	tlsServerName string
+	// previous and previousTLS are what the clusters had before kha, by
+	// cluster, for Undo; a cluster previousTLS does not hold keeps its
+	// tls-server-name.
+	previous, previousTLS map[string]string
 	// checkTimeout bounds each check; 0 checks nothing.
 	checkTimeout time.Duration
 }
 
+// tlsNameFor is the tls-server-name the edit gives a cluster that has
+// current.
+func (e *kubeconfigEdit) tlsNameFor(name string, current kubeconfig.Endpoint) string {
+	if e.tlsServerName != "" {
+		return e.tlsServerName
+	}
+	if before, ok := e.previousTLS[name]; ok {
+		return before
+	}
+	return current.TLSServerName
+}
+
+// applied are the endpoints of clusters that have current with the edit made.
+func (e *kubeconfigEdit) applied(current map[string]kubeconfig.Endpoint) map[string]kubeconfig.Endpoint {
+	want := make(map[string]kubeconfig.Endpoint, len(current))
+	for name, c := range current {
+		want[name] = kubeconfig.Endpoint{Server: e.server, TLSServerName: e.tlsNameFor(name, c)}
+	}
+	return want
+}
+
+// undone are the endpoints of clusters that have current with the edit
+// taken back: those recorded, the others as they are.
+func (e *kubeconfigEdit) undone(current map[string]kubeconfig.Endpoint) map[string]kubeconfig.Endpoint {
+	want := make(map[string]kubeconfig.Endpoint, len(current))
+	for name, c := range current {
+		if server := e.previous[name]; server != "" {
+			c.Server = server
+		}
+		if before, ok := e.previousTLS[name]; ok {
+			c.TLSServerName = before
+		}
+		want[name] = c
+	}
+	return want
+}
+
 func (e *kubeconfigEdit) Apply(current []byte) ([]byte, error) {
-	servers, err := kubeconfig.Servers(current, e.cluster)
+	endpoints, err := kubeconfig.Endpoints(current, e.cluster)
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]string{}
-	for name := range servers {
-		want[name] = e.server
-	}
-	return kubeconfig.SetServers(current, want)
+	return kubeconfig.SetEndpoints(current, e.applied(endpoints))
 }
 
 func (e *kubeconfigEdit) Undo(current []byte) ([]byte, error) {
-	servers, err := kubeconfig.Servers(current, e.cluster)
+	endpoints, err := kubeconfig.Endpoints(current, e.cluster)
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]string{}
-	for name := range servers {
-		if previous, ok := e.previous[name]; ok && previous != "" {
-			want[name] = previous
-		}
-	}
-	return kubeconfig.SetServers(current, want)
+	return kubeconfig.SetEndpoints(current, e.undone(endpoints))
 }
 
-func (e *kubeconfigEdit) Want() string { return "server " + e.server }
+// Want names the tls-server-name only when tls_server_name is set, so
+// that the digest of a resource without one stays what it was.
+func (e *kubeconfigEdit) Want() string {
+	if e.tlsServerName != "" {
+		return "server " + e.server + " and tls-server-name " + e.tlsServerName
+	}
+	return "server " + e.server
+}
 
+// State says the tls-server-names where the edit sets one, or where they
+// are not what the edit would give them.
 func (e *kubeconfigEdit) State(current []byte) (string, error) {
-	servers, err := kubeconfig.Servers(current, e.cluster)
+	endpoints, err := kubeconfig.Endpoints(current, e.cluster)
 	if err != nil {
 		return "", err
 	}
-	return serversState(servers), nil
+	state := serversState(clusterValues(endpoints, serverOf))
+	for name, c := range endpoints {
+		if e.tlsServerName != "" || c.TLSServerName != e.tlsNameFor(name, c) {
+			return state + " and " + clustersState(clusterValues(endpoints, tlsNameOf), "tls-server-name"), nil
+		}
+	}
+	return state, nil
 }
 
 // serversState says which servers a kubeconfig's clusters have.
-func serversState(servers map[string]string) string {
+func serversState(servers map[string]string) string { return clustersState(servers, "server") }
+
+// clustersState says which values of field a kubeconfig's clusters have:
+// "<field> v" when they share one, "<field>s a=v, b=w" otherwise; an empty
+// value is none.
+func clustersState(values map[string]string, field string) string {
 	distinct := map[string]bool{}
 	var each []string
-	for name, server := range servers {
-		distinct[server] = true
-		each = append(each, name+"="+server)
+	for cluster, v := range values {
+		distinct[v] = true
+		if v == "" {
+			v = "(none)"
+		}
+		each = append(each, cluster+"="+v)
 	}
 	if len(distinct) == 1 {
-		for server := range distinct {
-			return "server " + server
+		for v := range distinct {
+			if v == "" {
+				return "no " + field
+			}
+			return field + " " + v
 		}
 	}
 	sort.Strings(each)
-	return "servers " + strings.Join(each, ", ")
+	return field + "s " + strings.Join(each, ", ")
 }
 
 // wouldWorkUndone checks current with the change taken back, when the
@@ -536,6 +639,7 @@ func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource
 	}
 	m.Server = types.StringValue(server)
 	m.PreviousServers = previousServersValue(recorded, &resp.Diagnostics)
+	m.PreviousTLS = types.MapNull(previousServersType) // tls_server_name is not set
 	out, d := m.render(nil)
 	resp.Diagnostics.Append(d...)
 	m.SHA256 = types.StringValue(desiredDigest(out.files))

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -500,9 +501,9 @@ func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
 	kubeadms, later, original := "https://127.0.0.3:6443", "https://localhost:7445", "https://127.0.0.2:6443"
 	m := kubeconfigServerModel{Paths: []types.String{types.StringValue("/etc/kubernetes/kubelet.conf"),
 		types.StringValue("/etc/kubernetes/admin.conf")}, Server: types.StringValue(kubeadms)}
-	m.serversFound = map[string]map[string]string{
-		"/etc/kubernetes/kubelet.conf": {"kubernetes": kubeadms, "other": original},
-		"/etc/kubernetes/admin.conf":   {"kubernetes": kubeadms},
+	m.found = map[string]map[string]kubeconfig.Endpoint{
+		"/etc/kubernetes/kubelet.conf": {"kubernetes": {Server: kubeadms}, "other": {Server: original}},
+		"/etc/kubernetes/admin.conf":   {"kubernetes": {Server: kubeadms}},
 	}
 	var diags diag.Diagnostics
 	m.PreviousServers = previousServersValue(map[string]map[string]string{"/etc/kubernetes/admin.conf": {"kubernetes": original}}, &diags)
@@ -512,7 +513,7 @@ func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	got := recordedServers(m.PreviousServers, &diags)
+	got := recordedServers(m.PreviousServers, "previous_servers", &diags)
 	want := map[string]map[string]string{
 		"/etc/kubernetes/kubelet.conf": {"kubernetes": kubeadms, "other": original},
 		"/etc/kubernetes/admin.conf":   {"kubernetes": original},
@@ -629,7 +630,7 @@ func TestKubeconfigServer_keptOnDestroyWarns(t *testing.T) {
 	m.ID = types.StringValue("10.0.0.11:22:" + kubelet)
 	var diags diag.Diagnostics
 	m.PreviousServers = previousServersValue(map[string]map[string]string{kubelet: {"kubernetes": original}, outside: {"kubernetes": retired}}, &diags)
-	m.serversFound = map[string]map[string]string{kubelet: {"kubernetes": current}, outside: {"kubernetes": current}}
+	m.found = map[string]map[string]kubeconfig.Endpoint{kubelet: {"kubernetes": {Server: current}}, outside: {"kubernetes": {Server: current}}}
 	m.keptOnDestroy = map[string]error{outside: errors.New("dial tcp 10.0.0.100:8443: connection refused")}
 	out, d := m.render(nil)
 	diags.Append(d...)
@@ -649,4 +650,159 @@ func TestKubeconfigServer_keptOnDestroyWarns(t *testing.T) {
 	if f := out.files[0].(*remote.EditedFile); f.Path != kubelet || f.ReloadCommand != "systemctl restart kubelet" {
 		t.Errorf("destroy changes %s with restart %q, want %s with the restart", f.Path, f.ReloadCommand, kubelet)
 	}
+}
+
+// TestAccKubeconfigServer_tlsServerNameThroughSNIRouter: a kubelet on a
+// node-local load balancer (https://localhost:<port>) whose hop goes to a
+// load balancer routing by SNI, here the real HAProxy with req.ssl_sni.
+// Without tls_server_name the kubeconfig would send SNI localhost, which
+// the router drops: the check refuses it and the file stays. With it the
+// kubeconfig gets tls-server-name and works; unset again, the name it had
+// before (none) comes back, byte for byte. A client reading the file
+// every 20 ms through all of it, until the test breaks the file itself,
+// never fails.
+func TestAccKubeconfigServer_tlsServerNameThroughSNIRouter(t *testing.T) {
+	testhost.KubeDir(t)
+	member := &testhost.EtcdMember{Name: "etcd1", IP: "127.0.0.1", ClientPort: testhost.FreePort(t, "127.0.0.1"), PeerPort: testhost.FreePort(t, "127.0.0.1")}
+	kas := testhost.StartKubeAPIServer(t, testhost.StartEtcd(t, []*testhost.EtcdMember{member}, []string{"127.0.0.1"}), "127.0.0.1", false)
+	// "kubernetes" is one of the test apiserver certificate's DNS names.
+	router, local := fmt.Sprintf("127.0.0.1:%d", testhost.FreePort(t, "127.0.0.1")), testhost.FreePort(t, "127.0.0.1")
+	startTCPHAProxy(t, "frontend sni_router\n  bind "+router+"\n  tcp-request inspect-delay 5s\n"+
+		"  tcp-request content accept if { req.ssl_hello_type 1 }\n  use_backend apiserver if { req.ssl_sni -i kubernetes }\n"+
+		"backend apiserver\n  server kas "+kas.Address+"\n"+
+		fmt.Sprintf("frontend node_local\n  bind 127.0.0.1:%d\n  default_backend fallback\nbackend fallback\n  server router %s\n", local, router),
+		router)
+	direct, viaLocal := "https://"+kas.Address, fmt.Sprintf("https://localhost:%d", local)
+
+	s := testhost.Start(t, testhost.Options{})
+	t.Setenv("TF_ACC_TEMP_DIR", t.TempDir())
+	target := filepath.Join(t.TempDir(), "kubelet.conf")
+	pki := testhost.TestPKI(t)
+	certFile, keyFile := pki.WriteClientFiles(t, t.TempDir(), "system:node:w1")
+	cert, _ := os.ReadFile(certFile)
+	key, _ := os.ReadFile(keyFile)
+	kubeadmWrote := nodeKubeconfig(direct, pki.CAPEM, cert, key)
+	if err := os.WriteFile(target, []byte(kubeadmWrote), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// vars sets tls_server_name when given one.
+	vars := func(server string, tlsServerName ...string) config.Variables {
+		v := config.Variables{"host": config.StringVariable(s.Host), "port": config.IntegerVariable(s.Port),
+			"host_key": config.StringVariable(s.RSAHostKey.Public()), "private_key": config.StringVariable(s.ClientKey.PEM),
+			"path": config.StringVariable(target), "server": config.StringVariable(server)}
+		for _, name := range tlsServerName {
+			v["tls_server_name"] = config.StringVariable(name)
+		}
+		return v
+	}
+	has := func(want kubeconfig.Endpoint) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			b, _ := os.ReadFile(target)
+			if got, err := kubeconfig.Endpoints(b, ""); err != nil || got["kubernetes"] != want {
+				return fmt.Errorf("the kubeconfig has %v (%v), want %v", got, err, want)
+			}
+			return nil
+		}
+	}
+	asClient := kubeconfigClient(t, target)
+	var requests int
+	var failed []error
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		CheckDestroy:             has(kubeconfig.Endpoint{Server: direct}),
+		Steps: []resource.TestStep{
+			{
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(viaLocal, "10.0.0.100"),
+				ExpectError: regexp.MustCompile(`(?s)tls_server_name.*must\s+be\s+a\s+DNS\s+name`),
+			},
+			{
+				// The SNI router drops SNI localhost: the check fails, the file stays.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(viaLocal),
+				ExpectError: regexp.MustCompile(`(?s)check\s+of.*kubelet\.conf\s+failed.*not\s+put\s+in\s+place.*closed\s+before\s+TLS\s+completed.*sends\s+SNI\s+"localhost"`),
+			},
+			{
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(viaLocal, "kubernetes"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(kubeconfigAddr, tfjsonpath.New("previous_tls_server_names"))}},
+				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(kubeconfigAddr, tfjsonpath.New("previous_tls_server_names"),
+					knownvalue.MapExact(map[string]knownvalue.Check{target: knownvalue.MapExact(map[string]knownvalue.Check{"kubernetes": knownvalue.StringExact("")})}))},
+				Check: has(kubeconfig.Endpoint{Server: viaLocal, TLSServerName: "kubernetes"}),
+			},
+			{
+				// Back to the apiserver without a name: the file kubeadm wrote.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(direct),
+				Check: func(*terraform.State) error {
+					if got, _ := os.ReadFile(target); string(got) != kubeadmWrote {
+						return fmt.Errorf("the kubeconfig is not what kubeadm wrote:\n%s", got)
+					}
+					return nil
+				},
+			},
+			{
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(viaLocal, "kubernetes"),
+				Check: has(kubeconfig.Endpoint{Server: viaLocal, TLSServerName: "kubernetes"}),
+			},
+			{
+				// Someone removes the name by hand (the client stops first: the
+				// file they write cannot work): drift, put right.
+				PreConfig: func() {
+					requests, failed = asClient()
+					b, _ := os.ReadFile(target)
+					out, err := kubeconfig.SetEndpoints(b, map[string]kubeconfig.Endpoint{"kubernetes": {Server: viaLocal}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					os.WriteFile(target, out, 0o600)
+				},
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(viaLocal, "kubernetes"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(kubeconfigAddr, plancheck.ResourceActionUpdate)}},
+				Check:            has(kubeconfig.Endpoint{Server: viaLocal, TLSServerName: "kubernetes"}),
+			},
+		},
+	}))
+	if failed != nil || requests == 0 {
+		t.Errorf("a client of the kubeconfig: %d requests, failures: %v", requests, failed)
+	} else {
+		t.Logf("a client of the kubeconfig: %d requests, 0 failed", requests)
+	}
+}
+
+// kubeconfigClient asks /readyz every 20 ms with the kubeconfig at path as
+// it is at that moment, until the returned function is called; that
+// returns how many requests it made and the failures.
+func kubeconfigClient(t *testing.T, path string) func() (int, []error) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	var requests int
+	var failed []error
+	read := func(_ context.Context, p string) ([]byte, error) { return os.ReadFile(p) }
+	dial := func(ctx context.Context, address string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", address)
+	}
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			content, err := os.ReadFile(path)
+			if err == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				err = kubeconfig.Probe(ctx, content, "", read, dial)
+				cancel()
+			}
+			requests++
+			if err != nil {
+				failed = append(failed, err)
+			}
+		}
+	}()
+	var once sync.Once
+	finish := func() (int, []error) {
+		once.Do(func() { close(stop); <-done })
+		return requests, failed
+	}
+	t.Cleanup(func() { finish() })
+	return finish
 }

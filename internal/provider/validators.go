@@ -89,6 +89,17 @@ func podNameValidator() validator.String {
 		stringvalidator.RegexMatches(dnsSubdomainPattern, "must be a Kubernetes object name: lowercase letters, digits, '-' and '.'"))
 }
 
+// hostNamePattern is a DNS name in lowercase whose last label starts
+// with a letter, so that no IPv4 address matches.
+var hostNamePattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+// tlsServerNameValidator wants the DNS name a certificate holds and an SNI
+// router matches.
+func tlsServerNameValidator() validator.String {
+	return stringvalidator.All(stringvalidator.LengthAtMost(253),
+		stringvalidator.RegexMatches(hostNamePattern, "must be a DNS name in lowercase, such as k8s.example.com (an address sends no SNI)"))
+}
+
 // quantityPattern is a Kubernetes resource quantity ("25m", "32M", "1.5Gi").
 var quantityPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$`)
 

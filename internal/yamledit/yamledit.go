@@ -6,7 +6,9 @@ package yamledit
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -52,9 +54,16 @@ type Edit struct {
 
 // Replace replaces each edited scalar's text in place: the bytes of
 // those values change and nothing else. It handles plain and quoted
-// scalars on one line; anything else reports !ok.
+// scalars on one line, replaced by values that fit on one line, so that
+// no line moves; anything else reports !ok.
 func Replace(content []byte, edits ...Edit) ([]byte, bool) {
 	lines := bytes.SplitAfter(content, []byte("\n"))
+	// Edits on one line (a flow mapping) are made from its end, so that
+	// one edit does not move the columns of the others.
+	edits = slices.Clone(edits)
+	slices.SortStableFunc(edits, func(a, b Edit) int {
+		return cmp.Or(cmp.Compare(b.Node.Line, a.Node.Line), cmp.Compare(b.Node.Column, a.Node.Column))
+	})
 	for _, e := range edits {
 		n := e.Node
 		if n.Line < 1 || n.Line > len(lines) || n.Column < 1 {
@@ -70,10 +79,11 @@ func Replace(content []byte, edits ...Edit) ([]byte, bool) {
 			return nil, false
 		}
 		replacement, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.Value, Style: chosenQuotes(n)})
-		if err != nil {
+		text := strings.TrimSuffix(string(replacement), "\n")
+		if err != nil || strings.ContainsAny(text, "\r\n") {
 			return nil, false
 		}
-		lines[n.Line-1] = []byte(line[:start] + strings.TrimSuffix(string(replacement), "\n") + line[end:])
+		lines[n.Line-1] = []byte(line[:start] + text + line[end:])
 	}
 	return bytes.Join(lines, nil), true
 }
@@ -116,6 +126,11 @@ func scalarEnd(line string, start int, n *yaml.Node) (int, bool) {
 	rest := line[start:]
 	switch n.Style {
 	case yaml.DoubleQuotedStyle:
+		// The node starts at its anchor, if it has one: the quote must be
+		// where it starts.
+		if !strings.HasPrefix(rest, `"`) {
+			return 0, false
+		}
 		for i := 1; i < len(rest); i++ {
 			switch rest[i] {
 			case '\\':
@@ -126,6 +141,9 @@ func scalarEnd(line string, start int, n *yaml.Node) (int, bool) {
 		}
 		return 0, false
 	case yaml.SingleQuotedStyle:
+		if !strings.HasPrefix(rest, "'") {
+			return 0, false
+		}
 		for i := 1; i < len(rest); i++ {
 			if rest[i] == '\'' {
 				if i+1 < len(rest) && rest[i+1] == '\'' {
@@ -170,4 +188,94 @@ func ScalarText(value string) (string, bool) {
 		return "", false
 	}
 	return text, true
+}
+
+// EntryLine is the line (1-based) of key's entry in the block mapping m,
+// located in content by the parser, and the column of its key, when that
+// line holds the entry alone: only spaces before the key, the value a
+// single-line scalar on the key's line, and nothing after it but a
+// comment. Such a line can be removed (DeleteLine), or have a line added
+// after it (InsertLine) at the key's column, without touching any other
+// entry: what an editor adding or removing a key by hand would change.
+// ok is false otherwise, and when content breaks lines where the parser
+// does and "\n" does not (a lone "\r", NEL, U+2028, U+2029), so that the
+// parser's line numbers would name other lines.
+func EntryLine(content []byte, m *yaml.Node, key string) (line, column int, ok bool) {
+	if m == nil || m.Style&yaml.FlowStyle != 0 {
+		return 0, 0, false
+	}
+	k, v := MapEntry(m, key)
+	lines := splitLines(content)
+	if k == nil || v.Kind != yaml.ScalarNode || k.Line != v.Line || k.Line < 1 || k.Line > len(lines) || k.Column < 1 || !sameBreaks(content) {
+		return 0, 0, false
+	}
+	text := lines[k.Line-1]
+	if len(text) < k.Column-1 || strings.Trim(text[:k.Column-1], " ") != "" {
+		return 0, 0, false
+	}
+	start := ColumnOffset(text, v.Column)
+	if start < 0 {
+		return 0, 0, false
+	}
+	end, ok := scalarEnd(text, start, v)
+	if !ok {
+		return 0, 0, false
+	}
+	if rest := strings.TrimLeft(strings.TrimRight(text[end:], "\r\n"), " \t"); rest != "" && !strings.HasPrefix(rest, "#") {
+		return 0, 0, false
+	}
+	return k.Line, k.Column, true
+}
+
+// InsertLine returns content with text added as a line after line after
+// (1-based), ending as that line does ("\n" or "\r\n"); when that line is
+// the last and has no ending, it gets the file's and text none. Lines are
+// counted as EntryLine counts them; ok is false when content has no line
+// after.
+func InsertLine(content []byte, after int, text string) ([]byte, bool) {
+	lines := splitLines(content)
+	if after < 1 || after > len(lines) {
+		return nil, false
+	}
+	line := lines[after-1]
+	eol := lineEnding(line)
+	if eol == "" {
+		eol = cmp.Or(lineEnding(lines[0]), "\n")
+		line += eol
+		eol = ""
+	}
+	return []byte(strings.Join(slices.Concat(lines[:after-1], []string{line, text + eol}, lines[after:]), "")), true
+}
+
+// DeleteLine returns content without its line (1-based), ending and
+// all: with the comment at its end, which was about the entry it held.
+// ok is false when content has no such line.
+func DeleteLine(content []byte, line int) ([]byte, bool) {
+	lines := splitLines(content)
+	if line < 1 || line > len(lines) {
+		return nil, false
+	}
+	return []byte(strings.Join(slices.Delete(lines, line-1, line), "")), true
+}
+
+func splitLines(content []byte) []string {
+	return strings.SplitAfter(string(content), "\n")
+}
+
+// sameBreaks says whether the parser breaks content's lines where "\n"
+// does, and nowhere else.
+func sameBreaks(content []byte) bool {
+	s := string(content)
+	return strings.Count(s, "\r") == strings.Count(s, "\r\n") && !strings.ContainsAny(s, "\u0085\u2028\u2029")
+}
+
+// lineEnding is the line break line ends with: "\r\n", "\n" or "".
+func lineEnding(line string) string {
+	switch {
+	case strings.HasSuffix(line, "\r\n"):
+		return "\r\n"
+	case strings.HasSuffix(line, "\n"):
+		return "\n"
+	}
+	return ""
 }

@@ -42,6 +42,7 @@ func TestReplaceScalar(t *testing.T) {
 		{"null", "a:\n  server:\n", "y", "", false},
 		{"two lines", "a:\n  server: x\n", "y\nz", "", false},
 		{"a block scalar", "a:\n  server: |\n    x\n", "y", "", false},
+		{"quotes after an anchor", "a:\n  server: &s \"x\"\n", "y", "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			key := "a"
@@ -57,6 +58,78 @@ func TestReplaceScalar(t *testing.T) {
 				t.Errorf("%q does not decode to the value set", got)
 			}
 		})
+	}
+}
+
+// TestReplaceOnOneLine: edits on one line (a flow mapping) do not move
+// each other, whatever order they come in.
+func TestReplaceOnOneLine(t *testing.T) {
+	t.Parallel()
+	doc := "a: {server: x, tls-server-name: y} # z\n"
+	server, tls := parse(t, doc, "a", "server"), parse(t, doc, "a", "tls-server-name")
+	got, ok := Replace([]byte(doc), Edit{server, "https://a:1"}, Edit{tls, "b"})
+	if want := "a: {server: https://a:1, tls-server-name: b} # z\n"; !ok || string(got) != want {
+		t.Fatalf("got %q, %v; want %q", got, ok, want)
+	}
+}
+
+// TestEntryLine: a line can be added after an entry, or the entry's line
+// removed, only where the line holds that entry alone.
+func TestEntryLine(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, doc    string
+		line, column int
+		ok           bool
+	}{
+		{"block", "a:\n  b: 1\n  key: v\n", 3, 3, true},
+		{"quoted, with a comment, CRLF", "a:\r\n  \"key\": 'v' # c\r\n  b: 1\r\n", 2, 3, true},
+		{"after a multi-byte key", "a:\n  ä: 1\n  key: v\n", 3, 3, true},
+		{"flow", "a: {key: v}\n", 0, 0, false},
+		{"flow on lines", "a: {\n  key: v\n}\n", 0, 0, false},
+		{"a value over lines", "a:\n  key: v\n    w\n", 0, 0, false},
+		{"a block value", "a:\n  key: |\n    v\n", 0, 0, false},
+		{"a null value", "a:\n  key:\n", 0, 0, false},
+		{"a lone CR before", "a:\r  b: 1\n  key: v\n", 0, 0, false},
+		{"U+2028 before", "x: \"\u2028\"\na:\n  key: v\n", 0, 0, false},
+		{"absent", "a:\n  b: 1\n", 0, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			line, column, ok := EntryLine([]byte(c.doc), parse(t, c.doc, "a"), "key")
+			if line != c.line || column != c.column || ok != c.ok {
+				t.Errorf("EntryLine = %d, %d, %v; want %d, %d, %v", line, column, ok, c.line, c.column, c.ok)
+			}
+		})
+	}
+}
+
+// TestInsertAndDeleteLine: a line added ends as the line before it, and
+// a line removed goes with its ending; no other byte changes.
+func TestInsertAndDeleteLine(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		doc   string
+		after int
+		want  string
+	}{
+		{"a\nb\n", 1, "a\nnew\nb\n"},
+		{"a\r\nb\r\n", 2, "a\r\nb\r\nnew\r\n"},
+		{"a\r\nb", 2, "a\r\nb\r\nnew"},
+		{"a", 1, "a\nnew"},
+	} {
+		got, ok := InsertLine([]byte(c.doc), c.after, "new")
+		if !ok || string(got) != c.want {
+			t.Errorf("InsertLine(%q, %d) = %q, %v; want %q", c.doc, c.after, got, ok, c.want)
+		}
+		if back, ok := DeleteLine(got, c.after+1); c.want[len(c.want)-1] == '\n' && (!ok || string(back) != c.doc) {
+			t.Errorf("DeleteLine(%q, %d) = %q, %v; want %q", got, c.after+1, back, ok, c.doc)
+		}
+	}
+	if _, ok := InsertLine([]byte("a\n"), 3, "new"); ok {
+		t.Error("InsertLine after a line that is not there")
+	}
+	if _, ok := DeleteLine([]byte("a\n"), 0); ok {
+		t.Error("DeleteLine of line 0")
 	}
 }
 

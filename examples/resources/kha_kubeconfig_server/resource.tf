@@ -24,6 +24,8 @@ resource "kha_kubeconfig_server" "worker" {
   paths  = ["/etc/kubernetes/kubelet.conf"]
   server = kha_cluster_endpoints.cluster.node_endpoints[each.key]
   ssh    = { host = each.value, user = "admin", sudo = true }
+  # Where the node-local load balancer falls back to one that routes by SNI:
+  # tls_server_name = kha_cluster_endpoints.cluster.lb_domain_name
 
   depends_on = [kha_nginx_config.worker]
 }
