@@ -47,10 +47,11 @@ known_hosts_lines() {
   for t in rsa ecdsa ed25519; do echo "$2 $(cut -d' ' -f1,2 "$1/host_$t.pub")"; done
 }
 
-# new_ca DIR CN: DIR/ca.key and DIR/ca.crt, a P-256 CA valid for two days.
+# new_ca DIR CN: DIR/ca.key and DIR/ca.crt, a P-256 CA valid for ten years,
+# as kubeadm's (the certificates it signs last two days).
 new_ca() {
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$1/ca.key" -out "$1/ca.crt" \
-    -days 2 -subj "/CN=$2" -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+    -days 3650 -subj "/CN=$2" -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
 }
 
 # issue_cert DIR NAME CN SANS EKU [ORG]: DIR/NAME.key and DIR/NAME.crt,

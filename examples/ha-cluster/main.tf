@@ -99,6 +99,8 @@ resource "kha_apiserver_serving_certificate" "cp" {
   key_path            = "${var.pki_dir}/apiserver.key"
   ca_certificate_path = "${var.pki_dir}/ca.crt"
   ca_key_path         = "${var.pki_dir}/ca.key"
+  renew_before        = var.certificate_renew_before
+  validity            = var.certificate_validity
   # The node's own address: a new node is not behind any load balancer yet.
   verify_endpoints = ["https://${each.value}:6443"]
   ssh              = { host = each.value }

@@ -122,6 +122,18 @@ variable "pki_dir" {
   default     = null
 }
 
+variable "certificate_renew_before" {
+  description = "With pki_dir: re-issue an apiserver serving certificate that ends within this long (e.g. \"720h\"). null: 30 days, or a third of the certificate's validity when shorter."
+  type        = string
+  default     = null
+}
+
+variable "certificate_validity" {
+  description = "With pki_dir: how long a re-issued apiserver serving certificate is valid (e.g. \"8760h\"). null: as long as the one it replaces."
+  type        = string
+  default     = null
+}
+
 variable "admin_kubeconfig_path" {
   description = "The admin kubeconfig on the first control-plane node. Set, kha points the cluster's own copies of the endpoint at the new one (kubeadm-config, cluster-info, kube-proxy's kubeconfig) once every node has moved."
   type        = string

@@ -53,6 +53,61 @@ type Want struct {
 	// Algorithm and Validity, when set, replace the live certificate's.
 	Algorithm string
 	Validity  time.Duration
+	// RenewBefore re-issues a certificate that ends within it; 0 renews
+	// nothing before it has expired. With RenewAtThird (the default) it is
+	// at most a third of each certificate's validity, so that a
+	// short-lived certificate is not due as soon as it is issued.
+	RenewBefore  time.Duration
+	RenewAtThird bool
+}
+
+// window is how long before its end c is due for renewal.
+func (w Want) window(c *x509.Certificate) time.Duration {
+	if w.RenewAtThird {
+		return min(w.RenewBefore, c.NotAfter.Sub(c.NotBefore)/3)
+	}
+	return w.RenewBefore
+}
+
+// ExpiryWatch is how far ahead kha warns of an end nothing will renew
+// (the default renew_before): the serving certificate's with renewal off,
+// the CA's always.
+const ExpiryWatch = 30 * 24 * time.Hour
+
+// renewalDue says whether c ends within its window while a certificate
+// issued now could end past it: one the CA does not cut short within the
+// window too (that is the CA's to renew; Notices says so).
+func (w Want) renewalDue(c, ca *x509.Certificate, now time.Time) bool {
+	horizon := now.Add(w.window(c))
+	return w.RenewBefore > 0 && c.NotAfter.Before(horizon) && (ca == nil || ca.NotAfter.After(horizon))
+}
+
+// Notices warn of an end within the window that nothing will renew: the
+// CA's (kha issues certificates under it but cannot renew it), and the
+// certificate's when RenewBefore is 0.
+func Notices(c, ca *x509.Certificate, want Want, now time.Time) []string {
+	var notices []string
+	window := max(want.RenewBefore, ExpiryWatch)
+	if ca != nil && ca.NotAfter.Before(now.Add(window)) {
+		notices = append(notices, fmt.Sprintf("the cluster CA %q expires on %s, in %s: every certificate it signed stops "+
+			"verifying then, and kha issues none that outlasts it. Renew the CA before then.", ca.Subject.CommonName, day(ca.NotAfter), within(ca.NotAfter, now)))
+	}
+	if c != nil && want.RenewBefore == 0 && c.NotAfter.After(now) && c.NotAfter.Before(now.Add(ExpiryWatch)) {
+		notices = append(notices, fmt.Sprintf("the certificate expires on %s, in %s, and renew_before = \"0s\" renews it only once it "+
+			"has expired, after clients stopped trusting it: set renew_before.", day(c.NotAfter), within(c.NotAfter, now)))
+	}
+	return notices
+}
+
+// day is t as a date and time in UTC.
+func day(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// within says how long until t, in days, or hours under two days.
+func within(t, now time.Time) string {
+	if d := t.Sub(now); d >= 48*time.Hour {
+		return fmt.Sprintf("%d days", int(d.Hours()/24))
+	}
+	return fmt.Sprintf("%d hours", int(t.Sub(now).Hours()))
 }
 
 // SANs is a canonical, sorted, repeat-free SAN set.
@@ -239,6 +294,12 @@ func Plan(want Want, live, ca *x509.Certificate, now time.Time, serial string) (
 	if days < 1 {
 		return Issue{}, fmt.Errorf("the CA (%s) expires on %s, in less than a day: renew the CA first", ca.Subject.CommonName, ca.NotAfter.UTC().Format(time.RFC3339))
 	}
+	// A certificate born inside the renewal window would be re-issued at
+	// every apply; one the CA cuts short is the CA's to renew.
+	if lasts := time.Duration(days) * 24 * time.Hour; !want.RenewAtThird && lasts <= want.RenewBefore && ca.NotAfter.After(now.Add(want.RenewBefore)) {
+		return Issue{}, fmt.Errorf("the new certificate would be valid for %d days, not longer than renew_before (%s): it would be due "+
+			"for renewal as soon as it is issued. Set validity longer than renew_before", int(days), want.RenewBefore)
+	}
 	out.Days = int(days)
 	return out, nil
 }
@@ -338,8 +399,12 @@ func Lacks(c, ca *x509.Certificate, want Want, now time.Time) string {
 			problems = append(problems, err.Error())
 		}
 	}
-	if now.After(c.NotAfter) {
-		problems = append(problems, "expired on "+c.NotAfter.UTC().Format(time.RFC3339))
+	switch {
+	case now.After(c.NotAfter):
+		problems = append(problems, "expired on "+day(c.NotAfter))
+	case want.renewalDue(c, ca, now):
+		problems = append(problems, fmt.Sprintf("expires on %s, in %s: within renew_before (%s)", day(c.NotAfter), within(c.NotAfter, now),
+			within(now.Add(want.window(c)), now)))
 	}
 	return strings.Join(problems, "; ")
 }

@@ -207,6 +207,77 @@ func TestLacks(t *testing.T) {
 	}
 }
 
+// TestRenewal: a certificate that ends within renew_before lacks its
+// renewal, with the date and the days left, unless the CA ends within the
+// window too, which Notices then reports; with renewal off, an end within
+// 30 days is a notice; a renewal that would be born due is refused.
+func TestRenewal(t *testing.T) {
+	t.Parallel()
+	p := newTestPKI(t, now.Add(10*365*24*time.Hour)) // live ends in 364 days
+	shortCA := newTestPKI(t, now.Add(200*24*time.Hour))
+	sans := Want{DNSNames: []string{"kubernetes"}, KeepLiveSANs: true}
+	renew := func(days int) Want { w := sans; w.RenewBefore = time.Duration(days) * 24 * time.Hour; return w }
+	byDefault := sans
+	byDefault.RenewBefore, byDefault.RenewAtThird = ExpiryWatch, true
+	// issued is a certificate of p's CA valid for days, issued ago days ago.
+	issued := func(days, ago int) *x509.Certificate {
+		start := now.Add(-time.Duration(ago) * 24 * time.Hour)
+		return testCert(t, "kube-apiserver", &p.key.PublicKey, p.key, p.ca, start, start.Add(time.Duration(days)*24*time.Hour), []string{"kubernetes"})
+	}
+	cases := []struct {
+		name    string
+		c, ca   *x509.Certificate
+		want    Want
+		lacks   string // "" when it lacks nothing
+		notices []string
+	}{
+		{name: "ends after the window", c: p.live, ca: p.ca, want: renew(30)},
+		{name: "ends within the window", c: p.live, ca: p.ca, want: renew(400),
+			lacks: "expires on " + day(p.live.NotAfter) + ", in 363 days: within renew_before (400 days)"},
+		{name: "the CA ends within the window too: the CA's to renew", c: shortCA.live, ca: shortCA.ca, want: renew(365),
+			notices: []string{`the cluster CA "kubernetes" expires on ` + day(shortCA.ca.NotAfter) + ", in 199 days", "Renew the CA"}},
+		{name: "the CA ends within 30 days", c: p.live, ca: newTestPKI(t, now.Add(20*24*time.Hour)).ca, want: renew(0),
+			lacks: "does not verify", notices: []string{"in 19 days"}},
+		{name: "by default, 30 days before the end", c: issued(90, 61), ca: p.ca, want: byDefault, lacks: "in 28 days: within renew_before (30 days)"},
+		{name: "by default, a 30-day certificate 12 days before its end: not yet", c: issued(30, 18), ca: p.ca, want: byDefault},
+		{name: "by default, a 30-day certificate in its last third", c: issued(30, 21), ca: p.ca, want: byDefault, lacks: "in 8 days: within renew_before (10 days)"},
+		{name: "by default, a one-day certificate just issued: not yet", c: issued(1, 0), ca: p.ca, want: byDefault},
+		{name: "renewal off, 20 days left", c: testCert(t, "kube-apiserver", &p.key.PublicKey, p.key, p.ca, now.Add(-time.Hour), now.Add(20*24*time.Hour), []string{"kubernetes"}),
+			ca: p.ca, want: renew(0), notices: []string{`renew_before = "0s" renews it only once it has expired`, "in 19 days"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Lacks(tc.c, tc.ca, tc.want, now); tc.lacks == "" && got != "" || !strings.Contains(got, tc.lacks) {
+				t.Errorf("Lacks = %q, want %q", got, tc.lacks)
+			}
+			got := strings.Join(Notices(tc.c, tc.ca, tc.want, now), "\n")
+			for _, n := range tc.notices {
+				if !strings.Contains(got, n) {
+					t.Errorf("Notices = %q, want %q in them", got, n)
+				}
+			}
+			if len(tc.notices) == 0 && got != "" {
+				t.Errorf("Notices = %q, want none", got)
+			}
+		})
+	}
+	t.Run("a renewal born due is refused", func(t *testing.T) {
+		t.Parallel()
+		if _, err := Plan(renew(400), p.live, p.ca, now, "01"); err == nil || !strings.Contains(err.Error(), "not longer than renew_before") {
+			t.Errorf("Plan with a window longer than the live certificate's validity: %v", err)
+		}
+		w := renew(400)
+		w.Validity = 2 * 365 * 24 * time.Hour
+		if issue, err := Plan(w, p.live, p.ca, now, "01"); err != nil || issue.Days != 730 {
+			t.Errorf("Plan with validity past the window: %d days, %v", issue.Days, err)
+		}
+		if _, err := Plan(renew(365), shortCA.live, shortCA.ca, now, "01"); err != nil {
+			t.Errorf("Plan under a CA that ends within the window (its SANs may still change): %v", err)
+		}
+	})
+}
+
 // FuzzNewSANs: whatever the input, a SAN that passes never carries what
 // openssl's configuration would read as more than one value.
 func FuzzNewSANs(f *testing.F) {

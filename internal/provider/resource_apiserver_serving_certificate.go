@@ -59,6 +59,7 @@ type servingCertificateModel struct {
 	CAKeyPath         types.String   `tfsdk:"ca_key_path"`
 	KeyAlgorithm      types.String   `tfsdk:"key_algorithm"`
 	Validity          types.String   `tfsdk:"validity"`
+	RenewBefore       types.String   `tfsdk:"renew_before"`
 	APIServerAddress  types.String   `tfsdk:"apiserver_address"`
 	Verify            types.Bool     `tfsdk:"verify"`
 	VerifyEndpoints   []types.String `tfsdk:"verify_endpoints"`
@@ -123,6 +124,16 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 		"validity": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
 			MarkdownDescription: "How long the new certificate is valid, in whole days (e.g. `8760h`). Default: as long as " +
 				"the certificate on the node was (kubeadm's `certificateValidityPeriod`), else one year; never past the CA's end."},
+		"renew_before": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+			MarkdownDescription: "Re-issue a certificate that ends within this long (e.g. `720h`): the refresh that finds " +
+				"one plans the re-issue, with the date and the days left in the drift warning, and the apply renews the nodes " +
+				"one at a time, each proven as for a SAN change. `0s` renews only what has expired, and then the plan warns when " +
+				"a certificate ends within 30 days. The plan also warns when the cluster CA ends within the window (or 30 " +
+				"days), since no certificate kha issues can outlast it. Unlike kubespray's `auto_renew_certificates`, a " +
+				"monthly timer on every control-plane node that renews all of kubeadm's certificates at once whatever their " +
+				"age and restarts the control plane, kha renews the serving certificate only when it is due, node by node, " +
+				"seen in a plan. Must be shorter than `validity`. Default: 30 days, or a third of the certificate's validity when that is " +
+				"shorter (as cert-manager's default), so that short-lived certificates are not renewed as soon as they are issued."},
 		"apiserver_address": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("127.0.0.1:6443"),
 			Validators: []validator.String{hostPortValidator{}},
 			MarkdownDescription: "Where the node's kube-apiserver listens, as seen from the node (reached through the SSH " +
@@ -162,7 +173,7 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 		MarkdownDescription: "Re-issues a control-plane node's apiserver serving certificate with the plan's SANs, on the " +
 			"node, and proves it served before it keeps it: the x509 SAN trap (a new load balancer name that the " +
 			"certificate lacks) becomes one plan.\n\n" +
-			"When the certificate on the node lacks a SAN of `sans` (or is not signed by the CA, or has expired), apply " +
+			"When the certificate on the node lacks a SAN of `sans` (or is not signed by the CA, or ends within `renew_before`), apply " +
 			"makes a new key and certificate on the node with `openssl`, signed by the cluster CA's key where it lies " +
 			"(`/etc/kubernetes/pki/ca.key`; it never leaves the host, and the new key never reaches state, plan or logs), " +
 			"with the subject, key algorithm and validity of the certificate it replaces (kubeadm's: `CN=kube-apiserver`, " +
@@ -203,6 +214,12 @@ func (m *servingCertificateModel) render(*servingCertificateModel) (rendered, di
 			diags.AddAttributeError(path.Root("validity"), "Validity Too Short", fmt.Sprintf("%s is less than a day: a certificate is "+
 				"issued for whole days, e.g. 8760h for a year.", v))
 		}
+	}
+	want.RenewBefore, want.RenewAtThird = durationOr(m.RenewBefore, certissue.ExpiryWatch), !known(m.RenewBefore)
+	if want.Validity > 0 && want.RenewBefore >= want.Validity && !want.RenewAtThird {
+		diags.AddAttributeError(path.Root("renew_before"), "Renewal Window Not Shorter Than Validity", fmt.Sprintf("renew_before "+
+			"(%s) is not shorter than validity (%s): every certificate would be due for renewal as soon as it is issued. Shorten "+
+			"renew_before or lengthen validity.", want.RenewBefore, want.Validity))
 	}
 	cert, key := m.CertificatePath.ValueString(), m.KeyPath.ValueString()
 	if known(m.CertificatePath) && known(m.KeyPath) && filepath.Dir(cert) != filepath.Dir(key) {

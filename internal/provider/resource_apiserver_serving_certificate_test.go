@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -309,6 +310,7 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 		}
 		return nil
 	}
+	renewing := withVars(vars, "renew_before", "50h", "validity", "96h")
 	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		// Destroy leaves the certificates as they are.
@@ -329,29 +331,57 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 			{
 				// Someone puts the old certificate back on cp2: drift,
 				// which the apply repairs.
-				PreConfig: func() {
-					n := nodes["cp2"]
-					for _, f := range []string{"apiserver.crt", "apiserver.key"} {
-						b, err := os.ReadFile(filepath.Join(n.pki, ".apiserver.crt.kha.previous", f))
-						if err == nil {
-							err = os.WriteFile(filepath.Join(n.pki, f+".tmp"), b, 0o600)
-						}
-						if err == nil {
-							err = os.Rename(filepath.Join(n.pki, f+".tmp"), filepath.Join(n.pki, f))
-						}
-						if err != nil {
-							t.Fatal(err)
-						}
-					}
-					if err := n.waitServed(n.original); err != nil {
-						t.Fatal(err)
-					}
-				},
+				PreConfig:       func() { putPreviousBack(t, nodes["cp2"]) },
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr("cp2"), plancheck.ResourceActionUpdate),
 					plancheck.ExpectResourceAction(addr("cp1"), plancheck.ResourceActionNoop)}},
 				Check: reissued,
+			},
+			{
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: withVars(vars, "renew_before", "72h", "validity", "72h"),
+				ExpectError: regexp.MustCompile(`Renewal Window Not Shorter Than Validity`),
+			},
+			{
+				// The certificates kha issued last two days, as the test
+				// CA's it replaced: within a renewal window of 50 hours,
+				// every node renews, one at a time, for four days.
+				PreConfig:       func() { windows = watchUnconfirmed(nodes) },
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: renewing,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr("cp1"), plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(addr("cp2"), plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(addr("cp3"), plancheck.ResourceActionUpdate)}},
+				Check: resource.ComposeTestCheckFunc(oneAtATime, reissued, func(*terraform.State) error {
+					for name, n := range nodes {
+						c, err := certissue.ParsePEM(n.read(t, "apiserver.crt"))
+						if err != nil || time.Until(c.NotAfter) < 90*time.Hour {
+							return fmt.Errorf("%s's certificate ends on %v (%v), not in four days", name, c.NotAfter, err)
+						}
+					}
+					return nil
+				}),
+			},
+			{
+				// Renewed past the window: nothing more to do.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: renewing,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// cp2 gets its two-day certificate back: the refresh finds it
+				// within the window and plans its renewal alone.
+				PreConfig:       func() { putPreviousBack(t, nodes["cp2"]) },
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: renewing,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr("cp2"), plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(addr("cp1"), plancheck.ResourceActionNoop)}},
+				Check: func(*terraform.State) error {
+					c, err := certissue.ParsePEM(nodes["cp2"].read(t, "apiserver.crt"))
+					if err != nil || time.Until(c.NotAfter) < 90*time.Hour {
+						return fmt.Errorf("cp2's certificate ends on %v (%v), not in four days", c.NotAfter, err)
+					}
+					return nil
+				},
 			},
 			{
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
@@ -367,6 +397,39 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 			},
 		},
 	}))
+}
+
+// putPreviousBack puts the pair kha kept as the previous one back in place
+// on n, as someone rolling back by hand, and waits until it is served.
+func putPreviousBack(t *testing.T, n *certNode) {
+	var cert []byte
+	for _, f := range []string{"apiserver.crt", "apiserver.key"} {
+		b, err := os.ReadFile(filepath.Join(n.pki, ".apiserver.crt.kha.previous", f))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(n.pki, f+".tmp"), b, 0o600)
+		}
+		if err == nil {
+			err = os.Rename(filepath.Join(n.pki, f+".tmp"), filepath.Join(n.pki, f))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert == nil {
+			cert = b
+		}
+	}
+	if err := n.waitServed(cert); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withVars is vars with more string variables, name then value.
+func withVars(vars config.Variables, more ...string) config.Variables {
+	out := maps.Clone(vars)
+	for i := 0; i+1 < len(more); i += 2 {
+		out[more[i]] = config.StringVariable(more[i+1])
+	}
+	return out
 }
 
 // listOf is a list attribute of a flat-mapped state.

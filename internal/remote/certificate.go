@@ -108,10 +108,15 @@ func (f IssuedCertificate) observe(ctx context.Context, c *Client) (Observed, er
 	if err != nil || live == nil {
 		return Observed{}, err
 	}
-	if lacks := certissue.Lacks(live, ca, f.Want, time.Now()); lacks != "" {
-		return Observed{Exists: true, SHA256: SHA256([]byte(lacks)), State: "the certificate " + lacks}, nil
+	now := time.Now()
+	o := Observed{Exists: true, SHA256: f.Digest()}
+	if lacks := certissue.Lacks(live, ca, f.Want, now); lacks != "" {
+		o.SHA256, o.State = SHA256([]byte(lacks)), "the certificate "+lacks
 	}
-	return Observed{Exists: true, SHA256: f.Digest()}, nil
+	if notices := certissue.Notices(live, ca, f.Want, now); len(notices) > 0 {
+		o.Notice = Notice{Summary: "Certificate Expiring Without Renewal", Detail: f.CertPath + ": " + strings.Join(notices, " ")}
+	}
+	return o, nil
 }
 
 // read returns the certificate on the host (nil when there is none) and

@@ -18,8 +18,10 @@
 #      the node joins every load balancer, and the cluster's own copies of
 #      the endpoint follow (kha_endpoint_configmaps): kubeadm-config,
 #      cluster-info (a join's discovery through it), kube-proxy's
-#      kubeconfig (0 failed requests); then the VIP's port moves in one
-#      apply (kha_handover): both ports served until every kubeconfig and
+#      kubeconfig (0 failed requests); then every certificate, due within
+#      renew_before, is renewed node by node (0 failed requests); then the
+#      VIP's port moves in one apply (kha_handover): both ports served
+#      until every kubeconfig and
 #      cluster-info have moved, then the old one dropped (0 failed
 #      requests, an outside client through the VIP included), and so
 #      does the VIP's address, its certificates re-issued first;
@@ -72,11 +74,12 @@ work=$T/tf && cp -r examples/ha-cluster "$work"
 dev_provider "$T"
 draining='' removed='' # control-plane nodes on their way out (stage 7)
 extra_sans='[]' pki_dir='' admin_conf='' # a second API name, the certificates and ConfigMaps kha manages (stage 5)
+renew_before='' validity='' # the serving certificates' renewal (stage 5)
 vip_address=10.77.0.100 vip_port=8443 external_kubeconfigs='[]' # the VIP, its port, and an outside client's kubeconfig on h1 (stage 5)
 vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terraform.tfvars.json
   jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert /etc/kha/pki/apiserver.crt \
     --arg draining "$draining" --arg removed "$removed" --argjson extra_sans "$extra_sans" \
-    --arg pki_dir "$pki_dir" --arg admin_conf "$admin_conf" --arg vip "$vip_address" --argjson vip_port "$vip_port" --argjson external_kubeconfigs "$external_kubeconfigs" \
+    --arg pki_dir "$pki_dir" --arg admin_conf "$admin_conf" --arg renew_before "$renew_before" --arg validity "$validity" --arg vip "$vip_address" --argjson vip_port "$vip_port" --argjson external_kubeconfigs "$external_kubeconfigs" \
     --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" \
     --arg hl "$(start_or_reload /etc/kha/haproxy-local.pid 'haproxy -W -D -f /etc/kha/haproxy-local.cfg' USR2)" \
     --arg hv "$(start_or_reload /etc/kha/haproxy-vip.pid 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg' USR2)" \
@@ -94,6 +97,8 @@ vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terrafo
     external_kubeconfig_paths: $external_kubeconfigs,
     apiserver_certificate_path: (if $check then $cert else null end), extra_cert_sans: $extra_sans,
     pki_dir: (if $pki_dir == "" then null else $pki_dir end), admin_kubeconfig_path: (if $admin_conf == "" then null else $admin_conf end),
+    certificate_renew_before: (if $renew_before == "" then null else $renew_before end),
+    certificate_validity: (if $validity == "" then null else $validity end),
     ssh_private_key_file: $key, ssh_known_hosts_file: $kh,
     commands: {haproxy_local_reload: $hl, haproxy_local_stop: $hls, haproxy_vip_reload: $hv, haproxy_vip_stop: $hvs,
                nginx_reload: $ng, nginx_stop: $ngs, keepalived_reload: $ka, keepalived_stop: $kas,
@@ -166,6 +171,28 @@ for i in 1 2 3; do
   disown
 done
 for i in 1 2 3; do kube_apiserver "$i" "$etcd_servers"; done
+# certificate_steps LOG N: from the provider's log (timestamp first, the
+# host as host=<ip>:22), each of N nodes' steps issue -> in place -> served
+# and verified, one node after the other.
+certificate_steps() {
+  local steps=$T/certificate-steps previous_end=0 host
+  awk '/issuing the certificate on the host|in place; waiting until the apiserver serves it|served and verified/ {
+    step = /issuing/ ? "issue" : (/in place;/ ? "placed" : "proven")
+    if (!match($0, /host=[0-9.]+/)) next
+    host = substr($0, RSTART + 5, RLENGTH - 5)
+    split($1, t, /[T.]/); split(t[2], c, ":")
+    print ((c[1] * 60 + c[2]) * 60 + c[3]) * 1000 + substr(t[3], 1, 3), host, step
+  }' "$1" > "$steps"
+  [ "$(wc -l < "$steps")" = $(($2 * 3)) ] || { cat "$steps"; grep -m 3 'issuing the certificate' "$1"; fail "the provider's log does not show issue, swap and proof for each of the $2 nodes"; }
+  at() { awk -v h="$1" -v s="$2" '$2 == h && $3 == s {print $1}' "$steps"; }
+  for host in $(awk '$3 == "issue" {print $2}' "$steps"); do
+    [ "$(at "$host" issue)" -ge "$previous_end" ] || fail "$host's certificate was issued before the previous node's was proven"
+    printf '  %-11s issue -> in place %4d ms, in place -> served and verified %4d ms\n' "$host" \
+      $(( $(at "$host" placed) - $(at "$host" issue) )) $(( $(at "$host" proven) - $(at "$host" placed) ))
+    previous_end=$(at "$host" proven)
+  done
+}
+
 # kubeadm init and join left these: workers on the first control-plane
 # node, control-plane nodes on their own address.
 for h in h1 h2 h3; do kubelet_conf "$h" "https://10.77.0.1${h#h}:6443"; done
@@ -377,25 +404,7 @@ t0=$(date +%s%N)
 TF_LOG_PROVIDER=INFO TF_LOG_PATH=$T/apply-h6.tflog tf apply -auto-approve
 load_stop "the certificates' re-issue and h6's addition"
 echo "  the apply took $(ms_since "$t0") ms with the load's 4 s"
-# Each node's steps, from the provider's log (timestamp first, the host as
-# host=<ip>:22): issue -> in place -> served and verified.
-steps=$T/certificate-steps
-awk '/issuing the certificate on the host|in place; waiting until the apiserver serves it|served and verified/ {
-  step = /issuing/ ? "issue" : (/in place;/ ? "placed" : "proven")
-  if (!match($0, /host=[0-9.]+/)) next
-  host = substr($0, RSTART + 5, RLENGTH - 5)
-  split($1, t, /[T.]/); split(t[2], c, ":")
-  print ((c[1] * 60 + c[2]) * 60 + c[3]) * 1000 + substr(t[3], 1, 3), host, step
-}' "$T/apply-h6.tflog" > "$steps"
-[ "$(wc -l < "$steps")" = 12 ] || { cat "$steps"; grep -m 3 'issuing the certificate' "$T/apply-h6.tflog"; fail "the provider's log does not show issue, swap and proof for each of the four nodes"; }
-at() { awk -v h="$1" -v s="$2" '$2 == h && $3 == s {print $1}' "$steps"; }
-previous_end=0
-for host in $(awk '$3 == "issue" {print $2}' "$steps"); do
-  [ "$(at "$host" issue)" -ge "$previous_end" ] || fail "$host's certificate was issued before the previous node's was proven"
-  printf '  %-11s issue -> in place %4d ms, in place -> served and verified %4d ms\n' "$host" \
-    $(( $(at "$host" placed) - $(at "$host" issue) )) $(( $(at "$host" proven) - $(at "$host" placed) ))
-  previous_end=$(at "$host" proven)
-done
+certificate_steps "$T/apply-h6.tflog" 4
 for i in 1 2 3 6; do
   sans=$(echo | ip netns exec "kha-h$i" openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -ext subjectAltName)
   echo "$sans" | grep -q 'DNS:api2.k8s.example.com' && echo "$sans" | grep -q 'IP Address:10.77.0.16' || fail "h$i serves: $sans"
@@ -432,6 +441,20 @@ printf 'GET /api/v1/namespaces/kube-public/configmaps/cluster-info HTTP/1.0\r\nH
 jq -j .data.kubeconfig "$T/discovery.json" > "$T/discovered.conf" || { cat "$T/discovery.err" "$T/discovery.json"; fail "discovery through $discovered"; }
 cmp -s "$T/discovered.conf" "$T/discovery.conf" || fail "discovery read another cluster-info"
 echo "  h5 read cluster-info anonymously from $discovered, verified against the CA in it"
+
+log "renewal before the end: with renew_before = 72h, every apiserver's two-day certificate is due; one apply renews them node by node for ten days while every node sends requests"
+renew_before=72h validity=240h
+vars every_node 4 true
+load_start h1 h2 h3 h4 h5
+TF_LOG_PROVIDER=INFO TF_LOG_PATH=$T/apply-renew.tflog tf apply -auto-approve
+load_stop "the certificates' renewal"
+certificate_steps "$T/apply-renew.tflog" 4
+for i in 1 2 3 6; do
+  end=$(echo | ip netns exec "kha-h$i" openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -enddate | cut -d= -f2)
+  [ $(( $(date -d "$end" +%s) - $(date +%s) )) -gt $((9 * 86400)) ] || fail "h$i serves a certificate that ends on $end"
+done
+tf plan -detailed-exitcode >/dev/null || fail "a plan after the renewal is not empty"
+echo "  every apiserver serves a certificate that ends in ten days; the next plan is empty"
 
 log "the VIP's port moves from 8443 to 9443 in one apply while every node and an outside client through the VIP send requests"
 kc_server() { "$kubectl" config view --kubeconfig "$1" -o jsonpath='{.clusters[0].cluster.server}'; }

@@ -10,6 +10,14 @@ variable "nodes" {
 variable "known_hosts" { type = string }
 variable "sans" { type = object({ dns_names = list(string), ip_addresses = list(string) }) }
 variable "load_balancer" { type = string }
+variable "renew_before" {
+  type    = string
+  default = null
+}
+variable "validity" {
+  type    = string
+  default = null
+}
 
 provider "kha" {
   default_ssh = { host = "127.0.0.1", private_key = var.private_key, known_hosts = var.known_hosts }
@@ -29,4 +37,6 @@ resource "kha_apiserver_serving_certificate" "cp" {
   verify_endpoints = [var.load_balancer]
   serving_timeout  = "60s"
   verify_timeout   = "20s"
+  renew_before     = var.renew_before
+  validity         = var.validity
 }
