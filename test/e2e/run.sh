@@ -26,8 +26,9 @@
 #      requests, an outside client through the VIP included), and so
 #      does the VIP's address, its certificates re-issued first;
 #   6. kube-vip from kha_kube_vip's manifests on h1-h3: one holder of a
-#      second VIP, which moves when its kube-vip stops, its node leaves or
-#      its apiserver stops answering;
+#      second VIP, which moves when its kube-vip stops, its node drops off
+#      the network (within lease_duration + retry_period + 2 s) or its
+#      apiserver stops answering;
 #   7. h3 leaves the control plane: drained (no load balancer names it)
 #      and then removed, two applies with 0 failed requests; its apiserver
 #      then dies under load unseen, and its etcd member goes;
@@ -170,7 +171,12 @@ for i in 1 2 3; do
     > "$T/cp/etcd-$i.log" 2>&1 &
   disown
 done
-for i in 1 2 3; do kube_apiserver "$i" "$etcd_servers"; done
+# Each apiserver on its own etcd member, as kubeadm's stacked etcd: one
+# whose member is lost fails with it (the load balancers route around it),
+# and none waits on a member that dropped off the network (stage 6). h6,
+# which runs no member, takes them all.
+own_etcd() { echo "https://10.77.0.1$1:2379"; }
+for i in 1 2 3; do kube_apiserver "$i" "$(own_etcd "$i")"; done
 # certificate_steps LOG N: from the provider's log (timestamp first, the
 # host as host=<ip>:22), each of N nodes' steps issue -> in place -> served
 # and verified, one node after the other.
@@ -288,7 +294,7 @@ kill_under_load() {
 log "kill h1's kube-apiserver while every worker sends requests through its node-local load balancer"
 load_start h4 h5
 kill_under_load 1 "h1's death"
-kube_apiserver 1 "$etcd_servers"
+kube_apiserver 1 "$(own_etcd 1)"
 wait_ready h1 https://127.0.0.1:6443
 
 log "the VIP follows the healthy load balancer: five runs of each fault"
@@ -351,7 +357,7 @@ for h in h1 h2 h3 h4 h5; do [ "$(server_of $h)" = https://localhost:7445 ] || fa
 log "kill h2's kube-apiserver while every node, control-plane nodes included, sends requests through localhost:7445"
 load_start h1 h2 h3 h4 h5
 kill_under_load 2 "h2's death"
-kube_apiserver 2 "$etcd_servers"
+kube_apiserver 2 "$(own_etcd 2)"
 wait_ready h2 https://127.0.0.1:6443
 
 log "5. a fourth control-plane node, h6, and a second API name: the plan checks the new endpoints against the live certificate"
@@ -651,7 +657,11 @@ rest=$(for i in 1 2 3; do [ "h$i" = "$next" ] || echo "$i"; done | tr '\n' ' ')
 r=$(cp_vip_wait "$rest")
 read -r ms third <<< "$r"
 cp_vip_serves "$third" || fail "kube-vip: the VIP does not serve on $third"
-echo "  $next dropped off the network: the VIP is on $third after $ms ms and serves after $(ms_since "$t0") ms (the Lease must expire: lease_duration 5s)"
+served=$(ms_since "$t0")
+# lease_duration + retry_period + 2 s, and 2 s for the scheduling delays
+# of a shared 2-core machine.
+[ "$ms" -le 10000 ] || fail "kube-vip: the VIP left $next, which dropped off the network, after $ms ms, not within 8 s (+2 s)"
+echo "  $next dropped off the network: the VIP is on $third after $ms ms and serves after $served ms (bound: the Lease expires, lease_duration 5 s, + retry_period 1 s + 2 s)"
 ip -n "kha-$next" link set eth0 up
 # The holder's apiserver stops answering while its kube-vip runs on: the
 # Lease, renewed through that apiserver, runs out and the VIP moves.
