@@ -515,3 +515,18 @@ func withoutEndpoints(docs []any) []any {
 	}
 	return docs
 }
+
+// TestSetServersKeepsEveryDocument: a server over two lines is encoded
+// anew; a document after the kubeconfig's was dropped then, without a
+// word. Now the edit is refused and the content left as it was.
+func TestSetServersKeepsEveryDocument(t *testing.T) {
+	t.Parallel()
+	in := "clusters:\n- name: a\n  cluster:\n    server: \"https://a:1\n      \"\n---\nsecond: document\n"
+	out, err := SetServers([]byte(in), map[string]string{"a": "https://b:2"})
+	if err == nil && !strings.Contains(string(out), "second: document") {
+		t.Fatalf("the second document was dropped:\n%s", out)
+	}
+	if err == nil {
+		t.Fatalf("an edit that must encode anew a file of two documents went through:\n%s", out)
+	}
+}
