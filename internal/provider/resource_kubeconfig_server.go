@@ -155,7 +155,7 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Points a node's kubeconfigs at its apiserver endpoint, on a running cluster: the `server` of " +
 			"their clusters (and, with `tls_server_name`, their `tls-server-name`), and nothing else. The kubeconfigs are edited with a YAML parser, and only the bytes of the " +
-			"server values change: client certificates the kubelet rotates, contexts, extensions and comments stay as " +
+			"server values change (and a `tls-server-name` line is added or removed): client certificates the kubelet rotates, contexts, extensions and comments stay as " +
 			"they are. A rotated credential is not drift; a changed `server` is.\n\n" +
 			"Each change is proven before it is made (see `verify`), written atomically only if the file did not change " +
 			"since kha read it, followed by `restart_command` and the check again, and rolled back if either fails; a " +

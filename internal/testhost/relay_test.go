@@ -204,7 +204,9 @@ func TestRelayCarriesSSH(t *testing.T) {
 	}
 	got := relay.Stats()
 	t.Logf("through the relay: %+v", got)
-	if got.Conns != 1 || got.Turns < 8 || got.Turns > 10 {
-		t.Errorf("stats %+v, want 1 connection and 8 to 10 turns", got)
+	// The session's end (exit status, EOF and close from each side)
+	// crosses on the wire in one turn or two, as the scheduler has it.
+	if got.Conns != 1 || got.Turns < 8 || got.Turns > 12 {
+		t.Errorf("stats %+v, want 1 connection and 8 to 12 turns", got)
 	}
 }

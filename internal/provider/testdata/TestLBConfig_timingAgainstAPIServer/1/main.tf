@@ -3,7 +3,7 @@
 # and cuts idle connections after 10m on the client side: two warnings,
 # each at the attribute to change. nginx's one timeout is long enough.
 resource "kha_cluster_endpoints" "c" {
-  control_plane_nodes               = [{ name = "cp1", ip = "10.0.0.11" }, { name = "cp2", ip = "10.0.0.12" }]
+  control_plane_nodes               = [{ name = "cp1", ip = "10.0.0.11" }, { name = "cp2", ip = "10.0.0.12" }, { name = "cp3", ip = "10.0.0.13" }]
   worker_nodes                      = [{ name = "w1", ip = "10.0.0.21" }]
   external_lb                       = { address = "10.0.0.100", port = 8443 }
   local_lb                          = { enabled = true }
