@@ -23,7 +23,8 @@
 #      apply puts the file back;
 #   c. import of kubeadm's ca.crt on every host into kha_file;
 #   d. cp3 taken off the network: the plan that removes it finishes in
-#      under 60 s with a warning; cp3's resources let go of, the apply takes
+#      under 60 s with a warning (and, told to go from three control-plane
+#      nodes to two, one of etcd's quorum); cp3's resources let go of, the apply takes
 #      it out of every load balancer (0 failed requests on the other nodes);
 #      then cp4, its certificate issued for the planned SANs, joins them
 #      (0 failed requests);
@@ -152,7 +153,7 @@ load_run() { on "$1" "exec ${*:2} /etc/kubernetes/kubelet.conf"; }
 vars() {
   local cps=$1
   jq -n --argjson cps "$(for n in $cps; do jq -n --arg n "$n" --arg ip "${ip[$n]}" '{name: $n, ip: $ip}'; done | jq -s .)" \
-    --argjson adopt "$2" --arg w1 "${ip[w1]}" --arg w2 "${ip[w2]}" --arg bastion $BASTION --arg user $user \
+    --argjson adopt "$2" --argjson allow_quorum_risk "${allow_quorum_risk:-false}" --arg w1 "${ip[w1]}" --arg w2 "${ip[w2]}" --arg bastion $BASTION --arg user $user \
     --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" --arg ca "$pki/ca.crt" \
     --arg hl "$(start_or_reload /run/haproxy.pid 'haproxy -W -D -f /etc/haproxy/haproxy.cfg' USR2)" \
     --arg hls "$(stop /run/haproxy.pid /run/haproxy/admin.sock)" \
@@ -164,7 +165,7 @@ vars() {
     hosts: (([$cps[] | {key: .name, value: .ip}] | from_entries) + {w1: $w1, w2: $w2}),
     external_lb_node: {name: "w1", ip: $w1},
     bastion: $bastion, ssh_user: $user, ssh_private_key_file: $key, ssh_known_hosts_file: $kh,
-    adopt_kubeadm_ca: $adopt, ca_file: $ca,
+    adopt_kubeadm_ca: $adopt, allow_quorum_risk: $allow_quorum_risk, ca_file: $ca,
     commands: {haproxy_local_reload: $hl, haproxy_local_stop: $hls, haproxy_external_reload: $he, haproxy_external_stop: $hes,
                nginx_reload: $ng, nginx_stop: $ngs, kubelet_restart: "echo restarted >> /run/kubelet-restarts"}
   }' > "$work/terraform.tfvars.json"
@@ -259,6 +260,9 @@ listing cp3 > "$T/hosts/cp3/listing.dark"
 sleep 3
 load_stop "cp3's fall off the network" 1
 log "the plan that takes cp3 out of the cluster, while its host does not answer"
+# Two control-plane nodes tolerate no failure: the plan refuses to go from
+# three to two unless told (allow_quorum_risk), and then warns.
+allow_quorum_risk=true
 vars "cp1 cp2" true
 load_start cp1 cp2 w1 w2 bastion
 t0=$(date +%s%N)
@@ -272,6 +276,7 @@ more=$(grep -o 'and [0-9]* more similar warnings' "$T/plan.log" | head -1 || tru
 printf '  the plan took %d.%01d s with cp3 dead (under 60 s): "Host Unreachable: %s" for %s%s; %s\n' $((plan_ms / 1000)) $((plan_ms % 1000 / 100)) \
   "${ip[cp3]}:22" "$warned" "${more:+ ($more)}" "$(grep -E '^Plan:' "$T/plan.log")"
 [ "$plan_ms" -lt 60000 ] || fail "the plan took ${plan_ms} ms with cp3 dead"
+echo "$plan" | grep -q "Warning: Fewer Than Three etcd Members" || { cat "$T/plan.log"; fail "the plan does not warn that two control-plane nodes tolerate no failure"; }
 gone=$(cd "$work" && "$tf" state list | grep '\["cp3"\]')
 # The troubleshooting guide's way for instances of a for_each: take them
 # out of the state; nothing is done on any host.
@@ -283,6 +288,7 @@ load_stop "the apply that removes cp3"
 echo "  cp3 is in no load balancer: w1's node-local and external HAProxy, w2's nginx"
 
 log "cp4 replaces cp3: its apiserver certificate is issued for the planned SANs before it joins"
+allow_quorum_risk=false
 vars "cp1 cp2 cp4" true
 tf plan -out=tfplan-cp4
 sans=$(sans tfplan-cp4)

@@ -63,6 +63,12 @@ variable "adopt_kubeadm_ca" {
   default     = false
 }
 
+variable "allow_quorum_risk" {
+  description = "Lets the plan take a control-plane node away although fewer than three would then run etcd (a dead node removed before its replacement joins)."
+  type        = bool
+  default     = false
+}
+
 variable "ca_file" {
   description = "The cluster CA on Terraform's machine: what kubeadm's ca.crt on the hosts holds."
   type        = string
@@ -97,6 +103,7 @@ locals {
 
 resource "kha_cluster_endpoints" "cluster" {
   control_plane_nodes = var.control_plane_nodes
+  allow_quorum_risk   = var.allow_quorum_risk
   worker_nodes        = [for n in var.worker_nodes : { name = n.name, ip = n.ip }]
 
   local_lb = { enabled = true }
