@@ -70,7 +70,7 @@ func SetControlPlaneEndpoint(content []byte, endpoint string) ([]byte, error) {
 		splice: func(lines []string, root *yaml.Node) ([]string, bool) {
 			if v := yamledit.MapValue(root, keyEndpoint); v != nil {
 				out, ok := yamledit.ReplaceScalar([]byte(strings.Join(lines, "")), v, endpoint)
-				return splitLines(out), ok
+				return yamledit.Lines(out), ok
 			}
 			text, ok := yamledit.ScalarText(endpoint)
 			if !ok {
@@ -92,7 +92,7 @@ func RemoveControlPlaneEndpoint(content []byte) ([]byte, error) {
 		want: func(root map[string]any) { delete(root, keyEndpoint) },
 		splice: func(lines []string, root *yaml.Node) ([]string, bool) {
 			key, v := yamledit.MapEntry(root, keyEndpoint)
-			if v == nil || v.Kind != yaml.ScalarNode || v.Line != key.Line || !leadingSpaces(lines[key.Line-1], key.Column) {
+			if v == nil || v.Kind != yaml.ScalarNode || v.Line != key.Line || !yamledit.LeadingSpaces(lines[key.Line-1], key.Column) {
 				return nil, false
 			}
 			return replaceLines(lines, key.Line, key.Line, nil), true
@@ -206,7 +206,7 @@ func editDocument(content []byte, e documentEdit) ([]byte, error) {
 	if reflect.DeepEqual(before, want) {
 		return content, nil // nothing to change
 	}
-	if lines, ok := e.splice(splitLines(content), doc.Content[0]); ok {
+	if lines, ok := e.splice(yamledit.Lines(content), doc.Content[0]); ok {
 		if out := []byte(strings.Join(lines, "")); decodesTo(out, want) {
 			return out, nil
 		}
@@ -259,7 +259,7 @@ func spliceCertSANs(lines []string, root *yaml.Node, sans []string) ([]string, b
 		// apiServer: {} becomes a block with certSANs.
 		line := lines[apiKey.Line-1]
 		start := yamledit.ColumnOffset(line, api.Column)
-		if start < 0 || !strings.HasPrefix(line[start:], "{}") || !leadingSpaces(line, apiKey.Column) {
+		if start < 0 || !strings.HasPrefix(line[start:], "{}") || !yamledit.LeadingSpaces(line, apiKey.Column) {
 			return nil, false
 		}
 		rest := strings.TrimRight(line[start+2:], "\r\n")
@@ -282,7 +282,7 @@ func spliceCertSANs(lines []string, root *yaml.Node, sans []string) ([]string, b
 		}
 		indent := strings.Repeat(" ", seq.Column-1)
 		if len(texts) == 0 {
-			if !leadingSpaces(lines[key.Line-1], key.Column) {
+			if !yamledit.LeadingSpaces(lines[key.Line-1], key.Column) {
 				return nil, false
 			}
 			return replaceLines(lines, key.Line, last, []string{strings.Repeat(" ", key.Column-1) + keyCertSANs + ": []\n"}), true
@@ -310,7 +310,7 @@ func spliceRemoveCertSANs(lines []string, root *yaml.Node) ([]string, bool) {
 		return nil, false
 	}
 	key, seq := yamledit.MapEntry(api, keyCertSANs)
-	if seq == nil || !leadingSpaces(lines[key.Line-1], key.Column) {
+	if seq == nil || !yamledit.LeadingSpaces(lines[key.Line-1], key.Column) {
 		return nil, false
 	}
 	last := key.Line
@@ -370,7 +370,7 @@ func insertKey(lines []string, m *yaml.Node, key string, text []string) ([]strin
 	indent := strings.Repeat(" ", m.Content[0].Column-1)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
-		if k.Column != m.Content[0].Column || !leadingSpaces(lines[k.Line-1], k.Column) {
+		if k.Column != m.Content[0].Column || !yamledit.LeadingSpaces(lines[k.Line-1], k.Column) {
 			return nil, false
 		}
 		if k.Value > key {
@@ -409,18 +409,6 @@ func withNewlines(text []string) []string {
 		out[i] = t + "\n"
 	}
 	return out
-}
-
-func splitLines(content []byte) []string {
-	if len(content) == 0 {
-		return nil
-	}
-	return strings.SplitAfter(string(content), "\n")
-}
-
-// leadingSpaces says whether the text before column (1-based) is spaces.
-func leadingSpaces(line string, column int) bool {
-	return column >= 1 && len(line) >= column-1 && strings.Trim(line[:column-1], " ") == ""
 }
 
 // flowEnd is the offset just past the flow sequence that starts at start

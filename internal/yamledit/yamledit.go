@@ -205,12 +205,12 @@ func EntryLine(content []byte, m *yaml.Node, key string) (line, column int, ok b
 		return 0, 0, false
 	}
 	k, v := MapEntry(m, key)
-	lines := splitLines(content)
+	lines := Lines(content)
 	if k == nil || v.Kind != yaml.ScalarNode || k.Line != v.Line || k.Line < 1 || k.Line > len(lines) || k.Column < 1 || !sameBreaks(content) {
 		return 0, 0, false
 	}
 	text := lines[k.Line-1]
-	if len(text) < k.Column-1 || strings.Trim(text[:k.Column-1], " ") != "" {
+	if !LeadingSpaces(text, k.Column) {
 		return 0, 0, false
 	}
 	start := ColumnOffset(text, v.Column)
@@ -233,7 +233,7 @@ func EntryLine(content []byte, m *yaml.Node, key string) (line, column int, ok b
 // counted as EntryLine counts them; ok is false when content has no line
 // after.
 func InsertLine(content []byte, after int, text string) ([]byte, bool) {
-	lines := splitLines(content)
+	lines := Lines(content)
 	if after < 1 || after > len(lines) {
 		return nil, false
 	}
@@ -251,15 +251,26 @@ func InsertLine(content []byte, after int, text string) ([]byte, bool) {
 // all: with the comment at its end, which was about the entry it held.
 // ok is false when content has no such line.
 func DeleteLine(content []byte, line int) ([]byte, bool) {
-	lines := splitLines(content)
+	lines := Lines(content)
 	if line < 1 || line > len(lines) {
 		return nil, false
 	}
 	return []byte(strings.Join(slices.Delete(lines, line-1, line), "")), true
 }
 
-func splitLines(content []byte) []string {
+// Lines are content's lines, each with its line break, as the parser
+// numbers them from 1 when sameBreaks holds; none for empty content.
+func Lines(content []byte) []string {
+	if len(content) == 0 {
+		return nil
+	}
 	return strings.SplitAfter(string(content), "\n")
+}
+
+// LeadingSpaces says whether the text of line before column (1-based, as
+// the parser counts) is spaces: the entry there starts its line.
+func LeadingSpaces(line string, column int) bool {
+	return column >= 1 && len(line) >= column-1 && strings.Trim(line[:column-1], " ") == ""
 }
 
 // sameBreaks says whether the parser breaks content's lines where "\n"
