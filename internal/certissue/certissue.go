@@ -104,10 +104,11 @@ func day(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // within says how long until t, in days, or hours under two days.
 func within(t, now time.Time) string {
-	if d := t.Sub(now); d >= 48*time.Hour {
+	d := t.Sub(now)
+	if d >= 48*time.Hour {
 		return fmt.Sprintf("%d days", int(d.Hours()/24))
 	}
-	return fmt.Sprintf("%d hours", int(t.Sub(now).Hours()))
+	return fmt.Sprintf("%d hours", int(d.Hours()))
 }
 
 // SANs is a canonical, sorted, repeat-free SAN set.
@@ -292,7 +293,7 @@ func Plan(want Want, live, ca *x509.Certificate, now time.Time, serial string) (
 		days = left
 	}
 	if days < 1 {
-		return Issue{}, fmt.Errorf("the CA (%s) expires on %s, in less than a day: renew the CA first", ca.Subject.CommonName, ca.NotAfter.UTC().Format(time.RFC3339))
+		return Issue{}, fmt.Errorf("the CA (%s) expires on %s, in less than a day: renew the CA first", ca.Subject.CommonName, day(ca.NotAfter))
 	}
 	// A certificate born inside the renewal window would be re-issued at
 	// every apply; one the CA cuts short is the CA's to renew.
