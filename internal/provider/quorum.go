@@ -28,21 +28,34 @@ func allowQuorumRiskAttribute(noun, list string) schema.BoolAttribute {
 	}
 }
 
-// controlPlaneQuorum is the etcd change of a plan of kha_cluster_endpoints
-// with stacked etcd: each control-plane node runs a member, and a draining
-// one is leaving.
-func controlPlaneQuorum(prior, planned []nodeModel, havePrior, allowed bool) endpoints.QuorumChange {
-	members := func(nodes []nodeModel) []endpoints.QuorumMember {
-		ms := make([]endpoints.QuorumMember, len(nodes))
-		for i, n := range nodes {
-			ms[i] = endpoints.QuorumMember{Name: n.Name.ValueString(), Leaving: n.Draining.ValueBool()}
-		}
-		return ms
+// quorumProblems guards etcd's quorum in a plan that changes the members
+// held by the attribute list from prior (nil on create) to planned.
+func quorumProblems(list, noun string, prior, planned []endpoints.QuorumMember, allowed bool) problem.Problems {
+	return endpoints.QuorumChange{At: problem.Root(list), AllowAt: problem.Root("allow_quorum_risk"), Noun: noun,
+		Prior: prior, Planned: planned, Allowed: allowed}.Problems()
+}
+
+// controlPlaneMembers are the etcd members of stacked etcd: each
+// control-plane node runs one, and a draining one is leaving; nil for nil.
+func controlPlaneMembers(nodes []nodeModel) []endpoints.QuorumMember {
+	if nodes == nil {
+		return nil
 	}
-	q := endpoints.QuorumChange{At: problem.Root("control_plane_nodes"), AllowAt: problem.Root("allow_quorum_risk"),
-		Noun: "control-plane node", Planned: members(planned), Allowed: allowed}
-	if havePrior {
-		q.Prior = members(prior)
+	ms := make([]endpoints.QuorumMember, len(nodes))
+	for i, n := range nodes {
+		ms[i] = endpoints.QuorumMember{Name: n.Name.ValueString(), Leaving: n.Draining.ValueBool()}
 	}
-	return q
+	return ms
+}
+
+// etcdMembers are kha_etcd_access' members; nil for nil.
+func etcdMembers(list []etcdMemberModel) []endpoints.QuorumMember {
+	if list == nil {
+		return nil
+	}
+	ms := make([]endpoints.QuorumMember, len(list))
+	for i, mb := range list {
+		ms[i] = endpoints.QuorumMember{Name: mb.Name.ValueString()}
+	}
+	return ms
 }

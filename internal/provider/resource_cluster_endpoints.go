@@ -177,12 +177,12 @@ func (r *clusterEndpointsResource) ModifyPlan(ctx context.Context, req resource.
 	}
 	resp.Diagnostics.Append(m.compute(false)...)
 	if m.Kubeadm == nil || len(m.Kubeadm.EtcdEndpoints) == 0 { // stacked etcd
-		var prior []nodeModel
+		var prior []nodeModel // nil on create; a state has at least one node
 		if !req.State.Raw.IsNull() {
 			resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("control_plane_nodes"), &prior)...)
 		}
-		q := controlPlaneQuorum(prior, m.ControlPlaneNodes, !req.State.Raw.IsNull(), m.AllowQuorumRisk.ValueBool())
-		appendProblems(&resp.Diagnostics, q.Problems(), false)
+		appendProblems(&resp.Diagnostics, quorumProblems("control_plane_nodes", "control-plane node", controlPlaneMembers(prior),
+			controlPlaneMembers(m.ControlPlaneNodes), m.AllowQuorumRisk.ValueBool()), false)
 	}
 	if resp.Diagnostics.HasError() {
 		return

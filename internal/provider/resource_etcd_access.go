@@ -261,19 +261,11 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 
 // planProblems guards etcd's quorum against the plan's change of members.
 func (m *etcdAccessModel) planProblems(prior *etcdAccessModel) problem.Problems {
-	members := func(list []etcdMemberModel) []endpoints.QuorumMember {
-		ms := make([]endpoints.QuorumMember, len(list))
-		for i, mb := range list {
-			ms[i] = endpoints.QuorumMember{Name: mb.Name.ValueString()}
-		}
-		return ms
+	var before []endpoints.QuorumMember
+	if prior != nil { // an imported state lists no members until its first apply: nil, as on create
+		before = etcdMembers(prior.Members)
 	}
-	q := endpoints.QuorumChange{At: problem.Root("members"), AllowAt: problem.Root("allow_quorum_risk"), Noun: "etcd member",
-		Planned: members(m.Members), Allowed: m.AllowQuorumRisk.ValueBool()}
-	if prior != nil && prior.Members != nil { // an imported state lists no members until its first apply
-		q.Prior = members(prior.Members)
-	}
-	return q.Problems()
+	return quorumProblems("members", "etcd member", before, etcdMembers(m.Members), m.AllowQuorumRisk.ValueBool())
 }
 
 func (m *etcdAccessModel) input() endpoints.EtcdInput {
