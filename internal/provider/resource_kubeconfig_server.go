@@ -216,8 +216,7 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 		}
 	}
 	m.RestartCommand = restart
-	recorded := recordedServers(m.PreviousServers, "previous_servers", &diags)
-	recordedTLS := recordedServers(m.PreviousTLS, "previous_tls_server_names", &diags)
+	recorded, recordedTLS := m.records(&diags)
 	if config != nil {
 		m.PreviousServers = m.toRecord(m.PreviousServers, recorded, serverOf, &diags)
 		if m.TLSServerName.ValueString() != "" || len(recordedTLS) > 0 { // recorded from the first apply that sets a name
@@ -230,8 +229,7 @@ func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered,
 	var edits []*remote.EditedFile        // out.files, to set their reload commands
 	var kubeconfigEdits []*kubeconfigEdit // their edits
 	for _, p := range m.Paths {
-		edit := &kubeconfigEdit{server: m.Server.ValueString(), tlsServerName: m.TLSServerName.ValueString(), cluster: m.ClusterName.ValueString(),
-			previous: recorded[p.ValueString()], previousTLS: recordedTLS[p.ValueString()], checkTimeout: m.checkTimeout()}
+		edit := m.edit(p.ValueString(), recorded, recordedTLS)
 		f := &remote.EditedFile{Path: p.ValueString(), Edit: edit, Credentials: true}
 		edits, kubeconfigEdits = append(edits, f), append(kubeconfigEdits, edit)
 		out.files = append(out.files, f)
@@ -299,6 +297,19 @@ func (m *kubeconfigServerModel) keepOnDestroy(edits []*remote.EditedFile, record
 	return files
 }
 
+// records are what the kubeconfigs had before kha, as recorded: the
+// servers and the tls-server-names, by path and cluster.
+func (m *kubeconfigServerModel) records(diags *diag.Diagnostics) (servers, tlsNames map[string]map[string]string) {
+	return recordedValues(m.PreviousServers, "previous_servers", diags), recordedValues(m.PreviousTLS, "previous_tls_server_names", diags)
+}
+
+// edit is the change of the kubeconfig at path, which takes itself back
+// to what the records hold for it.
+func (m *kubeconfigServerModel) edit(path string, servers, tlsNames map[string]map[string]string) *kubeconfigEdit {
+	return &kubeconfigEdit{server: m.Server.ValueString(), tlsServerName: m.TLSServerName.ValueString(), cluster: m.ClusterName.ValueString(),
+		previous: servers[path], previousTLS: tlsNames[path], checkTimeout: m.checkTimeout()}
+}
+
 // checkTimeout bounds each check of a kubeconfig (`verify_timeout`); 0
 // when `verify = false`.
 func (m *kubeconfigServerModel) checkTimeout() time.Duration {
@@ -319,8 +330,7 @@ func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, 
 	var recorded, recordedTLS map[string]map[string]string
 	if destroying {
 		var diags diag.Diagnostics
-		recorded = recordedServers(m.PreviousServers, "previous_servers", &diags)
-		if recordedTLS = recordedServers(m.PreviousTLS, "previous_tls_server_names", &diags); diags.HasError() {
+		if recorded, recordedTLS = m.records(&diags); diags.HasError() {
 			return errors.New(summary(diags))
 		}
 	}
@@ -338,9 +348,7 @@ func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, 
 		}
 		m.found[p.ValueString()] = endpoints
 		if destroying {
-			edit := &kubeconfigEdit{cluster: m.ClusterName.ValueString(), previous: recorded[p.ValueString()],
-				previousTLS: recordedTLS[p.ValueString()], checkTimeout: m.checkTimeout()}
-			if err := edit.wouldWorkUndone(ctx, c, content); err != nil {
+			if err := m.edit(p.ValueString(), recorded, recordedTLS).wouldWorkUndone(ctx, c, content); err != nil {
 				tflog.Warn(ctx, "the recorded server would not work; the kubeconfig keeps kha's", map[string]any{"path": p.ValueString(), "error": err.Error()})
 				m.keptOnDestroy[p.ValueString()] = err
 			}
@@ -415,10 +423,10 @@ func clusterValues(endpoints map[string]kubeconfig.Endpoint, field func(kubeconf
 func serverOf(e kubeconfig.Endpoint) string  { return e.Server }
 func tlsNameOf(e kubeconfig.Endpoint) string { return e.TLSServerName }
 
-// recordedServers are the known entries of a record of what the
+// recordedValues are the known entries of a record of what the
 // kubeconfigs had before kha, attribute (`previous_servers`,
 // `previous_tls_server_names`).
-func recordedServers(v types.Map, attribute string, diags *diag.Diagnostics) map[string]map[string]string {
+func recordedValues(v types.Map, attribute string, diags *diag.Diagnostics) map[string]map[string]string {
 	recorded := map[string]map[string]string{}
 	if v.IsNull() || v.IsUnknown() {
 		return recorded

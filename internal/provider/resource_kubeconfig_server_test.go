@@ -513,7 +513,7 @@ func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	got := recordedServers(m.PreviousServers, "previous_servers", &diags)
+	got := recordedValues(m.PreviousServers, "previous_servers", &diags)
 	want := map[string]map[string]string{
 		"/etc/kubernetes/kubelet.conf": {"kubernetes": kubeadms, "other": original},
 		"/etc/kubernetes/admin.conf":   {"kubernetes": original},
