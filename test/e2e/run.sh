@@ -177,6 +177,9 @@ done
 # which runs no member, takes them all.
 own_etcd() { echo "https://10.77.0.1$1:2379"; }
 for i in 1 2 3; do kube_apiserver "$i" "$(own_etcd "$i")"; done
+# served N X509-ARGS...: openssl x509 on the certificate h<N>'s apiserver
+# serves.
+served() { echo | ip netns exec "kha-h$1" openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout "${@:2}"; }
 # certificate_steps LOG N: from the provider's log (timestamp first, the
 # host as host=<ip>:22), each of N nodes' steps issue -> in place -> served
 # and verified, one node after the other.
@@ -369,8 +372,7 @@ echo "$plan_h6" | grep -q 'Endpoint would fail TLS verification' && echo "$plan_
   || { cat "$T/plan-h6.log"; fail "the plan failed, but not for h6's missing SAN"; }
 echo "  the plan refused h6: $(echo "$plan_h6" | grep -o 'apiserver_backends h6 [^ ]*: host 10.77.0.16 is not in existing_cert_sans.ip_addresses' | head -1)"
 log "h6 runs as kubeadm join leaves it: its serving certificate has the live SANs and its own address"
-live_sans=$(echo | ip netns exec kha-h1 openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -ext subjectAltName |
-  tail -n 1 | sed 's/ //g; s/IPAddress:/IP:/g')
+live_sans=$(served 1 -ext subjectAltName | tail -n 1 | sed 's/ //g; s/IPAddress:/IP:/g')
 issue_cert "$pki" apiserver-h6 kube-apiserver "$live_sans,IP:10.77.0.16" serverAuth
 node_pki 6 apiserver-h6
 kube_apiserver 6 "$etcd_servers"
@@ -412,7 +414,7 @@ load_stop "the certificates' re-issue and h6's addition"
 echo "  the apply took $(ms_since "$t0") ms with the load's 4 s"
 certificate_steps "$T/apply-h6.tflog" 4
 for i in 1 2 3 6; do
-  sans=$(echo | ip netns exec "kha-h$i" openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -ext subjectAltName)
+  sans=$(served "$i" -ext subjectAltName)
   echo "$sans" | grep -q 'DNS:api2.k8s.example.com' && echo "$sans" | grep -q 'IP Address:10.77.0.16' || fail "h$i serves: $sans"
 done
 for _ in 1 2 3 4 5 6; do
@@ -456,7 +458,7 @@ TF_LOG_PROVIDER=INFO TF_LOG_PATH=$T/apply-renew.tflog tf apply -auto-approve
 load_stop "the certificates' renewal"
 certificate_steps "$T/apply-renew.tflog" 4
 for i in 1 2 3 6; do
-  end=$(echo | ip netns exec "kha-h$i" openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -enddate | cut -d= -f2)
+  end=$(served "$i" -enddate | cut -d= -f2)
   [ $(( $(date -d "$end" +%s) - $(date +%s) )) -gt $((9 * 86400)) ] || fail "h$i serves a certificate that ends on $end"
 done
 tf plan -detailed-exitcode >/dev/null || fail "a plan after the renewal is not empty"
@@ -554,8 +556,7 @@ for h in h4 h5; do
   [ -z "$left" ] || fail "$h keeps handover records: $left"
 done
 for i in 1 2 3 6; do
-  echo | ip netns exec "kha-h$i" openssl s_client -connect 127.0.0.1:6443 2>/dev/null | openssl x509 -noout -ext subjectAltName |
-    grep -q 'IP Address:10.77.0.101' || fail "h$i's apiserver certificate lacks the new VIP"
+  served "$i" -ext subjectAltName | grep -q 'IP Address:10.77.0.101' || fail "h$i's apiserver certificate lacks the new VIP"
 done
 kc root https://10.77.0.101:9443 >/dev/null || fail "the new VIP"
 ! kc root https://10.77.0.100:9443 >/dev/null 2>&1 || fail "the old VIP still serves"
