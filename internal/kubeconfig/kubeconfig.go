@@ -129,7 +129,7 @@ type Endpoint struct {
 	TLSServerName string
 }
 
-// Endpoints are the endpoints of the selected clusters (as Servers), by cluster name.
+// Endpoints are the endpoints of the selected clusters (Selected), by cluster name.
 func Endpoints(content []byte, cluster string) (map[string]Endpoint, error) {
 	c, err := Parse(content)
 	if err != nil {
