@@ -2,13 +2,14 @@
 # setup-host.sh: install what kha's demo and tests run for real (OpenSSH
 # server, HAProxy, nginx with the stream module, etcd, keepalived; gnupg for
 # the release snapshot's signature; shellcheck for make lint's check of the
-# host scripts) and the unprivileged test user.
+# host scripts; arping and ping, which ask who answers for a VIP) and the
+# unprivileged test user.
 # Idempotent; starts no service.
 set -euo pipefail
 
 PACKAGES=(openssh-server openssh-client sudo haproxy nginx libnginx-mod-stream
           etcd-server etcd-client keepalived socat curl iproute2 jq ca-certificates openssl procps
-          gnupg shellcheck)
+          gnupg shellcheck arping iputils-ping)
 TEST_USER=kha-test
 # Another local user of the test hosts, with no sudo: the hostile
 # neighbour who writes next to the files kha manages.

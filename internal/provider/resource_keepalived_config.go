@@ -17,6 +17,7 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/keepalived"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
+	"github.com/kha/terraform-provider-kha/internal/vipcheck"
 )
 
 var (
@@ -40,6 +41,7 @@ type keepalivedConfigResource struct {
 // The lifecycle's optional hooks the model implements (host_hooks.go).
 var (
 	_ HandingOver = (*keepalivedConfigModel)(nil)
+	_ HostReader  = (*keepalivedConfigModel)(nil)
 )
 
 type keepalivedConfigModel struct {
@@ -63,8 +65,11 @@ type keepalivedConfigModel struct {
 	Rendered        types.String          `tfsdk:"rendered"`
 	Handover        types.Bool            `tfsdk:"handover"`
 	HandoverSHA256  types.String          `tfsdk:"handover_sha256"`
+	CheckVIP        types.Bool            `tfsdk:"check_vip"`
 	// previousVIPs are held beside vip (renderServing).
 	previousVIPs []string
+	// vipSight is what the node saw of the VIP before an apply (readHost).
+	vipSight *vipcheck.Sight
 }
 
 type keepalivedNodeModel struct {
@@ -141,6 +146,15 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 		"destroy_command": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Run after the config is removed on destroy, e.g. `systemctl stop keepalived`. Default: none."},
 		"handover_sha256": handoverSHA256Attribute,
+		"check_vip": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Before an apply puts the configuration in place, ask the node what it sees of `vip`: the VIP " +
+				"must be on-link for `interface` (`ip route get`), and nobody but the nodes of `nodes` may answer for it " +
+				"(ARP through `arping` for IPv4, the kernel's neighbour discovery through `ping` for IPv6). A VIP that another " +
+				"host already holds, or that lies behind a router, stops the apply before anything changes on the node, with " +
+				"the answering MAC address in the error; a node without `arping` (Debian's `arping` or `iputils-arping`) gets " +
+				"a warning instead. Unlike kubespray, which claims the VIP unchecked, kha looks first: a duplicate address " +
+				"splits the clients between two hosts and shows only as intermittent failures. Set `false` where the VIP is " +
+				"routed to the nodes rather than on their link. Default `true`."},
 	}
 	resp.Schema = schema.Schema{
 		Version: 1,
@@ -200,6 +214,11 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
 		return rendered{}, diags
 	}
+	if m.vipSight != nil {
+		if appendProblems(&diags, m.vipCheck().Problems(*m.vipSight), false); diags.HasError() {
+			return rendered{}, diags
+		}
+	}
 	m.Rendered = types.StringValue(text)
 	var files []remote.Item
 	if script := m.trackScript(); script != "" {
@@ -208,6 +227,31 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 	files = append(files, remote.File{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
 		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()})
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
+}
+
+// vipCheck is the check of the VIP this node is about to claim.
+func (m *keepalivedConfigModel) vipCheck() vipcheck.Check {
+	c := vipcheck.Check{VIP: m.VIP.ValueString(), Interface: m.Interface.ValueString(), Self: m.Node.ValueString(),
+		Noun: "the nodes of `nodes`", VIPAttr: problem.Root("vip"), InterfaceAttr: problem.Root("interface")}
+	for _, n := range m.Nodes {
+		c.Nodes = append(c.Nodes, vipcheck.Node{Name: n.Name.ValueString(), IP: n.IP.ValueString()})
+	}
+	return c
+}
+
+// readHost asks the node, before an apply puts the configuration that
+// claims the VIP in place, who answers for the VIP (check_vip).
+func (m *keepalivedConfigModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
+	if destroying || m.Nodes == nil || (!m.CheckVIP.IsNull() && !m.CheckVIP.ValueBool()) {
+		return nil
+	}
+	probed := m.vipCheck().Probed()
+	s, err := c.SeeVIP(ctx, probed[0], m.Interface.ValueString(), probed[1:])
+	if err != nil {
+		return err
+	}
+	m.vipSight = &s
+	return nil
 }
 
 func (m *keepalivedConfigModel) handoverOn() bool                 { return m.Handover.ValueBool() }

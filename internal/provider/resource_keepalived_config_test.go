@@ -41,6 +41,7 @@ resource "kha_keepalived_config" "lb1" {
   track_script_path = %q
   config_path       = %q
   reload_command    = ""
+  check_vip         = false # this machine is not on 10.0.0.0/24 (TestAccKeepalivedConfig_checksTheVIP is)
   ssh               = { host = %q, port = %d, host_key = %q }
 }`, s.ClientKey.PEM, routerID, script, cfg, s.Host, s.Port, s.HostKey.Public())
 	}
@@ -117,6 +118,7 @@ resource "kha_keepalived_config" "lb1" {
   config_path       = %[3]q
   reload_command    = ""
   handover          = true
+  check_vip         = false # this machine is not on 10.0.0.0/24
   ssh               = %[4]s
 }
 resource "kha_file" "client" {
@@ -162,6 +164,85 @@ resource "kha_handover" "lb1" {
 				Check: onHost("10.0.0.101/24 dev eth0"),
 			},
 			{Config: moved, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
+}
+
+// TestAccKeepalivedConfig_checksTheVIP applies to a node on a layer-2
+// segment (network namespaces and a bridge, the real arping and ip) with
+// the other node of the pair and a stranger: a VIP the stranger holds is
+// refused before anything is written, one the other node holds (a running
+// pair) is fine, one behind no route is refused at `interface` and leaves
+// the previous configuration, and check_vip = false skips the check.
+func TestAccKeepalivedConfig_checksTheVIP(t *testing.T) {
+	host := testhost.NewNetHost(t)
+	s := testhost.Start(t, testhost.Options{NetNS: host.NS, ListenAddress: host.Addr})
+	seg := testhost.NewSegment(t)
+	self := seg.Join(t, host.NS)
+	peerNS, peer := seg.NewMember(t)
+	strangerNS, _ := seg.NewMember(t)
+	vip := seg.Prefix() + "100"
+	cfg := filepath.Join(t.TempDir(), "keepalived.conf")
+	config := func(vip string, check bool) string {
+		return fmt.Sprintf(`
+provider "kha" {
+  default_ssh = { private_key = %q }
+}
+resource "kha_keepalived_config" "lb1" {
+  node              = "lb1"
+  nodes             = [{ name = "lb1", ip = %q, priority = 150 }, { name = "lb2", ip = %q, priority = 100 }]
+  vip               = %q
+  interface         = %q
+  virtual_router_id = 77
+  config_path       = %q
+  reload_command    = ""
+  check_vip         = %t
+  ssh               = { host = %q, port = %d, host_key = %q }
+}`, s.ClientKey.PEM, self, peer, vip, testhost.SegmentInterface, cfg, check, s.Host, s.Port, s.HostKey.Public())
+	}
+	holds := func(want string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			b, err := os.ReadFile(cfg)
+			if err != nil || !strings.Contains(string(b), want+"/32 dev "+testhost.SegmentInterface) {
+				return fmt.Errorf("the config on the host should hold %s: %q %v", want, b, err)
+			}
+			return nil
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { seg.Hold(t, strangerNS, vip) },
+				Config:    config(vip, true),
+				ExpectError: regexp.MustCompile(`(?s)VIP Already in Use.*on lb1,\s+` + regexp.QuoteMeta(vip) +
+					`\s+is\s+answered\s+by\s+([0-9a-f]{2}:){5}[0-9a-f]{2},\s+which\s+is\s+none\s+of\s+the\s+nodes\s+of\s+` + "`nodes`" + `\s+\(lb2\s+is`),
+			},
+			{
+				PreConfig: func() {
+					if _, err := os.Stat(cfg); !os.IsNotExist(err) {
+						t.Errorf("the refused apply wrote %s: %v", cfg, err)
+					}
+					seg.Release(t, strangerNS, vip)
+					seg.Hold(t, peerNS, vip) // the pair runs already
+				},
+				Config: config(vip, true),
+				Check:  holds(vip),
+			},
+			{
+				Config:      config("10.81.0.100", true),
+				ExpectError: regexp.MustCompile(`(?s)VIP Not On-Link.*interface:\s+on\s+lb1,\s+10\.81\.0\.100:\s+` + "`ip\\s+route\\s+get`" + `\s+says`),
+			},
+			{
+				// The refused change left the previous configuration.
+				PreConfig: func() {
+					if err := holds(vip)(nil); err != nil {
+						t.Error(err)
+					}
+				},
+				Config: config("10.81.0.100", false),
+				Check:  holds("10.81.0.100"),
+			},
 		},
 	})
 }

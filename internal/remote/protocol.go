@@ -162,6 +162,11 @@ const (
 	// 1 when the path's record saved a file that was there before kha, 0
 	// when not.
 	wordUnchanged = "unchanged"
+	// vipScript: what the host sees of a VIP, a line each.
+	wordRoute    = "route"    // followed by `ip route get`'s first line
+	wordLocal    = "local"    // followed by 1 when the interface has the VIP, else 0
+	wordAnswer   = "answer"   // followed by the address asked about and a line of the probe's output
+	wordUnprobed = "unprobed" // followed by why nobody could be asked
 )
 
 var protocolWords = map[string]string{
@@ -178,6 +183,10 @@ var protocolWords = map[string]string{
 	"WORD_KEEP_MODE": wordKeepMode,
 	"WORD_CREATED":   wordCreated,
 	"WORD_UNCHANGED": wordUnchanged,
+	"WORD_ROUTE":     wordRoute,
+	"WORD_LOCAL":     wordLocal,
+	"WORD_ANSWER":    wordAnswer,
+	"WORD_UNPROBED":  wordUnprobed,
 }
 
 // shellDefinitions assigns the exit codes and the words to shell

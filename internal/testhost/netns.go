@@ -37,7 +37,7 @@ func NewNetHost(t testing.TB) *NetHost {
 		_ = exec.Command("ip", "netns", "del", h.NS).Run()
 		_ = exec.Command("ip", "link", "del", h.dev).Run()
 	})
-	for _, args := range [][]string{
+	ipCommands(t, [][]string{
 		{"netns", "add", h.NS},
 		{"link", "add", h.dev, "type", "veth", "peer", "name", peer},
 		{"link", "set", peer, "netns", h.NS},
@@ -46,11 +46,7 @@ func NewNetHost(t testing.TB) *NetHost {
 		{"-n", h.NS, "addr", "add", h.Addr + "/30", "dev", peer},
 		{"-n", h.NS, "link", "set", peer, "up"},
 		{"-n", h.NS, "link", "set", "lo", "up"},
-	} {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v: %s", args, err, out)
-		}
-	}
+	})
 	return h
 }
 

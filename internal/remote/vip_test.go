@@ -1,0 +1,120 @@
+package remote
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+// TestSeeVIP asks a real host on a layer-2 segment (network namespaces
+// and a bridge) who answers for a VIP, through the real arping and ip:
+// nobody, the other node, a stranger beside it, the host itself, and an
+// address off the segment; then an IPv6 VIP, asked by NDP.
+func TestSeeVIP(t *testing.T) {
+	host := testhost.NewNetHost(t)
+	srv := testhost.Start(t, testhost.Options{NetNS: host.NS, ListenAddress: host.Addr})
+	seg := testhost.NewSegment(t)
+	seg.Join(t, host.NS)
+	peerNS, peer4 := seg.NewMember(t)
+	peer := peer4
+	strangerNS, _ := seg.NewMember(t)
+	vip := seg.Prefix() + "100"
+	c, _ := client(t, configFor(srv))
+	see := func(vip string) (route string, local bool, vipAnswers, peerAnswers []string) {
+		t.Helper()
+		s, err := c.SeeVIP(context.Background(), vip, testhost.SegmentInterface, []string{peer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Unprobed != "" {
+			t.Fatalf("not probed: %s", s.Unprobed)
+		}
+		return s.Route, s.Local, s.Answers[vip], s.Answers[peer]
+	}
+
+	route, local, vipAnswers, peerAnswers := see(vip)
+	if !strings.Contains(route, "dev "+testhost.SegmentInterface) || strings.Contains(route, " via ") || local || len(vipAnswers) != 0 || len(peerAnswers) != 1 {
+		t.Fatalf("a free VIP: route %q, local %v, the VIP answered by %v, the peer by %v", route, local, vipAnswers, peerAnswers)
+	}
+	peerMAC := peerAnswers[0]
+
+	seg.Hold(t, peerNS, vip)
+	if _, _, vipAnswers, _ = see(vip); !slices.Equal(vipAnswers, []string{peerMAC}) {
+		t.Errorf("held by the peer (%s): answered by %v", peerMAC, vipAnswers)
+	}
+
+	seg.Hold(t, strangerNS, vip)
+	if _, _, vipAnswers, _ = see(vip); len(vipAnswers) != 2 || !slices.Contains(vipAnswers, peerMAC) {
+		t.Errorf("held by the peer (%s) and a stranger: answered by %v", peerMAC, vipAnswers)
+	}
+	seg.Release(t, peerNS, vip)
+	seg.Release(t, strangerNS, vip)
+
+	seg.Hold(t, host.NS, vip)
+	if _, local, vipAnswers, _ = see(vip); !local || len(vipAnswers) != 0 {
+		t.Errorf("held by the host itself: local %v, answered by %v", local, vipAnswers)
+	}
+
+	if route, local, _, _ = see("10.81.0.100"); strings.Contains(route, "dev "+testhost.SegmentInterface) || local {
+		t.Errorf("an address off the segment: route %q, local %v", route, local)
+	}
+
+	vip6 := seg.Prefix6() + "100"
+	peer = seg.Prefix6() + strings.TrimPrefix(peer4, seg.Prefix())
+	route, local, vipAnswers, peerAnswers = see(vip6)
+	if !strings.Contains(route, "dev "+testhost.SegmentInterface) || local || len(vipAnswers) != 0 || len(peerAnswers) != 1 {
+		t.Fatalf("a free IPv6 VIP: route %q, local %v, the VIP answered by %v, the peer by %v", route, local, vipAnswers, peerAnswers)
+	}
+	seg.Hold(t, strangerNS, vip6)
+	if _, _, vipAnswers, _ = see(vip6); len(vipAnswers) != 1 || vipAnswers[0] == peerAnswers[0] {
+		t.Errorf("an IPv6 VIP held by a stranger: answered by %v (the peer is %v)", vipAnswers, peerAnswers)
+	}
+}
+
+func TestParseVIPSight(t *testing.T) {
+	out := "route 10.0.0.100 dev eth0 src 10.0.0.1 uid 0\n" +
+		"local 0\n" +
+		"answer 10.0.0.100 AA:BB:CC:DD:EE:01\n" + // Habets' arping -r
+		"answer 10.0.0.100 Unicast reply from 10.0.0.100 [aa:bb:cc:dd:ee:02]  0.613ms\n" + // iputils' arping
+		"answer 10.0.0.100 aa:bb:cc:dd:ee:01\n" + // again
+		"answer fd00:0::2 fd00::2 lladdr aa:bb:cc:dd:ee:03 REACHABLE\n" + // ip neigh, the address spelled long
+		"answer fd00::3 fd00::3 FAILED\n" + // no answer
+		"answer not-an-address aa:bb:cc:dd:ee:04\n" +
+		"answer 10.0.0.2 Sent 2 probes (1 broadcast(s))\n" +
+		"something else\n"
+	s := parseVIPSight(out)
+	if s.Route != "10.0.0.100 dev eth0 src 10.0.0.1 uid 0" || s.Local || s.Unprobed != "" {
+		t.Errorf("route %q, local %v, unprobed %q", s.Route, s.Local, s.Unprobed)
+	}
+	want := map[string][]string{"10.0.0.100": {"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02"}, "fd00::2": {"aa:bb:cc:dd:ee:03"}}
+	if len(s.Answers) != len(want) {
+		t.Errorf("answers %v, want %v", s.Answers, want)
+	}
+	for a, macs := range want {
+		if !slices.Equal(s.Answers[a], macs) {
+			t.Errorf("answers for %s: %v, want %v", a, s.Answers[a], macs)
+		}
+	}
+	if s := parseVIPSight("route x\nlocal 1\nunprobed arping is not installed\n"); !s.Local || s.Unprobed != "arping is not installed" {
+		t.Errorf("local %v, unprobed %q", s.Local, s.Unprobed)
+	}
+}
+
+// FuzzParseVIPSight: whatever a host prints, only addresses and MAC
+// addresses come out of its answers.
+func FuzzParseVIPSight(f *testing.F) {
+	f.Add("route 10.0.0.100 dev eth0\nlocal 0\nanswer 10.0.0.100 aa:bb:cc:dd:ee:01\n")
+	f.Add("answer fd00::2 fd00::2 lladdr AA:BB:CC:DD:EE:03 REACHABLE\r\n")
+	f.Fuzz(func(t *testing.T, out string) {
+		for a, macs := range parseVIPSight(out).Answers {
+			for _, mac := range macs {
+				if len(mac) != 17 || strings.ToLower(mac) != mac || strings.ContainsAny(a, " \n") {
+					t.Fatalf("answer %q for %q", mac, a)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,152 @@
+// Package vipcheck decides, from what one node sees on its link, whether
+// a VIP may be claimed there: the VIP must be on-link for the interface
+// that will carry it, and nobody but the nodes that share it may answer
+// for it yet. It has no Terraform or SSH types: what the host saw comes in
+// as a Sight, the findings go out as problems.
+package vipcheck
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/kha/terraform-provider-kha/internal/problem"
+)
+
+// Sight is what one node saw of a VIP.
+type Sight struct {
+	Route string // `ip route get <vip>`'s first line
+	Local bool   // the node holds the VIP itself
+	// Answers are, per address probed (the VIP and each other node's
+	// address, in canonical form), the link-layer addresses that answered
+	// for it, lowercase.
+	Answers map[string][]string
+	// Unprobed says why the node could not ask who answers ("" when it
+	// asked).
+	Unprobed string
+}
+
+// Node is a node that may hold the VIP: its name and the address the
+// others reach it at on the VIP's link.
+type Node struct{ Name, IP string }
+
+// Check is a claim about to be made: Self is the node it is made on.
+type Check struct {
+	VIP       string
+	Interface string
+	Self      string
+	Nodes     []Node
+	// Noun names what holds the VIP in messages, e.g. "the pair's nodes".
+	Noun string
+	// VIPAttr and InterfaceAttr are where the findings point.
+	VIPAttr, InterfaceAttr problem.Path
+}
+
+// Problems are what stops the claim (errors) and what could not be
+// checked (warnings).
+func (c Check) Problems(s Sight) problem.Problems {
+	var ps problem.Problems
+	if !s.Local {
+		if why := c.offLink(s.Route); why != "" {
+			ps = append(ps, problem.Problem{Severity: problem.Error, Path: c.InterfaceAttr, Summary: "VIP Not On-Link",
+				Detail: fmt.Sprintf("on %s, %s: %s. A VIP is announced by ARP (NDP for IPv6) on %s, so it must lie in a subnet "+
+					"%s already has an address in; pick an address there, or the interface that has that subnet.",
+					c.Self, c.VIP, why, c.Interface, c.Interface)})
+		}
+	}
+	if s.Unprobed != "" {
+		return append(ps, problem.Problem{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Not Checked for Other Holders",
+			Detail: fmt.Sprintf("on %s: %s, so kha could not ask who already answers for %s. Install arping (Debian's arping or "+
+				"iputils-arping) for the check.", c.Self, s.Unprobed, c.VIP)})
+	}
+	if strangers := c.strangers(s); len(strangers) > 0 {
+		ps = append(ps, problem.Problem{Severity: problem.Error, Path: c.VIPAttr, Summary: "VIP Already in Use",
+			Detail: fmt.Sprintf("on %s, %s is answered by %s, which is none of %s%s. Another host holds the address: claimed "+
+				"here too, both would answer for it and clients would reach either. Pick a free address, or take it off "+
+				"that host first; nothing was changed on this node.",
+				c.Self, c.VIP, strings.Join(strangers, " and "), c.Noun, c.knownNodes(s))})
+	}
+	return ps
+}
+
+// offLink says why route does not reach the VIP directly over the
+// interface, or "" when it does.
+func (c Check) offLink(route string) string {
+	fields := strings.Fields(route)
+	dev := ""
+	for i, f := range fields {
+		if f == "dev" && i+1 < len(fields) {
+			dev = fields[i+1]
+		}
+		if f == "via" {
+			return fmt.Sprintf("`ip route get` says %q: it goes through a router", route)
+		}
+	}
+	switch {
+	case dev == "":
+		return fmt.Sprintf("`ip route get` says %q: no route", route)
+	case dev != c.Interface:
+		return fmt.Sprintf("`ip route get` says %q: it is on-link for %s, not %s", route, dev, c.Interface)
+	}
+	return ""
+}
+
+// strangers are the link-layer addresses that answer for the VIP and for
+// none of the other nodes.
+func (c Check) strangers(s Sight) []string {
+	ours := map[string]bool{}
+	for _, n := range c.Nodes {
+		for _, mac := range s.Answers[canonical(n.IP)] {
+			ours[mac] = true
+		}
+	}
+	var out []string
+	for _, mac := range s.Answers[canonical(c.VIP)] {
+		if !ours[mac] {
+			out = append(out, mac)
+		}
+	}
+	return out
+}
+
+// knownNodes lists the other nodes' link-layer addresses as the probe
+// found them, for the message.
+func (c Check) knownNodes(s Sight) string {
+	var parts []string
+	for _, n := range c.Nodes {
+		if n.Name == c.Self {
+			continue
+		}
+		macs := s.Answers[canonical(n.IP)]
+		if len(macs) == 0 {
+			parts = append(parts, fmt.Sprintf("%s (%s) did not answer", n.Name, n.IP))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s is %s", n.Name, strings.Join(macs, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// Probed are the addresses the host asks about: the VIP, then every other
+// node's.
+func (c Check) Probed() []string {
+	out := []string{canonical(c.VIP)}
+	for _, n := range c.Nodes {
+		if n.Name != c.Self && !slices.Contains(out, canonical(n.IP)) {
+			out = append(out, canonical(n.IP))
+		}
+	}
+	return out
+}
+
+// canonical is an address's usual spelling, as a Sight keys answers.
+func canonical(address string) string {
+	if a, err := netip.ParseAddr(address); err == nil {
+		return a.String()
+	}
+	return address
+}
