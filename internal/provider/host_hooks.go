@@ -102,6 +102,14 @@ type HostReader interface {
 
 // Refresh (Read).
 
+// HostWatcher is a model that looks at its host at every refresh beyond
+// its files, on the connection that read them, and keeps what it saw in
+// its state; what is wrong there comes back as warnings, whose summaries
+// end in id.
+type HostWatcher interface {
+	watchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics
+}
+
 // DriftShower is a model whose files hold nothing secret: a refresh that
 // finds one of them changed by hand reads it back and shows the changed
 // lines in the drift warning. kha_file is not one (its content may come

@@ -152,6 +152,9 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 		}
 	}
 	acceptInterim(ctx, &rec, h, &o)
+	if watcher, ok := any(P(&state)).(HostWatcher); ok {
+		resp.Diagnostics.Append(watcher.watchHost(ctx, o.client, h.ID.ValueString())...)
+	}
 	h.RemoteSHA256 = o.digest
 	rec.observed(o.drift)
 	resp.Diagnostics.Append(rec.write(ctx, resp.Private)...)

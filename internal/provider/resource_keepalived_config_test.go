@@ -7,10 +7,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
@@ -172,8 +174,10 @@ resource "kha_handover" "lb1" {
 // segment (network namespaces and a bridge, the real arping and ip) with
 // the other node of the pair and a stranger: a VIP the stranger holds is
 // refused before anything is written, one the other node holds (a running
-// pair) is fine, one behind no route is refused at `interface` and leaves
-// the previous configuration, and check_vip = false skips the check.
+// pair) is fine and shows in vip_holders; a second holder is reported by
+// the next plan, which plans vip_holders anew; one behind no route is
+// refused at `interface` and leaves the previous configuration, and
+// check_vip = false skips the check.
 func TestAccKeepalivedConfig_checksTheVIP(t *testing.T) {
 	host := testhost.NewNetHost(t)
 	s := testhost.Start(t, testhost.Options{NetNS: host.NS, ListenAddress: host.Addr})
@@ -209,8 +213,20 @@ resource "kha_keepalived_config" "lb1" {
 			return nil
 		}
 	}
+	holders := func(want ...string) statecheck.StateCheck {
+		if len(want) == 0 {
+			return statecheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("vip_holders"), knownvalue.Null())
+		}
+		var values []knownvalue.Check
+		for _, w := range want {
+			values = append(values, knownvalue.StringExact(w))
+		}
+		return statecheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("vip_holders"), knownvalue.ListExact(values))
+	}
+	recorder := &planRecorder{}
+	var doubled time.Time
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: recorder.factories(),
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { seg.Hold(t, strangerNS, vip) },
@@ -226,8 +242,40 @@ resource "kha_keepalived_config" "lb1" {
 					seg.Release(t, strangerNS, vip)
 					seg.Hold(t, peerNS, vip) // the pair runs already
 				},
+				Config:            config(vip, true),
+				Check:             holds(vip),
+				ConfigStateChecks: []statecheck.StateCheck{holders()}, // until a refresh looks
+			},
+			{
+				RefreshState: true,
+				Check: resource.ComposeTestCheckFunc(resource.TestCheckResourceAttr("kha_keepalived_config.lb1", "vip_holders.#", "1"),
+					resource.TestCheckResourceAttr("kha_keepalived_config.lb1", "vip_holders.0", "lb2")),
+			},
+			{
+				// A second holder (split brain): the next plan says so and
+				// plans vip_holders anew; so does the plan after the apply,
+				// while both hold it.
+				PreConfig: func() {
+					recorder.reset()
+					seg.Hold(t, host.NS, vip)
+					doubled = time.Now()
+				},
 				Config: config(vip, true),
-				Check:  holds(vip),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					planCheckFunc(func() error {
+						t.Logf("the plan reported the double holder %d ms after it began", time.Since(doubled).Milliseconds())
+						return nil
+					}),
+					expectWarnings(recorder, map[string][]string{"vip": {"VIP Held by More Than One Host", "is held by lb1 and lb2"}}),
+					plancheck.ExpectResourceAction("kha_keepalived_config.lb1", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("vip_holders"), knownvalue.Null()),
+				}},
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				PreConfig:         func() { seg.Release(t, host.NS, vip) },
+				Config:            config(vip, true),
+				ConfigStateChecks: []statecheck.StateCheck{holders("lb2")},
 			},
 			{
 				Config:      config("10.81.0.100", true),

@@ -56,9 +56,7 @@ func (c Check) Problems(s Sight) problem.Problems {
 		}
 	}
 	if s.Unprobed != "" {
-		return append(ps, problem.Problem{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Not Checked for Other Holders",
-			Detail: fmt.Sprintf("on %s: %s, so kha could not ask who already answers for %s. Install arping (Debian's arping or "+
-				"iputils-arping) for the check.", c.Self, s.Unprobed, c.VIP)})
+		return append(ps, c.unprobed(s))
 	}
 	if strangers := c.strangers(s); len(strangers) > 0 {
 		ps = append(ps, problem.Problem{Severity: problem.Error, Path: c.VIPAttr, Summary: "VIP Already in Use",
@@ -68,6 +66,13 @@ func (c Check) Problems(s Sight) problem.Problems {
 				c.Self, c.VIP, strings.Join(strangers, " and "), c.Noun, c.knownNodes(s))})
 	}
 	return ps
+}
+
+// unprobed is the warning that the node could not ask who answers.
+func (c Check) unprobed(s Sight) problem.Problem {
+	return problem.Problem{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Not Checked for Other Holders",
+		Detail: fmt.Sprintf("on %s: %s, so kha could not ask who answers for %s. Install arping (Debian's arping or "+
+			"iputils-arping) for the check.", c.Self, s.Unprobed, c.VIP)}
 }
 
 // offLink says why route does not reach the VIP directly over the
@@ -149,4 +154,61 @@ func canonical(address string) string {
 		return a.String()
 	}
 	return address
+}
+
+// Holders are who holds the VIP as the node sees it: the nodes by name
+// (the node itself when it has the VIP), in the order of Nodes, then any
+// other host by its link-layer address.
+func (c Check) Holders(s Sight) []string {
+	answering := map[string]bool{}
+	for _, mac := range s.Answers[canonical(c.VIP)] {
+		answering[mac] = true
+	}
+	var out []string
+	for _, n := range c.Nodes {
+		holds := n.Name == c.Self && s.Local
+		for _, mac := range s.Answers[canonical(n.IP)] {
+			if answering[mac] {
+				holds = true
+				delete(answering, mac)
+			}
+		}
+		if holds {
+			out = append(out, n.Name)
+		}
+	}
+	for _, mac := range s.Answers[canonical(c.VIP)] {
+		if answering[mac] {
+			out = append(out, mac)
+		}
+	}
+	return out
+}
+
+// HolderProblems warn unless exactly one node holds the VIP, or that the
+// node could not ask.
+func (c Check) HolderProblems(s Sight) problem.Problems {
+	if s.Unprobed != "" {
+		return problem.Problems{c.unprobed(s)}
+	}
+	holders := c.Holders(s)
+	isNode := func(name string) bool {
+		return slices.ContainsFunc(c.Nodes, func(n Node) bool { return n.Name == name })
+	}
+	switch {
+	case len(holders) == 1 && isNode(holders[0]):
+		return nil
+	case len(holders) == 1:
+		return problem.Problems{{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Held by Another Host",
+			Detail: fmt.Sprintf("on %s, %s is held by %s alone, which is none of %s: its clients reach that host. Take the "+
+				"address off it, or pick another VIP.", c.Self, c.VIP, holders[0], c.Noun)}}
+	case len(holders) == 0:
+		return problem.Problems{{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Held by No Node",
+			Detail: fmt.Sprintf("on %s, nobody answers for %s and %s does not hold it: its clients reach nothing. Is the "+
+				"service that holds it running on %s, and do its health checks pass?", c.Self, c.VIP, c.Self, c.Noun)}}
+	}
+	return problem.Problems{{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Held by More Than One Host",
+		Detail: fmt.Sprintf("on %s, %s is held by %s: its clients reach any of them (split brain). The holders do not hear "+
+			"each other: check that VRRP (IP protocol 112) passes between %s, and that another host does not claim the "+
+			"address.", c.Self, c.VIP, strings.Join(holders, " and "), c.Noun)}}
 }

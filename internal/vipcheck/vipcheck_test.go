@@ -77,3 +77,42 @@ func TestProbed(t *testing.T) {
 		t.Errorf("probed %q, want %q", got, want)
 	}
 }
+
+func TestHolders(t *testing.T) {
+	check := Check{VIP: "10.0.0.100", Self: "lb1", Noun: "the nodes", VIPAttr: problem.Root("vip"),
+		Nodes: []Node{{Name: "lb1", IP: "10.0.0.1"}, {Name: "lb2", IP: "10.0.0.2"}, {Name: "lb3", IP: "10.0.0.3"}}}
+	peers := func(vip ...string) map[string][]string {
+		return map[string][]string{"10.0.0.2": {"02:00:00:00:00:02"}, "10.0.0.3": {"02:00:00:00:00:03"}, "10.0.0.100": vip}
+	}
+	for _, tc := range []struct {
+		name    string
+		sight   Sight
+		want    []string
+		warning string
+	}{
+		{"this node", Sight{Local: true, Answers: peers()}, []string{"lb1"}, ""},
+		{"another node", Sight{Answers: peers("02:00:00:00:00:03")}, []string{"lb3"}, ""},
+		{"nobody", Sight{Answers: peers()}, nil, "VIP Held by No Node: on lb1, nobody answers for 10.0.0.100"},
+		{"two nodes", Sight{Local: true, Answers: peers("02:00:00:00:00:02")}, []string{"lb1", "lb2"},
+			"VIP Held by More Than One Host: on lb1, 10.0.0.100 is held by lb1 and lb2"},
+		{"a node and a stranger", Sight{Answers: peers("02:00:00:00:00:99", "02:00:00:00:00:02")}, []string{"lb2", "02:00:00:00:00:99"},
+			"VIP Held by More Than One Host: on lb1, 10.0.0.100 is held by lb2 and 02:00:00:00:00:99"},
+		{"a stranger", Sight{Answers: peers("02:00:00:00:00:99")}, []string{"02:00:00:00:00:99"},
+			"VIP Held by Another Host: on lb1, 10.0.0.100 is held by 02:00:00:00:00:99 alone"},
+		{"unprobed", Sight{Unprobed: "arping is not installed"}, nil, "VIP Not Checked for Other Holders: on lb1: arping is not installed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := check.Holders(tc.sight)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("holders %q, want %q", got, tc.want)
+			}
+			ps := check.HolderProblems(tc.sight)
+			switch {
+			case tc.warning == "" && len(ps) > 0:
+				t.Errorf("unexpected %v", ps)
+			case tc.warning != "" && (len(ps) != 1 || ps[0].Severity != problem.Warning || !strings.HasPrefix(ps[0].Summary+": "+ps[0].Detail, tc.warning)):
+				t.Errorf("got %v, want %q", ps, tc.warning)
+			}
+		})
+	}
+}
