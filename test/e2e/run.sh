@@ -158,6 +158,8 @@ kube_apiserver() {
 }
 
 log "control plane up: etcd and kube-apiserver on h1-h3"
+# --pre-vote, the default of etcd 3.5 and later (kubeadm's): a member back
+# from the network does not depose the leader with the term it ran up.
 cluster=h1=https://10.77.0.11:2380,h2=https://10.77.0.12:2380,h3=https://10.77.0.13:2380
 for i in 1 2 3; do
   ip=10.77.0.1$i
@@ -165,7 +167,7 @@ for i in 1 2 3; do
     --listen-client-urls "https://$ip:2379,https://127.0.0.1:2379" --advertise-client-urls "https://$ip:2379" \
     --listen-peer-urls "https://$ip:2380" --initial-advertise-peer-urls "https://$ip:2380" \
     --initial-cluster "$cluster" --initial-cluster-token kha-e2e-cp --initial-cluster-state new \
-    --heartbeat-interval 250 --election-timeout 2500 --logger zap --log-outputs stderr --log-level warn \
+    --heartbeat-interval 250 --election-timeout 2500 --pre-vote --logger zap --log-outputs stderr --log-level warn \
     --cert-file "$pki/etcd.crt" --key-file "$pki/etcd.key" --client-cert-auth --trusted-ca-file "$pki/ca.crt" \
     --peer-cert-file "$pki/etcd.crt" --peer-key-file "$pki/etcd.key" --peer-client-cert-auth --peer-trusted-ca-file "$pki/ca.crt" \
     > "$T/cp/etcd-$i.log" 2>&1 &
@@ -314,6 +316,15 @@ kill_under_load 1 "h1's death"
 kube_apiserver 1 "$(own_etcd 1)"
 wait_ready h1 https://127.0.0.1:6443
 
+# tf_in DIR COMMAND ARGS...: terraform in a working copy of its own, with
+# the hosts' key and known_hosts; its output in $T/<DIR's name>-COMMAND.log.
+tf_in() {
+  local dir=$1; shift
+  (cd "$dir" && timeout 300 "$tf" "$1" -no-color -input=false -var "ssh_private_key_file=$T/client_ed25519" \
+    -var "ssh_known_hosts_file=$T/hosts/known_hosts" "${@:2}") > "$T/$(basename "$dir")-$1.log" 2>&1
+}
+# flat LOG: the log on one line, as terraform wraps a diagnostic's text.
+flat() { tr -s ' \n' '  ' < "$1"; }
 log "the VIP follows the healthy load balancer: five runs of each fault"
 vip_on() { ip -n "kha-$1" -br addr show eth0 | grep -q '10.77.0.100/'; }
 vip_only_on() { # h4 or h5, the pair
@@ -351,7 +362,34 @@ for f in "${faults[@]}"; do
   done
   printf '  %-38s VIP on h5: %s (runs: %s); back on h4 after the repair: %s\n' "$what" "$(stats "${moves[@]}")" "${moves[*]}" "$(stats "${backs[@]}")"
 done
+log "check_vip: an address another host holds is refused before the pair claims it; a second holder of the pair's VIP shows in the next plan"
+vc=$T/vip-check && cp -r "$here/vip-check" "$vc" && cp "$here/provider.tf" "$vc"
+ip -n kha-h6 addr add 10.77.0.102/32 dev eth0
+t0=$(date +%s%N)
+! tf_in "$vc" apply -auto-approve || fail "the pair claimed 10.77.0.102, which h6 holds"
+refused=$(ms_since "$t0")
+[ "$(flat "$T/vip-check-apply.log" | grep -o 'VIP Already in Use' | wc -l)" = 2 ] &&
+  flat "$T/vip-check-apply.log" | grep -q "on h4, 10.77.0.102 is answered by $(ip -n kha-h6 -br link show eth0 | awk '{print $3}'), which is none of the nodes of .nodes. (h5 is" ||
+  { cat "$T/vip-check-apply.log"; fail "the apply did not refuse 10.77.0.102 on both nodes with h6's MAC address"; }
+for h in h4 h5; do [ ! -e "$T/hosts/$h/etc-kha/keepalived-check.conf" ] || fail "$h has the refused configuration"; done
+ip -n kha-h6 addr del 10.77.0.102/32 dev eth0
+tf_in "$vc" apply -auto-approve || { cat "$T/vip-check-apply.log"; fail "the pair's apply once 10.77.0.102 was free"; }
+tf_in "$vc" destroy -auto-approve || { cat "$T/vip-check-destroy.log"; fail "the pair's destroy"; }
+echo "  10.77.0.102, held by h6: refused on h4 and h5 with h6's MAC address, nothing written, in an apply of $refused ms; applied once free"
+# h4 holds the VIP; h5 takes it too, by hand.
+ip -n kha-h5 addr add 10.77.0.100/24 dev eth0
+t0=$(date +%s%N)
+tf plan
+split=$(ms_since "$t0")
+[ "$(flat "$T/plan.log" | grep -o 'VIP Held by More Than One Host' | wc -l)" = 2 ] && flat "$T/plan.log" | grep -q 'on h5, 10.77.0.100 is held by h4 and h5' ||
+  { cat "$T/plan.log"; fail "the plan did not report h4 and h5 holding 10.77.0.100"; }
+flat "$T/plan.log" | grep -q 'vip_holders = \[ - "h4", - "h5", \] -> null' || { cat "$T/plan.log"; fail "the plan does not plan vip_holders anew"; }
+ip -n kha-h5 addr del 10.77.0.100/24 dev eth0
+# The clients that followed h5's answer ask again, and find h4.
+for ns in "" $(ip netns list | awk '/^kha-h/ {print $1}'); do ip ${ns:+-n "$ns"} neigh flush to 10.77.0.100; done
 wait_ready root https://10.77.0.100:8443
+echo "  h5 holding 10.77.0.100 beside h4: both nodes' warnings name h4 and h5 in a plan of $split ms, which plans vip_holders anew"
+
 
 log "3. back to direct while every node sends requests: the kubeconfigs move first, then the load balancers go"
 load_start h1 h2 h3 h4 h5
@@ -591,11 +629,8 @@ for cfg in "$manifests:kubeadm_cluster_configuration" "$work:kubeadm_cluster_con
 done
 
 log "6. kube-vip instead of keepalived: kha_kube_vip renders ARP with leader election and delivers it to h1-h3 over SSH; each node runs kube-vip from its manifest"
-kv=$T/kube-vip && cp -r "$here/kube-vip" "$kv"
-kvtf() { # command args...: terraform in the kube-vip working copy
-  (cd "$kv" && timeout 300 "$tf" "$1" -no-color -input=false -var "ssh_private_key_file=$T/client_ed25519" \
-    -var "ssh_known_hosts_file=$T/hosts/known_hosts" "${@:2}") > "$T/kube-vip-$1.log" 2>&1 || { cat "$T/kube-vip-$1.log"; fail "kube-vip: terraform $*"; }
-}
+kv=$T/kube-vip && cp -r "$here/kube-vip" "$kv" && cp "$here/provider.tf" "$kv"
+kvtf() { tf_in "$kv" "$@" || { cat "$T/kube-vip-$1.log"; fail "kube-vip: terraform $*"; }; }
 go build -o "$T/podrun.bin" ./test/e2e/podrun
 cp "$kube/kube-vip" "$T/kube-vip.bin" # root's home is empty on the hosts
 # The admin kubeconfig kube-vip takes its Lease with names the VIP, as
@@ -696,7 +731,12 @@ settle() { for i in 1 2 3; do wait_ready "h$i" https://127.0.0.1:6443; done; sle
 etcd_lead "$(for i in 1 2 3; do [ "h$i" = "$next" ] || echo "$i"; done | head -n 1)"
 vip_drop_off "${next#h}" 11400 "it held the VIP only"
 settle
+r=$(cp_vip_wait "1 2 3")
+read -r _ holder <<< "$r"
 etcd_lead "${holder#h}"
+r=$(cp_vip_wait "1 2 3")
+read -r _ leader <<< "$r"
+[ "$leader" = "$holder" ] || fail "kube-vip: the VIP left $holder when its member took etcd's lead"
 vip_drop_off "${holder#h}" 16400 "it led etcd too"
 settle
 # The holder's apiserver stops answering while its kube-vip runs on: the

@@ -3,25 +3,6 @@
 # renders the static pods and delivers them over SSH; the test runs each
 # from its manifest and moves the VIP.
 
-terraform {
-  required_providers {
-    kha = {
-      source = "kha/kha"
-    }
-  }
-}
-
-variable "ssh_private_key_file" { type = string }
-variable "ssh_known_hosts_file" { type = string }
-
-provider "kha" {
-  default_ssh = {
-    user        = "root"
-    private_key = file(var.ssh_private_key_file)
-    known_hosts = file(var.ssh_known_hosts_file)
-  }
-}
-
 resource "kha_cluster_endpoints" "cluster" {
   control_plane_nodes = [for i in [1, 2, 3] : { name = "h${i}", ip = "10.77.0.1${i}" }]
   external_lb         = { address = "10.77.0.200", nodes = [] } # kube-vip binds no socket
