@@ -141,8 +141,20 @@ const (
 // them instead.
 var exampleCommands = []string{"reload_command", "restart_command", "destroy_command"}
 
-// exampleProofs prove a change against live apiservers.
-var exampleProofs = []string{"verify_after_reload", "verify"}
+// exampleOff are attributes the test turns off where an example leaves
+// them on: proofs of a change against live apiservers (on when true), and
+// checks of the example's network, which the test hosts are not on (on
+// unless false).
+var exampleOff = []struct {
+	attr string
+	on   func(v any, unknown bool) bool
+}{
+	{"verify_after_reload", isTrueOrUnknown},
+	{"verify", isTrueOrUnknown},
+	{"check_vip", func(v any, _ bool) bool { return v != false }},
+}
+
+func isTrueOrUnknown(v any, unknown bool) bool { return unknown || v == true }
 
 func TestAccExamples_survivePlanApplyNoopDestroy(t *testing.T) {
 	if os.Getenv("TF_ACC") == "" {
@@ -490,9 +502,9 @@ func (r *exampleRun) resourceOverrides(t *testing.T, discovery bool) string {
 				fmt.Fprintf(&b, "  %s = \"echo '%s %s' >>%s\"\n", command, label, command, exampleRecords)
 			}
 		}
-		for _, proof := range exampleProofs {
-			if plannedAny(instances, proof, func(v any, unknown bool) bool { return unknown || v == true }) {
-				fmt.Fprintf(&b, "  %s = false\n", proof)
+		for _, off := range exampleOff {
+			if plannedAny(instances, off.attr, off.on) {
+				fmt.Fprintf(&b, "  %s = false\n", off.attr)
 			}
 		}
 		b.WriteString("}\n")
