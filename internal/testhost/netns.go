@@ -2,9 +2,9 @@ package testhost
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
-	"sync/atomic"
 	"testing"
 )
 
@@ -19,8 +19,24 @@ type NetHost struct {
 	dev  string // this machine's end of the pair
 }
 
-// netHosts numbers the namespaces of this process.
-var netHosts atomic.Int32
+// newNamespace makes a namespace named by format with a number that no
+// other namespace of this machine has, and removes it when the test ends:
+// the names and addresses derived from the number are the test's alone,
+// whichever test processes run at once (`ip netns add` of a name that
+// exists fails, and another number is tried).
+func newNamespace(t testing.TB, format string) (n int, name string) {
+	t.Helper()
+	for range 50 {
+		n = rand.IntN(250)
+		name = fmt.Sprintf(format, n)
+		if exec.Command("ip", "netns", "add", name).Run() == nil {
+			t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+			return n, name
+		}
+	}
+	t.Fatalf("no free namespace name of the form %q after 50 tries", format)
+	return 0, ""
+}
 
 // NewNetHost makes a namespace with an address and removes it when the
 // test ends. Needs root.
@@ -30,15 +46,11 @@ func NewNetHost(t testing.TB) *NetHost {
 	Require(t, os.Geteuid() == 0, "network namespaces need root")
 	_, err := exec.LookPath("ip")
 	Require(t, err == nil, "ip (iproute2) is not installed")
-	n := (int(netHosts.Add(1)) + os.Getpid()) % 250
-	h := &NetHost{NS: fmt.Sprintf("kha-net%d", n), Addr: fmt.Sprintf("10.79.%d.2", n), dev: fmt.Sprintf("khan%dh", n)}
+	n, ns := newNamespace(t, "kha-net%d")
+	h := &NetHost{NS: ns, Addr: fmt.Sprintf("10.79.%d.2", n), dev: fmt.Sprintf("khan%dh", n)}
 	peer := fmt.Sprintf("khan%dn", n)
-	t.Cleanup(func() {
-		_ = exec.Command("ip", "netns", "del", h.NS).Run()
-		_ = exec.Command("ip", "link", "del", h.dev).Run()
-	})
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", h.dev).Run() })
 	ipCommands(t, [][]string{
-		{"netns", "add", h.NS},
 		{"link", "add", h.dev, "type", "veth", "peer", "name", peer},
 		{"link", "set", peer, "netns", h.NS},
 		{"addr", "add", fmt.Sprintf("10.79.%d.1/30", n), "dev", h.dev},

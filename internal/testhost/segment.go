@@ -28,11 +28,9 @@ func NewSegment(t testing.TB) *Segment {
 	t.Helper()
 	Real(t, "a network namespace")
 	Require(t, os.Geteuid() == 0, "network namespaces need root")
-	s := &Segment{n: (int(netHosts.Add(1)) + os.Getpid()) % 250}
-	s.bridge = fmt.Sprintf("kha-seg%d", s.n)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", s.bridge).Run() })
+	s := &Segment{}
+	s.n, s.bridge = newNamespace(t, "kha-seg%d")
 	ipCommands(t, [][]string{
-		{"netns", "add", s.bridge},
 		{"-n", s.bridge, "link", "add", "br0", "type", "bridge"},
 		{"-n", s.bridge, "link", "set", "br0", "up"},
 	})
