@@ -257,13 +257,21 @@ func (m *keepalivedConfigModel) readHost(ctx context.Context, c *remote.Client, 
 	if destroying || !m.checksVIP() {
 		return nil
 	}
-	probed := m.vipCheck().Probed()
-	s, err := c.SeeVIP(ctx, probed[0], m.Interface.ValueString(), probed[1:])
+	_, s, err := m.seeVIP(ctx, c)
 	if err != nil {
 		return err
 	}
 	m.vipSight = &s
 	return nil
+}
+
+// seeVIP asks the node what it sees of the VIP, and returns the check to
+// read it with.
+func (m *keepalivedConfigModel) seeVIP(ctx context.Context, c *remote.Client) (vipcheck.Check, vipcheck.Sight, error) {
+	check := m.vipCheck()
+	probed := check.Probed()
+	s, err := c.SeeVIP(ctx, probed[0], check.Interface, probed[1:])
+	return check, s, err
 }
 
 // checksVIP says whether the node is asked about the VIP: check_vip is not
@@ -281,9 +289,7 @@ func (m *keepalivedConfigModel) watchHost(ctx context.Context, c *remote.Client,
 	if !m.checksVIP() {
 		return diags
 	}
-	check := m.vipCheck()
-	probed := check.Probed()
-	s, err := c.SeeVIP(ctx, probed[0], m.Interface.ValueString(), probed[1:])
+	check, s, err := m.seeVIP(ctx, c)
 	if err != nil {
 		diags.AddAttributeWarning(path.Root("vip"), "VIP Not Checked: "+id, err.Error())
 		return diags

@@ -69,9 +69,8 @@ func (s *Segment) Join(t testing.TB, ns string) string {
 // its address there.
 func (s *Segment) NewMember(t testing.TB) (ns, addr string) {
 	t.Helper()
-	ns = fmt.Sprintf("kha-seg%dn%d", s.n, s.members+1)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-	ipCommands(t, [][]string{{"netns", "add", ns}, {"-n", ns, "link", "set", "lo", "up"}})
+	_, ns = newNamespace(t, fmt.Sprintf("kha-seg%dm%%d", s.n))
+	ipCommands(t, [][]string{{"-n", ns, "link", "set", "lo", "up"}})
 	return ns, s.Join(t, ns)
 }
 

@@ -158,31 +158,17 @@ func canonical(address string) string {
 
 // Holders are who holds the VIP as the node sees it: the nodes by name
 // (the node itself when it has the VIP), in the order of Nodes, then any
-// other host by its link-layer address.
+// other host by its link-layer address (strangers).
 func (c Check) Holders(s Sight) []string {
-	answering := map[string]bool{}
-	for _, mac := range s.Answers[canonical(c.VIP)] {
-		answering[mac] = true
-	}
+	vipMACs := s.Answers[canonical(c.VIP)]
 	var out []string
 	for _, n := range c.Nodes {
-		holds := n.Name == c.Self && s.Local
-		for _, mac := range s.Answers[canonical(n.IP)] {
-			if answering[mac] {
-				holds = true
-				delete(answering, mac)
-			}
-		}
-		if holds {
+		answers := slices.ContainsFunc(s.Answers[canonical(n.IP)], func(mac string) bool { return slices.Contains(vipMACs, mac) })
+		if answers || n.Name == c.Self && s.Local {
 			out = append(out, n.Name)
 		}
 	}
-	for _, mac := range s.Answers[canonical(c.VIP)] {
-		if answering[mac] {
-			out = append(out, mac)
-		}
-	}
-	return out
+	return append(out, c.strangers(s)...)
 }
 
 // HolderProblems warn unless exactly one node holds the VIP, or that the
