@@ -127,7 +127,7 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				"within `lease_duration` + 4.4 × `retry_period` (under 10 s at the defaults; the end-to-end test measures it " +
 				"with the holder's apiserver stopped). When the holder's node drops off the network, the others read the Lease " +
 				"through their own apiservers. Where each apiserver uses its own etcd member (kubeadm's stacked etcd) that is " +
-				"the same bound, plus etcd's election where the lost node also led etcd (measured 4.8–5.7 s, and 5.2–9.4 s " +
+				"the same bound, plus etcd's election where the lost node also led etcd (measured 4.8–7.2 s, and 5.2–9.4 s " +
 				"with etcd's leader lost); it is about 15 s where each apiserver lists every member, since a read that lands on the lost member waits out kube-vip's 10 s client timeout (guide " +
 				"\"Choosing a highly available design\"). An apiserver that still writes the Lease but fails `/readyz` for " +
 				"another reason keeps the VIP: kube-vip's own health check works in BGP mode only (kube-vip#1787).",

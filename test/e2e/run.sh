@@ -390,7 +390,6 @@ for ns in "" $(ip netns list | awk '/^kha-h/ {print $1}'); do ip ${ns:+-n "$ns"}
 wait_ready root https://10.77.0.100:8443
 echo "  h5 holding 10.77.0.100 beside h4: both nodes' warnings name h4 and h5 in a plan of $split ms, which plans vip_holders anew"
 
-
 log "3. back to direct while every node sends requests: the kubeconfigs move first, then the load balancers go"
 load_start h1 h2 h3 h4 h5
 vars direct 3 true
@@ -716,24 +715,26 @@ kube_vip_run "${holder#h}"
 # also led etcd, the Lease write waits for etcd's next leader too, up to two
 # election timeouts (2.5 s here). Each bound has 2 s for the scheduling
 # delays of a shared 2-core machine.
+others() { for i in 1 2 3; do [ "$i" = "$1" ] || printf '%s ' "$i"; done; } # N: h1-h3 but h<N>, by number
 vip_drop_off() { # N BOUND-MS WHAT: h<N>, the VIP's holder, drops off the network; sets holder to the next one
-  local rest r ms served etcd_ms poller
-  rest=$(for i in 1 2 3; do [ "$i" = "$1" ] || echo "$i"; done | tr '\n' ' ')
+  local rest r ms serving etcd_ms poller
+  rest=$(others "$1")
   t0=$(date +%s%N); ip -n "kha-h$1" link set eth0 down
   (for _ in $(seq 1 600); do [ -n "$(etcd_leader $rest)" ] && break; sleep 0.05; done; ms_since "$t0" > "$T/etcd-leader-ms") &
   poller=$!
   r=$(cp_vip_wait "$rest")
   read -r ms holder <<< "$r"
   cp_vip_serves "$holder" || fail "kube-vip: the VIP does not serve on $holder"
-  served=$(ms_since "$t0")
+  serving=$(ms_since "$t0")
   wait "$poller"; etcd_ms=$(cat "$T/etcd-leader-ms")
   [ "$ms" -le "$2" ] || fail "kube-vip: the VIP left h$1, which dropped off the network ($3), after $ms ms, not within $(($2 - 2000)) ms (+2 s)"
-  echo "  h$1 dropped off the network ($3): etcd had a leader after $etcd_ms ms; the VIP is on $holder after $ms ms and serves after $served ms (bound: $(($2 - 2000)) ms + 2 s)"
+  echo "  h$1 dropped off the network ($3): etcd had a leader after $etcd_ms ms; the VIP is on $holder after $ms ms and serves after $serving ms (bound: $(($2 - 2000)) ms + 2 s)"
   ip -n "kha-h$1" link set eth0 up
 }
 # After a fault the cluster settles: the node that came back catches up.
 settle() { for i in 1 2 3; do wait_ready "h$i" https://127.0.0.1:6443; done; sleep 3; }
-etcd_lead "$(for i in 1 2 3; do [ "h$i" = "$next" ] || echo "$i"; done | head -n 1)"
+rest=$(others "${next#h}")
+etcd_lead "${rest%% *}"
 vip_drop_off "${next#h}" 11400 "it held the VIP only"
 settle
 r=$(cp_vip_wait "1 2 3")
