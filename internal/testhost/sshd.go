@@ -310,27 +310,46 @@ func childPIDs(pid int) []int {
 // Stop terminates sshd and every process of its mount namespace: the
 // per-connection children too (sshd gives each its own session, so they
 // are not in its process group), as if the host went away.
+//
+// The first process is stopped, not killed, until the rest are gone: alive,
+// it holds the namespace, whose number the kernel hands to the next
+// namespace made once the namespace is freed, and a process of that one
+// must not be taken for the server's.
 func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", s.pid))
-	syscall.Kill(-s.pid, syscall.SIGKILL)
-	<-s.exited //nolint:errcheck // killed: how it exited says nothing
-	s.cmd = nil
-	if err != nil {
-		return
+	select {
+	case <-s.exited:
+		// sshd died on its own: its PID may be another process's by now.
+	default:
+		_ = syscall.Kill(s.pid, syscall.SIGSTOP)
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", s.pid)); err == nil {
+			for killNamespace(ns, s.pid) > 0 {
+			}
+		}
+		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+		<-s.exited //nolint:errcheck // killed: how it exited says nothing
 	}
+	s.cmd = nil
+}
+
+// killNamespace kills every process of the mount namespace ns but keep,
+// and returns how many it found.
+func killNamespace(ns string, keep int) int {
+	found := 0
 	procs, _ := os.ReadDir("/proc")
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
+		if err != nil || pid == keep {
 			continue
 		}
 		if other, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && other == ns {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
+			found++
 		}
 	}
+	return found
 }
 
 // DropConnections kills the sshd processes that serve the server's
