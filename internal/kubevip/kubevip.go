@@ -141,6 +141,30 @@ func (s Spec) withDefaults() Spec {
 	return s
 }
 
+// LinkUnchecked says why the VIP cannot be looked for on the node's link,
+// or "" when it can: only an address in arp mode is announced there.
+func (s Spec) LinkUnchecked() string {
+	s = s.withDefaults()
+	switch _, err := netip.ParseAddr(s.Address); {
+	case s.Mode == BGP:
+		return "in bgp mode the VIP is routed to the nodes, not announced on their link"
+	case s.DDNS:
+		return "with ddns the VIP is leased by DHCP, not known before kube-vip asks for it"
+	case err != nil:
+		return "address is a DNS name, which kube-vip resolves"
+	}
+	return ""
+}
+
+// SplitCause says why two nodes may hold the VIP at once, and where to
+// look: kube-vip gives the VIP to its Lease's holder alone.
+func (s Spec) SplitCause() string {
+	s = s.withDefaults()
+	return fmt.Sprintf("kube-vip gives the VIP to the holder of the Lease %s alone: another holder is a node whose kube-vip "+
+		"kept the address after it lost the Lease (kube-vip#1418), or a host that is not kube-vip. See who holds the Lease "+
+		"(`kubectl -n kube-system get lease %s`), and restart kube-vip on the other nodes that hold the VIP.", s.LeaseName, s.LeaseName)
+}
+
 // Validate reports every problem of s, addressed to the resource's
 // attribute names.
 func (s Spec) Validate() problem.Problems {

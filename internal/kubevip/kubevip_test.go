@@ -218,3 +218,26 @@ func TestLeaseThroughTheNodesOwnAPIServer(t *testing.T) {
 		}
 	}
 }
+
+// Only an address in arp mode is announced on the nodes' link, where a
+// node can look for it.
+func TestLinkUnchecked(t *testing.T) {
+	for _, tc := range []struct {
+		spec Spec
+		want string // part of why, "" when it can be checked
+	}{
+		{Spec{Address: "10.0.0.100"}, ""},
+		{Spec{Address: "fd00::100", Mode: ARP}, ""},
+		{Spec{Address: "10.0.0.100", Mode: BGP}, "bgp mode"},
+		{Spec{Address: "10.0.0.100", DDNS: true}, "DHCP"},
+		{Spec{Address: "vip.example.com"}, "DNS name"},
+	} {
+		got := tc.spec.LinkUnchecked()
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.spec, got, tc.want)
+		}
+	}
+	if got := (Spec{LeaseName: "cp-lease"}).SplitCause(); !strings.Contains(got, "get lease cp-lease") {
+		t.Errorf("the split brain's cause does not name the Lease: %q", got)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -44,6 +43,7 @@ var (
 	_ HandingOver = (*keepalivedConfigModel)(nil)
 	_ HostReader  = (*keepalivedConfigModel)(nil)
 	_ HostWatcher = (*keepalivedConfigModel)(nil)
+	_ vipClaimer  = (*keepalivedConfigModel)(nil)
 )
 
 type keepalivedConfigModel struct {
@@ -67,12 +67,9 @@ type keepalivedConfigModel struct {
 	Rendered        types.String          `tfsdk:"rendered"`
 	Handover        types.Bool            `tfsdk:"handover"`
 	HandoverSHA256  types.String          `tfsdk:"handover_sha256"`
-	CheckVIP        types.Bool            `tfsdk:"check_vip"`
-	VIPHolders      types.List            `tfsdk:"vip_holders"`
+	vipWatch
 	// previousVIPs are held beside vip (renderServing).
 	previousVIPs []string
-	// vipSight is what the node saw of the VIP before an apply (readHost).
-	vipSight *vipcheck.Sight
 }
 
 type keepalivedNodeModel struct {
@@ -158,14 +155,9 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 				"a warning instead. Unlike kubespray, which claims the VIP unchecked, kha looks first: a duplicate address " +
 				"splits the clients between two hosts and shows only as intermittent failures. Set `false` where the VIP is " +
 				"routed to the nodes rather than on their link. Default `true`."},
-		"vip_holders": schema.ListAttribute{Computed: true, ElementType: types.StringType,
-			PlanModifiers: []planmodifier.List{vipHoldersPlan{}},
-			MarkdownDescription: "Who held `vip` at the last refresh, as this node saw it on its link (`check_vip`): the names " +
-				"of the nodes of `nodes` that hold it, and the MAC address of any other host that answers for it. Exactly one " +
-				"node is right. Two or more (a split brain: the nodes do not hear each other's VRRP adverts) or none is a " +
-				"warning naming the holders at every plan, and a change of this attribute to null, so the plan is not empty " +
-				"until a refresh after the apply finds one holder again. Null until a refresh looks, and when `check_vip` " +
-				"is `false`."},
+		"vip_holders": vipHoldersAttribute("Who held `vip` at the last refresh, as this node saw it on its link (`check_vip`): " +
+			"the names of the nodes of `nodes` that hold it, and the MAC address of any other host that answers for it. Two " +
+			"holders of the pair are a split brain: the nodes do not hear each other's VRRP adverts."),
 	}
 	resp.Schema = schema.Schema{
 		Version: 1,
@@ -226,10 +218,8 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
 		return rendered{}, diags
 	}
-	if m.vipSight != nil {
-		if appendProblems(&diags, m.vipCheck().Problems(*m.vipSight), false); diags.HasError() {
-			return rendered{}, diags
-		}
+	if appendProblems(&diags, m.vipWatch.problems(m.vipCheck()), false); diags.HasError() {
+		return rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
 	var files []remote.Item
@@ -244,95 +234,26 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 // vipCheck is the check of the VIP this node is about to claim.
 func (m *keepalivedConfigModel) vipCheck() vipcheck.Check {
 	c := vipcheck.Check{VIP: m.VIP.ValueString(), Interface: m.Interface.ValueString(), Self: m.Node.ValueString(),
-		Noun: "the nodes of `nodes`", VIPAttr: problem.Root("vip"), InterfaceAttr: problem.Root("interface")}
+		Noun: "the nodes of `nodes`", VIPAttr: problem.Root("vip"), InterfaceAttr: problem.Root("interface"),
+		SplitCause: "The holders do not hear each other: check that VRRP (IP protocol 112) passes between the nodes of " +
+			"`nodes`, and that another host does not claim the address."}
 	for _, n := range m.Nodes {
 		c.Nodes = append(c.Nodes, vipcheck.Node{Name: n.Name.ValueString(), IP: n.IP.ValueString()})
 	}
 	return c
 }
 
-// readHost asks the node, before an apply puts the configuration that
-// claims the VIP in place, who answers for the VIP (check_vip).
-func (m *keepalivedConfigModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
-	if destroying || !m.checksVIP() {
-		return nil
-	}
-	_, s, err := m.seeVIP(ctx, c)
-	if err != nil {
-		return err
-	}
-	m.vipSight = &s
-	return nil
-}
-
-// seeVIP asks the node what it sees of the VIP, and returns the check to
-// read it with.
-func (m *keepalivedConfigModel) seeVIP(ctx context.Context, c *remote.Client) (vipcheck.Check, vipcheck.Sight, error) {
-	check := m.vipCheck()
-	probed := check.Probed()
-	s, err := c.SeeVIP(ctx, probed[0], check.Interface, probed[1:])
-	return check, s, err
-}
-
 // checksVIP says whether the node is asked about the VIP: check_vip is not
 // false, and the configuration names the nodes (an import's state does
 // not until its first apply).
-func (m *keepalivedConfigModel) checksVIP() bool {
-	return m.Nodes != nil && (m.CheckVIP.IsNull() || m.CheckVIP.ValueBool())
+func (m *keepalivedConfigModel) checksVIP() bool { return m.Nodes != nil && m.checkOn() }
+
+func (m *keepalivedConfigModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
+	return readVIP(ctx, c, destroying, m)
 }
 
-// watchHost asks the node at every refresh who holds the VIP
-// (vip_holders), and warns unless one node of the pair does.
 func (m *keepalivedConfigModel) watchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
-	var diags diag.Diagnostics
-	m.VIPHolders = types.ListNull(types.StringType)
-	if !m.checksVIP() {
-		return diags
-	}
-	check, s, err := m.seeVIP(ctx, c)
-	if err != nil {
-		diags.AddAttributeWarning(path.Root("vip"), "VIP Not Checked: "+id, err.Error())
-		return diags
-	}
-	if s.Unprobed == "" {
-		var d diag.Diagnostics
-		m.VIPHolders, d = types.ListValueFrom(ctx, types.StringType, check.Holders(s))
-		diags.Append(d...)
-	}
-	for _, p := range check.HolderProblems(s) {
-		// The ID in the summary keeps Terraform from folding the nodes'
-		// warnings into one.
-		diags.AddAttributeWarning(attributePath(p.Path), p.Summary+": "+id, p.Detail)
-	}
-	return diags
-}
-
-// vipHoldersPlan plans vip_holders: what the last refresh saw while that
-// is one node of the pair, else null (a create, a VIP not checked, held
-// by none, by several or by another host), so that a VIP not held by
-// exactly one node is a change in the plan and the refresh after the
-// apply looks again.
-type vipHoldersPlan struct{}
-
-func (vipHoldersPlan) Description(context.Context) string {
-	return "keeps the holders while one node holds the VIP"
-}
-
-func (p vipHoldersPlan) MarkdownDescription(ctx context.Context) string { return p.Description(ctx) }
-
-func (vipHoldersPlan) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
-	resp.PlanValue = types.ListNull(types.StringType)
-	var holders []string
-	var nodes []keepalivedNodeModel
-	if len(req.StateValue.Elements()) != 1 || req.StateValue.ElementsAs(ctx, &holders, false).HasError() ||
-		req.Plan.GetAttribute(ctx, path.Root("nodes"), &nodes).HasError() {
-		return
-	}
-	for _, n := range nodes {
-		if n.Name.ValueString() == holders[0] {
-			resp.PlanValue = req.StateValue
-		}
-	}
+	return watchVIP(ctx, c, id, m)
 }
 
 func (m *keepalivedConfigModel) handoverOn() bool                 { return m.Handover.ValueBool() }

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -179,15 +178,10 @@ resource "kha_handover" "lb1" {
 // refused at `interface` and leaves the previous configuration, and
 // check_vip = false skips the check.
 func TestAccKeepalivedConfig_checksTheVIP(t *testing.T) {
-	host := testhost.NewNetHost(t)
-	s := testhost.Start(t, testhost.Options{NetNS: host.NS, ListenAddress: host.Addr})
-	seg := testhost.NewSegment(t)
-	self := seg.Join(t, host.NS)
-	peerNS, peer := seg.NewMember(t)
-	strangerNS, _ := seg.NewMember(t)
-	vip := seg.Prefix() + "100"
+	check := newVIPCheckTest(t)
+	s, vip := check.sshd, check.vip
 	cfg := filepath.Join(t.TempDir(), "keepalived.conf")
-	config := func(vip string, check bool) string {
+	config := func(vip string, checked bool) string {
 		return fmt.Sprintf(`
 provider "kha" {
   default_ssh = { private_key = %q }
@@ -202,7 +196,7 @@ resource "kha_keepalived_config" "lb1" {
   reload_command    = ""
   check_vip         = %t
   ssh               = { host = %q, port = %d, host_key = %q }
-}`, s.ClientKey.PEM, self, peer, vip, testhost.SegmentInterface, cfg, check, s.Host, s.Port, s.HostKey.Public())
+}`, s.ClientKey.PEM, check.selfIP, check.otherIP, vip, testhost.SegmentInterface, cfg, checked, s.Host, s.Port, s.HostKey.Public())
 	}
 	holds := func(want string) resource.TestCheckFunc {
 		return func(*terraform.State) error {
@@ -213,75 +207,25 @@ resource "kha_keepalived_config" "lb1" {
 			return nil
 		}
 	}
-	holders := func(want ...string) statecheck.StateCheck {
-		if len(want) == 0 {
-			return statecheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("vip_holders"), knownvalue.Null())
-		}
-		var values []knownvalue.Check
-		for _, w := range want {
-			values = append(values, knownvalue.StringExact(w))
-		}
-		return statecheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("vip_holders"), knownvalue.ListExact(values))
-	}
 	recorder := &planRecorder{}
-	var doubled time.Time
+	check.node, check.other, check.address, check.vipAttr, check.path = "lb1", "lb2", "kha_keepalived_config.lb1", "vip", cfg
+	check.config = config(vip, true)
+	steps := check.steps(t, recorder, "check that VRRP (IP protocol 112) passes")
+	steps[1].Check = holds(vip)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),
-		Steps: []resource.TestStep{
-			{
-				PreConfig: func() { seg.Hold(t, strangerNS, vip) },
+		Steps: append(steps,
+			resource.TestStep{
+				PreConfig: func() { check.seg.Release(t, check.selfNS, vip) },
 				Config:    config(vip, true),
-				ExpectError: regexp.MustCompile(`(?s)VIP Already in Use.*on lb1,\s+` + regexp.QuoteMeta(vip) +
-					`\s+is\s+answered\s+by\s+([0-9a-f]{2}:){5}[0-9a-f]{2},\s+which\s+is\s+none\s+of\s+the\s+nodes\s+of\s+` + "`nodes`" + `\s+\(lb2\s+is`),
+				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("kha_keepalived_config.lb1",
+					tfjsonpath.New("vip_holders"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("lb2")}))},
 			},
-			{
-				PreConfig: func() {
-					if _, err := os.Stat(cfg); !os.IsNotExist(err) {
-						t.Errorf("the refused apply wrote %s: %v", cfg, err)
-					}
-					seg.Release(t, strangerNS, vip)
-					seg.Hold(t, peerNS, vip) // the pair runs already
-				},
-				Config:            config(vip, true),
-				Check:             holds(vip),
-				ConfigStateChecks: []statecheck.StateCheck{holders()}, // until a refresh looks
-			},
-			{
-				RefreshState: true,
-				Check: resource.ComposeTestCheckFunc(resource.TestCheckResourceAttr("kha_keepalived_config.lb1", "vip_holders.#", "1"),
-					resource.TestCheckResourceAttr("kha_keepalived_config.lb1", "vip_holders.0", "lb2")),
-			},
-			{
-				// A second holder (split brain): the next plan says so and
-				// plans vip_holders anew; so does the plan after the apply,
-				// while both hold it.
-				PreConfig: func() {
-					recorder.reset()
-					seg.Hold(t, host.NS, vip)
-					doubled = time.Now()
-				},
-				Config: config(vip, true),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					planCheckFunc(func() error {
-						t.Logf("the plan reported the double holder %d ms after it began", time.Since(doubled).Milliseconds())
-						return nil
-					}),
-					expectWarnings(recorder, map[string][]string{"vip": {"VIP Held by More Than One Host", "is held by lb1 and lb2"}}),
-					plancheck.ExpectResourceAction("kha_keepalived_config.lb1", plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue("kha_keepalived_config.lb1", tfjsonpath.New("vip_holders"), knownvalue.Null()),
-				}},
-				ExpectNonEmptyPlan: true,
-			},
-			{
-				PreConfig:         func() { seg.Release(t, host.NS, vip) },
-				Config:            config(vip, true),
-				ConfigStateChecks: []statecheck.StateCheck{holders("lb2")},
-			},
-			{
+			resource.TestStep{
 				Config:      config("10.81.0.100", true),
 				ExpectError: regexp.MustCompile(`(?s)VIP Not On-Link.*interface:\s+on\s+lb1,\s+10\.81\.0\.100:\s+` + "`ip\\s+route\\s+get`" + `\s+says`),
 			},
-			{
+			resource.TestStep{
 				// The refused change left the previous configuration.
 				PreConfig: func() {
 					if err := holds(vip)(nil); err != nil {
@@ -291,6 +235,6 @@ resource "kha_keepalived_config" "lb1" {
 				Config: config("10.81.0.100", false),
 				Check:  holds("10.81.0.100"),
 			},
-		},
+		),
 	})
 }

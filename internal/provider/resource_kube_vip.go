@@ -21,6 +21,7 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/kubevip"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
+	"github.com/kha/terraform-provider-kha/internal/vipcheck"
 )
 
 var (
@@ -39,6 +40,13 @@ func NewKubeVIPResource() resource.Resource {
 type kubeVIPResource struct {
 	hostResource[kubeVIPModel, *kubeVIPModel]
 }
+
+// The lifecycle's optional hooks the model implements (host_hooks.go).
+var (
+	_ HostReader  = (*kubeVIPModel)(nil)
+	_ HostWatcher = (*kubeVIPModel)(nil)
+	_ vipClaimer  = (*kubeVIPModel)(nil)
+)
 
 // superAdminConf is kubeadm's (1.29+) kubeconfig with system:masters
 // rights, the only one that works before `kubeadm init` has bound
@@ -65,6 +73,13 @@ type kubeVIPModel struct {
 	LocalAPIServer  types.String         `tfsdk:"local_apiserver_address"`
 	ManifestPath    types.String         `tfsdk:"manifest_path"`
 	Rendered        types.String         `tfsdk:"rendered"`
+	Nodes           []kubeVIPNodeModel   `tfsdk:"nodes"`
+	vipWatch
+}
+
+type kubeVIPNodeModel struct {
+	Name types.String `tfsdk:"name"`
+	IP   types.String `tfsdk:"ip"`
 }
 
 type leaderElectionModel struct {
@@ -194,6 +209,30 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			Validators:          []validator.String{managedPathValidator()},
 			MarkdownDescription: "Static pod manifest path (kubespray's). Default `/etc/kubernetes/manifests/kube-vip.yml`."},
 		"rendered": schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest, known at plan time."},
+		"nodes": schema.ListNestedAttribute{Optional: true, Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+			MarkdownDescription: "Every control-plane node that runs kube-vip for this VIP, this one included: `check_vip` tells " +
+				"their answers for the VIP from another host's. E.g. `[for n in kha_cluster_endpoints.cluster.control_plane_nodes " +
+				": { name = n.name, ip = n.ip }]`. Unset: the VIP is not checked.",
+			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+				"name": schema.StringAttribute{Required: true, MarkdownDescription: "The node's `node_name`."},
+				"ip": schema.StringAttribute{Required: true,
+					MarkdownDescription: "The node's address on the VIP's link, of the VIP's family."},
+			}},
+		},
+		"check_vip": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Before an apply puts the manifest in place, ask the node what it sees of `address`: the VIP must " +
+				"be on-link for `interface` (`ip route get`; with `interface` unset, for the default route's interface, which " +
+				"kube-vip takes), and nobody but the nodes of `nodes` may answer for it (ARP through `arping` for IPv4, the " +
+				"kernel's neighbour discovery through `ping` for IPv6). A VIP that another host already holds, or that lies " +
+				"behind a router or on another interface, stops the apply before anything changes on the node, with the " +
+				"answering MAC address in the error: kube-vip would otherwise start on a fresh `kubeadm init` and never bring the " +
+				"VIP up, or share it with the other host. A node without `arping` gets a warning instead. Unlike kubespray, which " +
+				"starts kube-vip unchecked, kha looks first. Checked in `arp` mode with an IP `address` and `nodes` set; " +
+				"`true` elsewhere is an error. Default `true` where it can check."},
+		"vip_holders": vipHoldersAttribute("Who held `address` at the last refresh, as this node saw it on its link " +
+			"(`check_vip`): the names of the nodes of `nodes` that hold it, and the MAC address of any other host that " +
+			"answers for it. kube-vip gives it to its Lease's holder alone, so two holders mean a kube-vip that kept the " +
+			"address after it lost the Lease (kube-vip#1418)."),
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Holds the control-plane VIP with [kube-vip](https://kube-vip.io) as a kubelet static pod on a " +
@@ -274,13 +313,61 @@ func nodeName(v types.String) string {
 }
 
 func (r *kubeVIPResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	validateConfig(ctx, req, resp, func(m *kubeVIPModel) problem.Problems { return m.spec().Validate() })
+	validateConfig(ctx, req, resp, func(m *kubeVIPModel) problem.Problems { return m.problems() })
+}
+
+// problems are the manifest's and the VIP check's.
+func (m *kubeVIPModel) problems() problem.Problems {
+	s := m.spec()
+	ps := s.Validate()
+	why := s.LinkUnchecked()
+	switch {
+	case !m.CheckVIP.ValueBool():
+	case why != "":
+		ps.Errorf(problem.Root("check_vip"), "VIP Cannot Be Checked", "check_vip is true, but %s. Remove check_vip.", why)
+	case m.Nodes == nil:
+		ps.Errorf(problem.Root("check_vip"), "VIP Cannot Be Checked",
+			"check_vip is true, but nodes is unset: the check tells the nodes' answers for the VIP from another host's. Set "+
+				"nodes to every control-plane node that runs kube-vip for this VIP.")
+	}
+	if m.Nodes != nil {
+		ps = append(ps, m.vipCheck().Validate()...)
+	}
+	return ps
+}
+
+// vipCheck is the check of the VIP this node's kube-vip is about to claim.
+func (m *kubeVIPModel) vipCheck() vipcheck.Check {
+	s := m.spec()
+	c := vipcheck.Check{VIP: s.Address, Interface: s.Interface, Self: s.NodeName, Noun: "the nodes of `nodes`",
+		SplitCause: s.SplitCause(), VIPAttr: problem.Root("address"), InterfaceAttr: problem.Root("interface"),
+		NodesAttr: problem.Root("nodes")}
+	for _, n := range m.Nodes {
+		c.Nodes = append(c.Nodes, vipcheck.Node{Name: n.Name.ValueString(), IP: n.IP.ValueString()})
+	}
+	return c
+}
+
+// checksVIP says whether the node is asked about the VIP: nodes is set,
+// check_vip is not false, and the VIP is an address kube-vip announces on
+// the link (arp mode).
+func (m *kubeVIPModel) checksVIP() bool {
+	return m.Nodes != nil && m.checkOn() && m.spec().LinkUnchecked() == ""
+}
+
+func (m *kubeVIPModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
+	return readVIP(ctx, c, destroying, m)
+}
+
+func (m *kubeVIPModel) watchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
+	return watchVIP(ctx, c, id, m)
 }
 
 // ImportState takes host:port:<manifest_path>.
 func (r *kubeVIPResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	r.importRendered(ctx, req, resp, "10.0.0.11:22:/etc/kubernetes/manifests/kube-vip.yml", false, "", func(m *kubeVIPModel, p, _ string) {
 		m.ManifestPath = types.StringValue(p)
+		m.VIPHolders = types.ListNull(types.StringType) // until a refresh with the configuration looks
 	})
 }
 
@@ -289,12 +376,14 @@ func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics)
 	if config == nil && m.NodeName.IsNull() { // imported: the manifest found, until the first apply
 		return importedFile(&m.hostFields, m.ManifestPath.ValueString(), "", staticPodManifestMode), diags
 	}
-	s := m.spec()
-	if ps := s.Validate(); ps.HasErrors() {
+	if ps := m.problems(); ps.HasErrors() {
 		appendProblems(&diags, ps, true)
 		return rendered{}, diags
 	}
-	text, err := kubevip.Render(s)
+	if appendProblems(&diags, m.vipWatch.problems(m.vipCheck()), false); diags.HasError() {
+		return rendered{}, diags
+	}
+	text, err := kubevip.Render(m.spec())
 	if err != nil {
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
 		return rendered{}, diags

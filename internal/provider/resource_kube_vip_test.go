@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -51,6 +52,10 @@ func TestKubeVIP_diagnostics(t *testing.T) {
 		"bootstrap_with_kubeconfig_path": `(?s)Invalid Attribute Combination.*kubeconfig_path`,
 		"lease_timings":                  `(?s)Inconsistent lease timings.*retry_period < renew_deadline < lease_duration`,
 		"lease_through_the_vip":          `(?s)Lease through the VIP.*local_apiserver_address is the VIP 10\.0\.0\.100`,
+		"check_vip_in_bgp_mode":          `(?s)VIP Cannot Be Checked.*check_vip: check_vip is true, but in bgp mode the VIP is routed`,
+		"check_vip_without_nodes":        `(?s)VIP Cannot Be Checked.*check_vip: check_vip is true, but nodes is unset`,
+		"node_not_listed":                `(?s)Node Not Listed.*nodes: "cp1" is not in the list`,
+		"node_of_another_family":         `(?s)Node Address of Another Family.*nodes\[0\]\.ip: fd00::11 is not of 10\.0\.0\.100's family`,
 	}, nil)
 }
 
@@ -214,4 +219,47 @@ type planCheckFunc func() error
 
 func (f planCheckFunc) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
 	resp.Error = f()
+}
+
+// TestAccKubeVIP_checksTheVIP: a node on a layer-2 segment beside another
+// control-plane node and a stranger, interface unset (kube-vip takes the
+// default route's): a VIP the stranger holds is refused before the
+// manifest is written; one the other node holds (a running control plane)
+// is fine and shows in vip_holders; a second holder is reported by the
+// next plan with where to look (the Lease), and plans vip_holders anew;
+// one off the default route's link is refused at `interface`.
+func TestAccKubeVIP_checksTheVIP(t *testing.T) {
+	check := newVIPCheckTest(t)
+	s, vip := check.sshd, check.vip
+	if out, err := exec.Command("ip", "-n", check.selfNS, "route", "add", "default", "via", check.otherIP, "dev", testhost.SegmentInterface).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	manifest := filepath.Join(t.TempDir(), "kube-vip.yml")
+	config := func(vip string) string {
+		return fmt.Sprintf(`
+provider "kha" {
+  default_ssh = { private_key = %q }
+}
+resource "kha_kube_vip" "cp1" {
+  node_name     = "cp1"
+  address       = %q
+  nodes         = [{ name = "cp1", ip = %q }, { name = "cp2", ip = %q }]
+  manifest_path = %q
+  ssh           = { host = %q, port = %d, host_key = %q }
+}`, s.ClientKey.PEM, vip, check.selfIP, check.otherIP, manifest, s.Host, s.Port, s.HostKey.Public())
+	}
+	recorder := &planRecorder{}
+	check.node, check.other, check.address, check.vipAttr, check.path = "cp1", "cp2", "kha_kube_vip.cp1", "address", manifest
+	check.config = config(vip)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: recorder.factories(),
+		Steps: append(check.steps(t, recorder, "kubectl -n kube-system get lease plndr-cp-lock"),
+			resource.TestStep{
+				PreConfig: func() { check.seg.Release(t, check.selfNS, vip) },
+				Config:    config("10.81.0.100"),
+				ExpectError: regexp.MustCompile(`(?s)VIP Not On-Link.*interface:\s+on\s+cp1,\s+10\.81\.0\.100:.*it\s+goes\s+through\s+a\s+router.*` +
+					testhost.SegmentInterface + `\s+\(the\s+default\s+route's,\s+taken\s+while\s+interface\s+is\s+unset\)`),
+			},
+		),
+	})
 }

@@ -163,10 +163,11 @@ const (
 	// when not.
 	wordUnchanged = "unchanged"
 	// vipScript: what the host sees of a VIP, a line each.
-	wordRoute    = "route"    // followed by `ip route get`'s first line
-	wordLocal    = "local"    // followed by 1 when the interface has the VIP, else 0
-	wordAnswer   = "answer"   // followed by the address asked about and a line of the probe's output
-	wordUnprobed = "unprobed" // followed by why nobody could be asked
+	wordRoute     = "route"     // followed by `ip route get`'s first line
+	wordInterface = "interface" // followed by the interface asked on ("" for none)
+	wordLocal     = "local"     // followed by 1 when the interface has the VIP, else 0
+	wordAnswer    = "answer"    // followed by the address asked about and a line of the probe's output
+	wordUnprobed  = "unprobed"  // followed by why nobody could be asked
 )
 
 var protocolWords = map[string]string{
@@ -184,6 +185,7 @@ var protocolWords = map[string]string{
 	"WORD_CREATED":   wordCreated,
 	"WORD_UNCHANGED": wordUnchanged,
 	"WORD_ROUTE":     wordRoute,
+	"WORD_INTERFACE": wordInterface,
 	"WORD_LOCAL":     wordLocal,
 	"WORD_ANSWER":    wordAnswer,
 	"WORD_UNPROBED":  wordUnprobed,

@@ -12,8 +12,9 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/vipcheck"
 )
 
-// vipScript says what the host sees of a VIP on an interface: the first
-// line of `ip route get`, whether the interface has the VIP, and every
+// vipScript says what the host sees of a VIP on an interface (the default
+// route's when none is given): the first line of `ip route get`, the
+// interface, whether the interface has the VIP, and every
 // link-layer address that answers for the VIP and for each other address
 // (ARP through arping for IPv4; NDP, the kernel's, for IPv6). It changes
 // nothing but the host's neighbour entries of the addresses it asks
@@ -26,12 +27,13 @@ var vipBody string
 // vipArgs are vipScript's parameters.
 type vipArgs struct {
 	VIP       string `sh:"vip"`
-	Interface string `sh:"iface"`
+	Interface string `sh:"iface"`  // "" for the default route's
 	Others    string `sh:"others"` // addresses, space-separated
 }
 
-// SeeVIP asks the host what it sees of vip on iface, and who answers for
-// vip and for each of others (the other nodes that may hold it).
+// SeeVIP asks the host what it sees of vip on iface (the default route's
+// interface when iface is ""), and who answers for vip and for each of
+// others (the other nodes that may hold it).
 func (c *Client) SeeVIP(ctx context.Context, vip, iface string, others []string) (vipcheck.Sight, error) {
 	c.log(ctx, LevelDebug, "looking for the VIP's holders", map[string]any{"vip": vip, "interface": iface})
 	stdout, stderr, exit, err := c.script(ctx, vipScript.with(vipArgs{VIP: vip, Interface: iface, Others: strings.Join(others, " ")}), nil)
@@ -59,6 +61,8 @@ func parseVIPSight(out string) vipcheck.Sight {
 		switch word {
 		case wordRoute:
 			s.Route = rest
+		case wordInterface:
+			s.Interface, _, _ = strings.Cut(rest, " ")
 		case wordLocal:
 			s.Local = rest == "1"
 		case wordUnprobed:

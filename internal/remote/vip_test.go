@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -29,8 +30,8 @@ func TestSeeVIP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Unprobed != "" {
-			t.Fatalf("not probed: %s", s.Unprobed)
+		if s.Unprobed != "" || s.Interface != testhost.SegmentInterface {
+			t.Fatalf("not probed on %s: %s (interface %q)", testhost.SegmentInterface, s.Unprobed, s.Interface)
 		}
 		return s.Route, s.Local, s.Answers[vip], s.Answers[peer]
 	}
@@ -62,6 +63,19 @@ func TestSeeVIP(t *testing.T) {
 		t.Errorf("an address off the segment: route %q, local %v", route, local)
 	}
 
+	// No interface given: the default route's, once there is one.
+	if s, err := c.SeeVIP(context.Background(), vip, "", []string{peer}); err != nil || s.Interface != "" || s.Unprobed == "" {
+		t.Errorf("no interface and no default route: interface %q, unprobed %q, %v", s.Interface, s.Unprobed, err)
+	}
+	if out, err := exec.Command("ip", "-n", host.NS, "route", "add", "default", "via", peer, "dev", testhost.SegmentInterface).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if s, err := c.SeeVIP(context.Background(), vip, "", []string{peer}); err != nil || s.Interface != testhost.SegmentInterface ||
+		s.Unprobed != "" || len(s.Answers[peer]) != 1 {
+		t.Errorf("no interface, the default route on %s: interface %q, unprobed %q, answers %v, %v", testhost.SegmentInterface,
+			s.Interface, s.Unprobed, s.Answers, err)
+	}
+
 	vip6 := seg.Prefix6() + "100"
 	peer = seg.Prefix6() + strings.TrimPrefix(peer4, seg.Prefix())
 	route, local, vipAnswers, peerAnswers = see(vip6)
@@ -76,6 +90,7 @@ func TestSeeVIP(t *testing.T) {
 
 func TestParseVIPSight(t *testing.T) {
 	out := "route 10.0.0.100 dev eth0 src 10.0.0.1 uid 0\n" +
+		"interface eth0\n" +
 		"local 0\n" +
 		"answer 10.0.0.100 AA:BB:CC:DD:EE:01\n" + // Habets' arping -r
 		"answer 10.0.0.100 Unicast reply from 10.0.0.100 [aa:bb:cc:dd:ee:02]  0.613ms\n" + // iputils' arping
@@ -86,8 +101,8 @@ func TestParseVIPSight(t *testing.T) {
 		"answer 10.0.0.2 Sent 2 probes (1 broadcast(s))\n" +
 		"something else\n"
 	s := parseVIPSight(out)
-	if s.Route != "10.0.0.100 dev eth0 src 10.0.0.1 uid 0" || s.Local || s.Unprobed != "" {
-		t.Errorf("route %q, local %v, unprobed %q", s.Route, s.Local, s.Unprobed)
+	if s.Route != "10.0.0.100 dev eth0 src 10.0.0.1 uid 0" || s.Interface != "eth0" || s.Local || s.Unprobed != "" {
+		t.Errorf("route %q, interface %q, local %v, unprobed %q", s.Route, s.Interface, s.Local, s.Unprobed)
 	}
 	want := map[string][]string{"10.0.0.100": {"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02"}, "fd00::2": {"aa:bb:cc:dd:ee:03"}}
 	if len(s.Answers) != len(want) {

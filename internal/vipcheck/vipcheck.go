@@ -17,7 +17,10 @@ import (
 // Sight is what one node saw of a VIP.
 type Sight struct {
 	Route string // `ip route get <vip>`'s first line
-	Local bool   // the node holds the VIP itself
+	// Interface is the interface the node looked on: the Check's, or, where
+	// that is unset, the default route's ("" when there is none).
+	Interface string
+	Local     bool // the interface has the VIP
 	// Answers are, per address probed (the VIP and each other node's
 	// address, in canonical form), the link-layer addresses that answered
 	// for it, lowercase.
@@ -33,26 +36,66 @@ type Node struct{ Name, IP string }
 
 // Check is a claim about to be made: Self is the node it is made on.
 type Check struct {
-	VIP       string
+	VIP string
+	// Interface carries the VIP; "" leaves it to the holder, which takes
+	// the default route's interface (as kube-vip does).
 	Interface string
 	Self      string
 	Nodes     []Node
 	// Noun names what holds the VIP in messages, e.g. "the pair's nodes".
 	Noun string
-	// VIPAttr and InterfaceAttr are where the findings point.
-	VIPAttr, InterfaceAttr problem.Path
+	// SplitCause says, in a sentence, why two nodes may both hold the VIP
+	// and where to look.
+	SplitCause string
+	// VIPAttr, InterfaceAttr and NodesAttr are where the findings point.
+	VIPAttr, InterfaceAttr, NodesAttr problem.Path
+}
+
+// Validate checks the nodes: Self among them, each name once, and each
+// address one of the VIP's family, which is asked about on the VIP's link.
+func (c Check) Validate() problem.Problems {
+	var ps problem.Problems
+	vip, vipErr := netip.ParseAddr(c.VIP)
+	seen := map[string]bool{}
+	for i, n := range c.Nodes {
+		at := c.NodesAttr.Index(i)
+		if seen[n.Name] {
+			ps = append(ps, problem.Problem{Severity: problem.Error, Path: at.At("name"), Summary: "Node Listed Twice",
+				Detail: fmt.Sprintf("%q is in the list twice; list each node once.", n.Name)})
+		}
+		seen[n.Name] = true
+		switch a, err := netip.ParseAddr(n.IP); {
+		case err != nil:
+			ps = append(ps, problem.Problem{Severity: problem.Error, Path: at.At("ip"), Summary: "Invalid Node Address",
+				Detail: fmt.Sprintf("%q is not an IP address: give %s's address on the VIP's link.", n.IP, n.Name)})
+		case vipErr == nil && a.Is4() != vip.Is4():
+			ps = append(ps, problem.Problem{Severity: problem.Error, Path: at.At("ip"), Summary: "Node Address of Another Family",
+				Detail: fmt.Sprintf("%s is not of %s's family: the nodes are asked about on the VIP's link (ARP for IPv4, NDP for "+
+					"IPv6), so give %s's address of the VIP's family.", n.IP, c.VIP, n.Name)})
+		}
+	}
+	if len(c.Nodes) > 0 && !seen[c.Self] {
+		ps = append(ps, problem.Problem{Severity: problem.Error, Path: c.NodesAttr, Summary: "Node Not Listed",
+			Detail: fmt.Sprintf("%q is not in the list: it holds the VIP too, so list every node that may, this one included.", c.Self)})
+	}
+	return ps
 }
 
 // Problems are what stops the claim (errors) and what could not be
 // checked (warnings).
 func (c Check) Problems(s Sight) problem.Problems {
 	var ps problem.Problems
-	if !s.Local {
-		if why := c.offLink(s.Route); why != "" {
+	switch {
+	case s.Interface == "":
+		ps = append(ps, problem.Problem{Severity: problem.Error, Path: c.InterfaceAttr, Summary: "No Interface for the VIP",
+			Detail: fmt.Sprintf("%s has no default route, whose interface would carry %s while interface is unset. Set "+
+				"interface to the one whose subnet %s lies in.", c.Self, c.VIP, c.VIP)})
+	case !s.Local:
+		if why := c.offLink(s); why != "" {
 			ps = append(ps, problem.Problem{Severity: problem.Error, Path: c.InterfaceAttr, Summary: "VIP Not On-Link",
 				Detail: fmt.Sprintf("on %s, %s: %s. A VIP is announced by ARP (NDP for IPv6) on %s, so it must lie in a subnet "+
-					"%s already has an address in; pick an address there, or the interface that has that subnet.",
-					c.Self, c.VIP, why, c.Interface, c.Interface)})
+					"%s already has an address in; pick an address there, or %s.",
+					c.Self, c.VIP, why, c.interfaceName(s), s.Interface, c.interfaceFix())})
 		}
 	}
 	if s.Unprobed != "" {
@@ -75,9 +118,27 @@ func (c Check) unprobed(s Sight) problem.Problem {
 			"iputils-arping) for the check.", c.Self, s.Unprobed, c.VIP)}
 }
 
-// offLink says why route does not reach the VIP directly over the
-// interface, or "" when it does.
-func (c Check) offLink(route string) string {
+// interfaceName names the interface that carries the VIP, for a message.
+func (c Check) interfaceName(s Sight) string {
+	if c.Interface == "" {
+		return s.Interface + " (the default route's, taken while interface is unset)"
+	}
+	return s.Interface
+}
+
+// interfaceFix is how to carry the VIP on the interface that has its
+// subnet, for a message.
+func (c Check) interfaceFix() string {
+	if c.Interface == "" {
+		return "set interface to the one that has that subnet"
+	}
+	return "the interface that has that subnet"
+}
+
+// offLink says why the Sight's route does not reach the VIP directly over
+// its interface, or "" when it does.
+func (c Check) offLink(s Sight) string {
+	route := s.Route
 	fields := strings.Fields(route)
 	dev := ""
 	for i, f := range fields {
@@ -91,8 +152,8 @@ func (c Check) offLink(route string) string {
 	switch {
 	case dev == "":
 		return fmt.Sprintf("`ip route get` says %q: no route", route)
-	case dev != c.Interface:
-		return fmt.Sprintf("`ip route get` says %q: it is on-link for %s, not %s", route, dev, c.Interface)
+	case dev != s.Interface:
+		return fmt.Sprintf("`ip route get` says %q: it is on-link for %s, not %s", route, dev, s.Interface)
 	}
 	return ""
 }
@@ -194,7 +255,6 @@ func (c Check) HolderProblems(s Sight) problem.Problems {
 				"service that holds it running on %s, and do its health checks pass?", c.Self, c.VIP, c.Self, c.Noun)}}
 	}
 	return problem.Problems{{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Held by More Than One Host",
-		Detail: fmt.Sprintf("on %s, %s is held by %s: its clients reach any of them (split brain). The holders do not hear "+
-			"each other: check that VRRP (IP protocol 112) passes between %s, and that another host does not claim the "+
-			"address.", c.Self, c.VIP, strings.Join(holders, " and "), c.Noun)}}
+		Detail: fmt.Sprintf("on %s, %s is held by %s: its clients reach any of them (split brain). %s",
+			c.Self, c.VIP, strings.Join(holders, " and "), c.SplitCause)}}
 }

@@ -22,26 +22,31 @@ func TestProblems(t *testing.T) {
 		sight Sight
 		want  []string // "E summary: part of the detail" or "W ..."
 	}{
-		{"free", Sight{Route: onLink, Answers: lb2}, nil},
-		{"held by the other node", Sight{Route: onLink, Answers: with("02:00:00:00:00:02")}, nil},
-		{"held here", Sight{Route: "local 10.0.0.100 dev lo table local src 10.0.0.100", Local: true, Answers: lb2}, nil},
-		{"held by a stranger", Sight{Route: onLink, Answers: with("02:00:00:00:00:99")},
+		{"free", Sight{Interface: "eth0", Route: onLink, Answers: lb2}, nil},
+		{"held by the other node", Sight{Interface: "eth0", Route: onLink, Answers: with("02:00:00:00:00:02")}, nil},
+		{"held here", Sight{Interface: "eth0", Route: "local 10.0.0.100 dev lo table local src 10.0.0.100", Local: true, Answers: lb2}, nil},
+		{"held by a stranger", Sight{Interface: "eth0", Route: onLink, Answers: with("02:00:00:00:00:99")},
 			[]string{"E VIP Already in Use: on lb1, 10.0.0.100 is answered by 02:00:00:00:00:99, which is none of the pair's nodes (lb2 is 02:00:00:00:00:02)"}},
-		{"held by the other node and a stranger", Sight{Route: onLink, Answers: with("02:00:00:00:00:02", "02:00:00:00:00:99")},
+		{"held by the other node and a stranger", Sight{Interface: "eth0", Route: onLink, Answers: with("02:00:00:00:00:02", "02:00:00:00:00:99")},
 			[]string{"E VIP Already in Use: answered by 02:00:00:00:00:99,"}},
-		{"a stranger, the other node silent", Sight{Route: onLink, Answers: map[string][]string{"10.0.0.100": {"02:00:00:00:00:99"}}},
+		{"a stranger, the other node silent", Sight{Interface: "eth0", Route: onLink, Answers: map[string][]string{"10.0.0.100": {"02:00:00:00:00:99"}}},
 			[]string{"E VIP Already in Use: (lb2 (10.0.0.2) did not answer)"}},
-		{"through a router", Sight{Route: "10.0.0.100 via 10.0.0.254 dev eth0 src 10.0.0.1", Answers: lb2},
+		{"through a router", Sight{Interface: "eth0", Route: "10.0.0.100 via 10.0.0.254 dev eth0 src 10.0.0.1", Answers: lb2},
 			[]string{"E VIP Not On-Link: it goes through a router"}},
-		{"on another interface", Sight{Route: "10.0.0.100 dev eth1 src 10.0.1.1", Answers: lb2},
+		{"on another interface", Sight{Interface: "eth0", Route: "10.0.0.100 dev eth1 src 10.0.1.1", Answers: lb2},
 			[]string{"E VIP Not On-Link: it is on-link for eth1, not eth0"}},
-		{"no route", Sight{Route: "RTNETLINK answers: Network is unreachable"}, []string{"E VIP Not On-Link: no route"}},
-		{"unprobed", Sight{Route: onLink, Unprobed: "arping is not installed"},
+		{"no route", Sight{Interface: "eth0", Route: "RTNETLINK answers: Network is unreachable"}, []string{"E VIP Not On-Link: no route"}},
+		{"unprobed", Sight{Interface: "eth0", Route: onLink, Unprobed: "arping is not installed"},
 			[]string{"W VIP Not Checked for Other Holders: on lb1: arping is not installed"}},
-		{"unprobed and off-link", Sight{Route: "10.0.0.100 via 10.0.0.254 dev eth0", Unprobed: "arping is not installed"},
+		{"unprobed and off-link", Sight{Interface: "eth0", Route: "10.0.0.100 via 10.0.0.254 dev eth0", Unprobed: "arping is not installed"},
 			[]string{"E VIP Not On-Link", "W VIP Not Checked"}},
+		{"no default route, interface unset", Sight{Route: onLink, Answers: lb2}, []string{"E No Interface for the VIP: lb1 has no default route"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			check := check
+			if strings.HasSuffix(tc.name, "interface unset") {
+				check.Interface = ""
+			}
 			ps := check.Problems(tc.sight)
 			var got []string
 			for _, p := range ps {
@@ -59,12 +64,60 @@ func TestProblems(t *testing.T) {
 			}
 			for _, p := range ps {
 				want := problem.Root("vip")
-				if p.Summary == "VIP Not On-Link" {
+				if p.Summary == "VIP Not On-Link" || p.Summary == "No Interface for the VIP" {
 					want = problem.Root("interface")
 				}
 				if !slices.Equal(p.Path, want) {
 					t.Errorf("%s at %v, want %v", p.Summary, p.Path, want)
 				}
+			}
+		})
+	}
+}
+
+// With interface unset, the VIP goes on the default route's interface,
+// which the node names in its Sight.
+func TestProblemsOnTheDefaultRoutesInterface(t *testing.T) {
+	check := Check{VIP: "10.0.1.100", Self: "cp1", Noun: "the nodes", Nodes: []Node{{Name: "cp1", IP: "10.0.1.1"}},
+		VIPAttr: problem.Root("address"), InterfaceAttr: problem.Root("interface")}
+	if ps := check.Problems(Sight{Route: "10.0.1.100 dev eth1 src 10.0.1.1", Interface: "eth1"}); len(ps) != 0 {
+		t.Errorf("on-link for the default route's interface: %v", ps)
+	}
+	ps := check.Problems(Sight{Route: "10.0.1.100 dev eth1 src 10.0.1.1", Interface: "eth0"})
+	if len(ps) != 1 || ps[0].Summary != "VIP Not On-Link" ||
+		!strings.Contains(ps[0].Detail, "on-link for eth1, not eth0") ||
+		!strings.Contains(ps[0].Detail, "on eth0 (the default route's, taken while interface is unset)") ||
+		!strings.Contains(ps[0].Detail, "set interface to the one that has that subnet") {
+		t.Errorf("on-link for another interface than the default route's: %v", ps)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	at := problem.Root("nodes")
+	for _, tc := range []struct {
+		name  string
+		vip   string
+		nodes []Node
+		want  []string // "summary at path"
+	}{
+		{"fine", "10.0.0.100", []Node{{"cp1", "10.0.0.1"}, {"cp2", "10.0.0.2"}}, nil},
+		{"fine, IPv6", "fd00::100", []Node{{"cp1", "fd00::1"}, {"cp2", "fd00::2"}}, nil},
+		{"a VIP by name: any family", "vip.example.com", []Node{{"cp1", "fd00::1"}, {"cp2", "10.0.0.2"}}, nil},
+		{"self missing", "10.0.0.100", []Node{{"cp2", "10.0.0.2"}}, []string{"Node Not Listed at nodes"}},
+		{"twice", "10.0.0.100", []Node{{"cp1", "10.0.0.1"}, {"cp1", "10.0.0.2"}}, []string{"Node Listed Twice at nodes[1].name"}},
+		{"not an address", "10.0.0.100", []Node{{"cp1", "10.0.0.1"}, {"cp2", "cp2.example.com"}}, []string{"Invalid Node Address at nodes[1].ip"}},
+		{"another family", "10.0.0.100", []Node{{"cp1", "fd00::1"}, {"cp2", "10.0.0.2"}}, []string{"Node Address of Another Family at nodes[0].ip"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, p := range (Check{VIP: tc.vip, Self: "cp1", Nodes: tc.nodes, NodesAttr: at}).Validate() {
+				if p.Severity != problem.Error {
+					t.Errorf("%s is not an error", p.Summary)
+				}
+				got = append(got, p.Summary+" at "+p.Path.String())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -79,7 +132,7 @@ func TestProbed(t *testing.T) {
 }
 
 func TestHolders(t *testing.T) {
-	check := Check{VIP: "10.0.0.100", Self: "lb1", Noun: "the nodes", VIPAttr: problem.Root("vip"),
+	check := Check{VIP: "10.0.0.100", Self: "lb1", Noun: "the nodes", SplitCause: "Look at the nodes.", VIPAttr: problem.Root("vip"),
 		Nodes: []Node{{Name: "lb1", IP: "10.0.0.1"}, {Name: "lb2", IP: "10.0.0.2"}, {Name: "lb3", IP: "10.0.0.3"}}}
 	peers := func(vip ...string) map[string][]string {
 		return map[string][]string{"10.0.0.2": {"02:00:00:00:00:02"}, "10.0.0.3": {"02:00:00:00:00:03"}, "10.0.0.100": vip}
@@ -94,7 +147,7 @@ func TestHolders(t *testing.T) {
 		{"another node", Sight{Answers: peers("02:00:00:00:00:03")}, []string{"lb3"}, ""},
 		{"nobody", Sight{Answers: peers()}, nil, "VIP Held by No Node: on lb1, nobody answers for 10.0.0.100"},
 		{"two nodes", Sight{Local: true, Answers: peers("02:00:00:00:00:02")}, []string{"lb1", "lb2"},
-			"VIP Held by More Than One Host: on lb1, 10.0.0.100 is held by lb1 and lb2"},
+			"VIP Held by More Than One Host: on lb1, 10.0.0.100 is held by lb1 and lb2: its clients reach any of them (split brain). Look at the nodes."},
 		{"a node and a stranger", Sight{Answers: peers("02:00:00:00:00:99", "02:00:00:00:00:02")}, []string{"lb2", "02:00:00:00:00:99"},
 			"VIP Held by More Than One Host: on lb1, 10.0.0.100 is held by lb2 and 02:00:00:00:00:99"},
 		{"a stranger", Sight{Answers: peers("02:00:00:00:00:99")}, []string{"02:00:00:00:00:99"},

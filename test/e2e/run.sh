@@ -25,8 +25,9 @@
 #      cluster-info have moved, then the old one dropped (0 failed
 #      requests, an outside client through the VIP included), and so
 #      does the VIP's address, its certificates re-issued first;
-#   6. kube-vip from kha_kube_vip's manifests on h1-h3: one holder of a
-#      second VIP, which moves when its kube-vip stops, its node drops off
+#   6. kube-vip from kha_kube_vip's manifests on h1-h3: refused while
+#      another host holds the VIP (check_vip); one holder of a second VIP,
+#      which every node names in vip_holders, and which moves when its kube-vip stops, its node drops off
 #      the network (holding the VIP only, and leading etcd too) or its
 #      apiserver stops answering;
 #   7. h3 leaves the control plane: drained (no load balancer names it)
@@ -364,15 +365,26 @@ for f in "${faults[@]}"; do
 done
 log "check_vip: an address another host holds is refused before the pair claims it; a second holder of the pair's VIP shows in the next plan"
 vc=$T/vip-check && cp -r "$here/vip-check" "$vc" && cp "$here/provider.tf" "$vc"
-ip -n kha-h6 addr add 10.77.0.102/32 dev eth0
-t0=$(date +%s%N)
-! tf_in "$vc" apply -auto-approve || fail "the pair claimed 10.77.0.102, which h6 holds"
-refused=$(ms_since "$t0")
-[ "$(flat "$T/vip-check-apply.log" | grep -o 'VIP Already in Use' | wc -l)" = 2 ] &&
-  flat "$T/vip-check-apply.log" | grep -q "on h4, 10.77.0.102 is answered by $(ip -n kha-h6 -br link show eth0 | awk '{print $3}'), which is none of the nodes of .nodes. (h5 is" ||
-  { cat "$T/vip-check-apply.log"; fail "the apply did not refuse 10.77.0.102 on both nodes with h6's MAC address"; }
-for h in h4 h5; do [ ! -e "$T/hosts/$h/etc-kha/keepalived-check.conf" ] || fail "$h has the refused configuration"; done
-ip -n kha-h6 addr del 10.77.0.102/32 dev eth0
+# refused_while_h6_holds DIR ADDR "NODE..." FILE: h6 holds ADDR, and the
+# apply in DIR stops on every node, naming h6's MAC address and the next
+# node's, before FILE is written on any; h6 then lets go. Prints the
+# apply's ms.
+refused_while_h6_holds() {
+  local log nodes h t0 ms
+  log=$T/$(basename "$1")-apply.log
+  read -r -a nodes <<< "$3"
+  ip -n kha-h6 addr add "$2/32" dev eth0
+  t0=$(date +%s%N)
+  ! tf_in "$1" apply -auto-approve || fail "$(basename "$1"): the apply claimed $2, which h6 holds"
+  ms=$(ms_since "$t0")
+  [ "$(flat "$log" | grep -o 'VIP Already in Use' | wc -l)" = "${#nodes[@]}" ] &&
+    flat "$log" | grep -q "on ${nodes[0]}, $2 is answered by $(ip -n kha-h6 -br link show eth0 | awk '{print $3}'), which is none of the nodes of .nodes. (${nodes[1]} is" ||
+    { cat "$log" >&2; fail "$(basename "$1"): the apply did not refuse $2 on $3 with h6's MAC address"; }
+  for h in "${nodes[@]}"; do [ ! -e "$T/hosts/$h/$4" ] || fail "$h has $4 for $2, which h6 holds"; done
+  ip -n kha-h6 addr del "$2/32" dev eth0
+  echo "$ms"
+}
+refused=$(refused_while_h6_holds "$vc" 10.77.0.102 "h4 h5" etc-kha/keepalived-check.conf)
 tf_in "$vc" apply -auto-approve || { cat "$T/vip-check-apply.log"; fail "the pair's apply once 10.77.0.102 was free"; }
 tf_in "$vc" destroy -auto-approve || { cat "$T/vip-check-destroy.log"; fail "the pair's destroy"; }
 echo "  10.77.0.102, held by h6: refused on h4 and h5 with h6's MAC address, nothing written, in an apply of $refused ms; applied once free"
@@ -648,6 +660,10 @@ for i in 1 2 3; do
   "$kubectl" config --kubeconfig "$f" set-context e2e --cluster e2e --user admin >/dev/null
   "$kubectl" config --kubeconfig "$f" use-context e2e >/dev/null
 done
+# A stranger, h6, holds the VIP: the apply stops on every node before a
+# manifest is written.
+refused=$(refused_while_h6_holds "$kv" 10.77.0.200 "h1 h2 h3" etc-kha/manifests/kube-vip.yml)
+echo "  10.77.0.200, held by h6: refused on h1-h3 with h6's MAC address, no manifest written, in an apply of $refused ms"
 kvtf apply -auto-approve
 mkdir -p "$T/podrun-tmp"
 # The kubelet's part: run the static pod, restart it when it exits.
@@ -700,6 +716,15 @@ read -r ms holder <<< "$r"
 echo "  the VIP is on $holder alone, $ms ms after kube-vip started on h1-h3"
 [ "$(admin -n kube-system get lease plndr-cp-lock -o jsonpath='{.spec.holderIdentity}')" = "$holder" ] || fail "kube-vip: $holder holds the VIP but not the Lease"
 cp_vip_serves "$holder" || fail "kube-vip: the VIP does not serve"
+# Every node sees the one holder, and says so at a refresh.
+kvtf apply -refresh-only -auto-approve
+tf_in "$kv" show -json
+for i in 1 2 3; do
+  seen=$(jq -r --arg n "h$i" '.values.root_module.resources[] | select(.address == "kha_kube_vip.cp[\"" + $n + "\"]") | .values.vip_holders | join(" ")' "$T/kube-vip-show.log")
+  [ "$seen" = "$holder" ] || { cat "$T/kube-vip-apply.log"; fail "kube-vip: h$i's vip_holders are '$seen', not $holder"; }
+done
+flat "$T/kube-vip-apply.log" | grep -q 'VIP Held by' && { cat "$T/kube-vip-apply.log"; fail "kube-vip: a refresh warned of the VIP's holders"; }
+echo "  vip_holders on h1-h3 after a refresh: $holder"
 t0=$(date +%s%N); kube_vip_stop "${holder#h}"
 r=$(cp_vip_wait "1 2 3" "$holder")
 read -r ms next <<< "$r"

@@ -13,7 +13,9 @@ resource "kha_kube_vip" "cp" {
   address   = kha_cluster_endpoints.kube_vip.external_lb.address
   interface = "eth0"
   bootstrap = var.bootstrapping && each.key == "cp1" # super-admin.conf for kubeadm init only
-  ssh       = { host = each.value.ip }
+  # The VIP is checked (check_vip) against these before kube-vip starts.
+  nodes = [for n in kha_cluster_endpoints.kube_vip.control_plane_nodes : { name = n.name, ip = n.ip }]
+  ssh   = { host = each.value.ip }
 }
 
 variable "bootstrapping" {

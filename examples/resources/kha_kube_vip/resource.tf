@@ -10,6 +10,9 @@ resource "kha_kube_vip" "cp" {
   node_name = each.key
   address   = kha_cluster_endpoints.cluster.external_lb.address
   interface = "eth0"
+  # check_vip: before kube-vip starts, the VIP must be on eth0's link and
+  # answered by none but these nodes; every refresh fills vip_holders.
+  nodes = [for n in kha_cluster_endpoints.cluster.control_plane_nodes : { name = n.name, ip = n.ip }]
   # For the apply before `kubeadm init` only: kube-vip on the first node reads super-admin.conf.
   bootstrap = false
   ssh       = { host = each.value.ip }

@@ -3,6 +3,14 @@
 set -f
 route=$(ip route get "$vip" 2>&1)
 echo "$WORD_ROUTE $(echo "$route" | head -n 1)"
+if [ -z "$iface" ]; then
+  # No interface given: the default route's, IPv4's first, as kube-vip
+  # takes it. A multipath route names its devices on the lines after.
+  iface=$({ ip -4 route show default; ip -6 route show default; } 2>/dev/null |
+    awk '{ for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit } }')
+fi
+echo "$WORD_INTERFACE $iface"
+[ -n "$iface" ] || { echo "$WORD_UNPROBED there is no default route, so no interface to ask on"; exit $EXIT_OK; }
 if ip -o addr show dev "$iface" 2>/dev/null | grep -qF " $vip/"; then echo "$WORD_LOCAL 1"; else echo "$WORD_LOCAL 0"; fi
 answers() { # each line of the probe of $a, as an answer for $a
   while IFS= read -r line; do echo "$WORD_ANSWER $a $line"; done

@@ -1,7 +1,7 @@
 # kube-vip in ARP mode with leader election on the control-plane nodes
 # h1-h3, holding a second VIP, 10.77.0.200, for the end-to-end test: kha
-# renders the static pods and delivers them over SSH; the test runs each
-# from its manifest and moves the VIP.
+# renders the static pods and delivers them over SSH, once the VIP is free
+# (check_vip); the test runs each from its manifest and moves the VIP.
 
 resource "kha_cluster_endpoints" "cluster" {
   control_plane_nodes = [for i in [1, 2, 3] : { name = "h${i}", ip = "10.77.0.1${i}" }]
@@ -13,6 +13,7 @@ resource "kha_kube_vip" "cp" {
   node_name       = each.key
   address         = kha_cluster_endpoints.cluster.external_lb.address
   interface       = "eth0"
+  nodes           = [for n in kha_cluster_endpoints.cluster.control_plane_nodes : { name = n.name, ip = n.ip }]
   subnet          = 24
   kubeconfig_path = "/etc/kha/kube-vip.conf"
   manifest_path   = "/etc/kha/manifests/kube-vip.yml"

@@ -1,0 +1,143 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kha/terraform-provider-kha/internal/problem"
+	"github.com/kha/terraform-provider-kha/internal/remote"
+	"github.com/kha/terraform-provider-kha/internal/vipcheck"
+)
+
+// vipWatch is what a model that claims a VIP on its node's link keeps of
+// it (kha_keepalived_config, kha_kube_vip): check_vip, vip_holders, and
+// what the node saw before an apply. The model says what to check
+// (vipcheck.Check) and whether to; vipWatch asks the node.
+type vipWatch struct {
+	CheckVIP   types.Bool `tfsdk:"check_vip"`
+	VIPHolders types.List `tfsdk:"vip_holders"`
+	// sight is what the node saw of the VIP before an apply (read).
+	sight *vipcheck.Sight
+}
+
+// vipClaimer is a model that claims a VIP on its node's link, and says
+// what to check of it and whether to.
+type vipClaimer interface {
+	vipCheck() vipcheck.Check
+	checksVIP() bool
+	watched() *vipWatch
+}
+
+// readVIP is a vipClaimer's HostReader: before an apply puts in place what
+// claims the VIP, it asks the node who answers for it (check_vip).
+func readVIP(ctx context.Context, c *remote.Client, destroying bool, m vipClaimer) error {
+	if destroying || !m.checksVIP() {
+		return nil
+	}
+	return m.watched().read(ctx, c, m.vipCheck())
+}
+
+// watchVIP is a vipClaimer's HostWatcher: at every refresh it asks the
+// node who holds the VIP (vip_holders), and warns unless one node does.
+func watchVIP(ctx context.Context, c *remote.Client, id string, m vipClaimer) diag.Diagnostics {
+	return m.watched().watch(ctx, c, id, m.checksVIP(), m.vipCheck())
+}
+
+// watched is the model's vipWatch, through its embedding.
+func (w *vipWatch) watched() *vipWatch { return w }
+
+// checkOn says whether check_vip is on: unset is on.
+func (w *vipWatch) checkOn() bool { return w.CheckVIP.IsNull() || w.CheckVIP.ValueBool() }
+
+// see asks the node what it sees of the VIP.
+func see(ctx context.Context, c *remote.Client, check vipcheck.Check) (vipcheck.Sight, error) {
+	probed := check.Probed()
+	return c.SeeVIP(ctx, probed[0], check.Interface, probed[1:])
+}
+
+// read asks the node, before an apply puts in place what claims the VIP,
+// who answers for it; problems then reads the answer.
+func (w *vipWatch) read(ctx context.Context, c *remote.Client, check vipcheck.Check) error {
+	s, err := see(ctx, c, check)
+	if err != nil {
+		return err
+	}
+	w.sight = &s
+	return nil
+}
+
+// problems are what stops the claim, once read has asked the node.
+func (w *vipWatch) problems(check vipcheck.Check) problem.Problems {
+	if w.sight == nil {
+		return nil
+	}
+	return check.Problems(*w.sight)
+}
+
+// watch asks the node at a refresh who holds the VIP (vip_holders), and
+// warns unless one node does; checks says whether to ask at all.
+func (w *vipWatch) watch(ctx context.Context, c *remote.Client, id string, checks bool, check vipcheck.Check) diag.Diagnostics {
+	var diags diag.Diagnostics
+	w.VIPHolders = types.ListNull(types.StringType)
+	if !checks {
+		return diags
+	}
+	s, err := see(ctx, c, check)
+	if err != nil {
+		diags.AddAttributeWarning(attributePath(check.VIPAttr), "VIP Not Checked: "+id, err.Error())
+		return diags
+	}
+	if s.Unprobed == "" {
+		var d diag.Diagnostics
+		w.VIPHolders, d = types.ListValueFrom(ctx, types.StringType, check.Holders(s))
+		diags.Append(d...)
+	}
+	for _, p := range check.HolderProblems(s) {
+		// The ID in the summary keeps Terraform from folding the nodes'
+		// warnings into one.
+		diags.AddAttributeWarning(attributePath(p.Path), p.Summary+": "+id, p.Detail)
+	}
+	return diags
+}
+
+// vipHoldersAttribute is vip_holders' schema; what is said of the holders
+// and of a split brain is each resource's.
+func vipHoldersAttribute(description string) schema.ListAttribute {
+	return schema.ListAttribute{Computed: true, ElementType: types.StringType, PlanModifiers: []planmodifier.List{vipHoldersPlan{}},
+		MarkdownDescription: description + " Exactly one node is right. Two or more, or none, is a warning naming the " +
+			"holders at every plan, and a change of this attribute to null, so the plan is not empty until a refresh after " +
+			"the apply finds one holder again. Null until a refresh looks, and while `check_vip` is off."}
+}
+
+// vipHoldersPlan plans vip_holders: what the last refresh saw while that
+// is one node of `nodes`, else null (a create, a VIP not checked, held by
+// none, by several or by another host), so that a VIP not held by exactly
+// one node is a change in the plan and the refresh after the apply looks
+// again.
+type vipHoldersPlan struct{}
+
+func (vipHoldersPlan) Description(context.Context) string {
+	return "keeps the holders while one node holds the VIP"
+}
+
+func (p vipHoldersPlan) MarkdownDescription(ctx context.Context) string { return p.Description(ctx) }
+
+func (vipHoldersPlan) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
+	resp.PlanValue = types.ListNull(types.StringType)
+	var holders []string
+	var nodes []types.Object
+	if len(req.StateValue.Elements()) != 1 || req.StateValue.ElementsAs(ctx, &holders, false).HasError() ||
+		req.Plan.GetAttribute(ctx, path.Root("nodes"), &nodes).HasError() {
+		return
+	}
+	for _, n := range nodes {
+		if name, ok := n.Attributes()["name"].(types.String); ok && name.ValueString() == holders[0] {
+			resp.PlanValue = req.StateValue
+		}
+	}
+}

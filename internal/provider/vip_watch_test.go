@@ -1,0 +1,101 @@
+package provider
+
+import (
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+// vipCheckTest is the first part of a VIP check's acceptance test, the
+// same for every resource that claims a VIP: the node, a host with an sshd
+// (selfNS, at selfIP), and another node (otherNS, at otherIP) share a
+// segment with a stranger; vip is free on it.
+type vipCheckTest struct {
+	host                        *testhost.NetHost
+	sshd                        *testhost.Server
+	seg                         *testhost.Segment
+	selfNS, otherNS, strangerNS string
+	selfIP, otherIP, vip        string
+	// The caller's: the nodes' names, and the resource that claims vip.
+	node, other string
+	address     string // the resource's address
+	vipAttr     string // the attribute that sets the VIP
+	path        string // a file the apply writes
+	config      string // the configuration that claims vip
+}
+
+// newVIPCheckTest makes the node, the other node and the stranger.
+func newVIPCheckTest(t *testing.T) vipCheckTest {
+	v := vipCheckTest{host: testhost.NewNetHost(t), seg: testhost.NewSegment(t)}
+	v.sshd = testhost.Start(t, testhost.Options{NetNS: v.host.NS, ListenAddress: v.host.Addr})
+	v.selfNS, v.selfIP = v.host.NS, v.seg.Join(t, v.host.NS)
+	v.otherNS, v.otherIP = v.seg.NewMember(t)
+	v.strangerNS, _ = v.seg.NewMember(t)
+	v.vip = v.seg.Prefix() + "100"
+	return v
+}
+
+// steps are, in order: a stranger holds vip, and the apply is refused on
+// node with the stranger's MAC address and other's beside it, before path
+// is written. The stranger lets go and other holds vip, as in a running
+// cluster: the apply goes through, and vip_holders is null until a
+// refresh, which finds other. node takes vip too (a split brain): the next
+// plan warns at the VIP's attribute, saying splitSays too, and plans
+// vip_holders anew. The test goes on with node holding vip beside other.
+func (v vipCheckTest) steps(t *testing.T, recorder *planRecorder, splitSays ...string) []resource.TestStep {
+	var doubled time.Time
+	holders := tfjsonpath.New("vip_holders")
+	return []resource.TestStep{
+		{
+			PreConfig: func() { v.seg.Hold(t, v.strangerNS, v.vip) },
+			Config:    v.config,
+			ExpectError: regexp.MustCompile(`(?s)VIP Already in Use.*on ` + v.node + `,\s+` + regexp.QuoteMeta(v.vip) +
+				`\s+is\s+answered\s+by\s+([0-9a-f]{2}:){5}[0-9a-f]{2},\s+which\s+is\s+none\s+of\s+the\s+nodes\s+of\s+` + "`nodes`" +
+				`\s+\(` + v.other + `\s+is`),
+		},
+		{
+			PreConfig: func() {
+				if _, err := os.Stat(v.path); !os.IsNotExist(err) {
+					t.Errorf("the refused apply wrote %s: %v", v.path, err)
+				}
+				v.seg.Release(t, v.strangerNS, v.vip)
+				v.seg.Hold(t, v.otherNS, v.vip)
+			},
+			Config:            v.config,
+			ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(v.address, holders, knownvalue.Null())},
+		},
+		{
+			RefreshState: true,
+			Check: resource.ComposeTestCheckFunc(resource.TestCheckResourceAttr(v.address, "vip_holders.#", "1"),
+				resource.TestCheckResourceAttr(v.address, "vip_holders.0", v.other)),
+		},
+		{
+			PreConfig: func() {
+				recorder.reset()
+				v.seg.Hold(t, v.selfNS, v.vip)
+				doubled = time.Now()
+			},
+			Config: v.config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				planCheckFunc(func() error {
+					t.Logf("the plan reported the double holder %d ms after it began", time.Since(doubled).Milliseconds())
+					return nil
+				}),
+				expectWarnings(recorder, map[string][]string{v.vipAttr: append([]string{"VIP Held by More Than One Host",
+					"is held by " + v.node + " and " + v.other}, splitSays...)}),
+				plancheck.ExpectResourceAction(v.address, plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue(v.address, holders, knownvalue.Null()),
+			}},
+			ExpectNonEmptyPlan: true,
+		},
+	}
+}
