@@ -331,7 +331,7 @@ type privateStore interface {
 
 // stateOnlyAttributes are the attributes that say nothing about the host
 // until destroy.
-var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "adopt", "rollout_group", "timeouts", "allow_quorum_risk", "check_vip", "vip_holders"}
+var stateOnlyAttributes = []string{"keep_on_destroy", "on_destroy", "destroy_actions", "adopt", "rollout_group", "timeouts", "allow_quorum_risk", "check_vip"}
 
 // changesStateOnly says whether a plan differs from the prior state only
 // in stateOnlyAttributes.

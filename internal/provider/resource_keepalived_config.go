@@ -155,9 +155,12 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 				"a warning instead. Unlike kubespray, which claims the VIP unchecked, kha looks first: a duplicate address " +
 				"splits the clients between two hosts and shows only as intermittent failures. Set `false` where the VIP is " +
 				"routed to the nodes rather than on their link. Default `true`."},
-		"vip_holders": vipHoldersAttribute("Who held `vip` at the last refresh, as this node saw it on its link (`check_vip`): " +
-			"the names of the nodes of `nodes` that hold it, and the MAC address of any other host that answers for it. Two " +
-			"holders of the pair are a split brain: the nodes do not hear each other's VRRP adverts."),
+		"vip_holders": vipHoldersAttribute("Who held `vip` at the last refresh, as this node saw it on its link (`check_vip`): "+
+			"the names of the nodes of `nodes` that hold it, and the MAC address of any other host that answers for it. Two "+
+			"holders of the pair are a split brain: the nodes do not hear each other's VRRP adverts.",
+			"runs `reload_command` on a node that still sees the VIP so, though its configuration stays: the default "+
+				"`systemctl reload-or-restart keepalived` starts a keepalived that stopped, and a reload makes the nodes advertise "+
+				"again"),
 	}
 	resp.Schema = schema.Schema{
 		Version: 1,
@@ -226,8 +229,12 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 	if script := m.trackScript(); script != "" {
 		files = append(files, remote.File{Path: m.TrackScriptPath.ValueString(), Content: []byte(script), Mode: 0o755, CreateParentDirs: true})
 	}
+	// A pair that holds its VIP on no node, or on both, is reloaded
+	// though its configuration stays: keepalived comes back, or the nodes
+	// advertise again and elect one holder.
 	files = append(files, remote.File{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
-		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()})
+		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString(),
+		ReloadAgain: m.vipWatch.astray(m.vipCheck())})
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
 }
 

@@ -174,13 +174,14 @@ resource "kha_handover" "lb1" {
 // the other node of the pair and a stranger: a VIP the stranger holds is
 // refused before anything is written, one the other node holds (a running
 // pair) is fine and shows in vip_holders; a second holder is reported by
-// the next plan, which plans vip_holders anew; one behind no route is
+// the next plan, which plans vip_holders anew, and its apply reloads
+// keepalived though the configuration stays; one behind no route is
 // refused at `interface` and leaves the previous configuration, and
 // check_vip = false skips the check.
 func TestAccKeepalivedConfig_checksTheVIP(t *testing.T) {
 	check := newVIPCheckTest(t)
 	s, vip := check.sshd, check.vip
-	cfg := filepath.Join(t.TempDir(), "keepalived.conf")
+	cfg, reloads := filepath.Join(t.TempDir(), "keepalived.conf"), filepath.Join(t.TempDir(), "reloads")
 	config := func(vip string, checked bool) string {
 		return fmt.Sprintf(`
 provider "kha" {
@@ -193,10 +194,10 @@ resource "kha_keepalived_config" "lb1" {
   interface         = %q
   virtual_router_id = 77
   config_path       = %q
-  reload_command    = ""
+  reload_command    = "echo reloaded >> %s"
   check_vip         = %t
   ssh               = { host = %q, port = %d, host_key = %q }
-}`, s.ClientKey.PEM, check.selfIP, check.otherIP, vip, testhost.SegmentInterface, cfg, checked, s.Host, s.Port, s.HostKey.Public())
+}`, s.ClientKey.PEM, check.selfIP, check.otherIP, vip, testhost.SegmentInterface, cfg, reloads, checked, s.Host, s.Port, s.HostKey.Public())
 	}
 	holds := func(want string) resource.TestCheckFunc {
 		return func(*terraform.State) error {
@@ -212,6 +213,17 @@ resource "kha_keepalived_config" "lb1" {
 	check.config = config(vip, true)
 	steps := check.steps(t, recorder, "check that VRRP (IP protocol 112) passes")
 	steps[1].Check = holds(vip)
+	// The split brain's apply reloads keepalived, whose configuration
+	// stays, so that the nodes advertise again.
+	reloaded := func(want int) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			if b, _ := os.ReadFile(reloads); strings.Count(string(b), "reloaded\n") != want {
+				return fmt.Errorf("keepalived was reloaded %d times, want %d", strings.Count(string(b), "reloaded\n"), want)
+			}
+			return nil
+		}
+	}
+	steps[3].Check = resource.ComposeTestCheckFunc(holds(vip), reloaded(2))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),
 		Steps: append(steps,

@@ -229,10 +229,12 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				"VIP up, or share it with the other host. A node without `arping` gets a warning instead. Unlike kubespray, which " +
 				"starts kube-vip unchecked, kha looks first. Checked in `arp` mode with an IP `address` and `nodes` set; " +
 				"`true` elsewhere is an error. Default `true` where it can check."},
-		"vip_holders": vipHoldersAttribute("Who held `address` at the last refresh, as this node saw it on its link " +
-			"(`check_vip`): the names of the nodes of `nodes` that hold it, and the MAC address of any other host that " +
-			"answers for it. kube-vip gives it to its Lease's holder alone, so two holders mean a kube-vip that kept the " +
-			"address after it lost the Lease (kube-vip#1418)."),
+		"vip_holders": vipHoldersAttribute("Who held `address` at the last refresh, as this node saw it on its link "+
+			"(`check_vip`): the names of the nodes of `nodes` that hold it, and the MAC address of any other host that "+
+			"answers for it. kube-vip gives it to its Lease's holder alone, so two holders mean a kube-vip that kept the "+
+			"address after it lost the Lease (kube-vip#1418).",
+			"looks again and changes nothing else: restart kube-vip where the warning says (kha cannot tell which node "+
+				"holds the Lease over SSH)"),
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Holds the control-plane VIP with [kube-vip](https://kube-vip.io) as a kubelet static pod on a " +

@@ -79,6 +79,12 @@ func (w *vipWatch) problems(check vipcheck.Check) problem.Problems {
 	return check.Problems(*w.sight)
 }
 
+// astray says whether the node, asked before an apply, saw the VIP held
+// by other than exactly one node.
+func (w *vipWatch) astray(check vipcheck.Check) bool {
+	return w.sight != nil && w.sight.Unprobed == "" && len(check.HolderProblems(*w.sight)) > 0
+}
+
 // watch asks the node at a refresh who holds the VIP (vip_holders), and
 // warns unless one node does; checks says whether to ask at all.
 func (w *vipWatch) watch(ctx context.Context, c *remote.Client, id string, checks bool, check vipcheck.Check) diag.Diagnostics {
@@ -106,12 +112,14 @@ func (w *vipWatch) watch(ctx context.Context, c *remote.Client, id string, check
 }
 
 // vipHoldersAttribute is vip_holders' schema; what is said of the holders
-// and of a split brain is each resource's.
-func vipHoldersAttribute(description string) schema.ListAttribute {
+// and of a split brain, and what the apply does about them, is each
+// resource's.
+func vipHoldersAttribute(description, apply string) schema.ListAttribute {
 	return schema.ListAttribute{Computed: true, ElementType: types.StringType, PlanModifiers: []planmodifier.List{vipHoldersPlan{}},
 		MarkdownDescription: description + " Exactly one node is right. Two or more, or none, is a warning naming the " +
 			"holders at every plan, and a change of this attribute to null, so the plan is not empty until a refresh after " +
-			"the apply finds one holder again. Null until a refresh looks, and while `check_vip` is off."}
+			"an apply finds one holder again. That apply asks the node again before anything else, and " + apply + ". Null " +
+			"until a refresh looks, and while `check_vip` is off."}
 }
 
 // vipHoldersPlan plans vip_holders: what the last refresh saw while that

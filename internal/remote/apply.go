@@ -80,7 +80,7 @@ func (f File) applyArgs(limit int) applyArgs {
 		CreateParentDirs: f.CreateParentDirs, Validate: strings.ReplaceAll(f.ValidateCommand, "%s", `"$KHA_NEW"`),
 		Explain: strings.ReplaceAll(withoutQuiet(f.ValidateCommand), "%s", `"$KHA_NEW"`),
 		Reload:  f.ReloadCommand, Size: len(f.Content), Limit: limit, Rand: randomSuffix(),
-		Verify: f.Verify != nil, ExpectSHA256: f.expectSHA256}
+		Verify: f.Verify != nil, ReloadAgain: f.ReloadAgain, ExpectSHA256: f.expectSHA256}
 	if f.keepModeOwner {
 		args.Mode = wordKeepMode
 	} else if f.mode()&^0o666 == 0 { // a mode a new file can be created with
@@ -170,7 +170,11 @@ func (a *applySession) awaitReady() error {
 			return nil
 		case wordUnchanged:
 			a.outcome.Unchanged = true
-			a.c.log(a.ctx, LevelDebug, "the host has the file already: nothing written or reloaded", a.fields)
+			if a.f.ReloadAgain && a.f.ReloadCommand != "" {
+				a.c.log(a.ctx, LevelInfo, "the host has the file already: reloading again", a.fields)
+			} else {
+				a.c.log(a.ctx, LevelDebug, "the host has the file already: nothing written or reloaded", a.fields)
+			}
 		}
 		go a.wait()
 		err := <-a.exited

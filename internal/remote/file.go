@@ -54,6 +54,11 @@ type File struct {
 	// reload haproxy". If it fails, the previous file is restored and the
 	// command run again.
 	ReloadCommand string
+	// ReloadAgain runs ReloadCommand where the host has the file already
+	// (and nothing else happens): to bring back a service that should run
+	// with it, e.g. a keepalived that does not hold its VIP. A failure
+	// leaves the file as it is.
+	ReloadAgain bool
 	// CreateParentDirs creates missing parent directories (mode 0755).
 	CreateParentDirs bool
 	// SHA256, when set, is the digest of content that is not at hand (a

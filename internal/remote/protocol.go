@@ -58,6 +58,7 @@ const (
 	exitNotFile     exitCode = 45
 	exitForeign     exitCode = 46
 	exitMode        exitCode = 47
+	exitReloadAgain exitCode = 48
 	exitTimeout     exitCode = 124 // timeout(1)'s, when the command ran out of time
 	exitHangup      exitCode = 129 // 128 + the signal, as a shell reports it
 	exitInterrupt   exitCode = 130
@@ -93,7 +94,9 @@ var exitCodes = map[exitCode]exitMeaning{
 	exitRename:      {"EXIT_RENAME", "rename into place", untouched},
 	exitReload:      {"EXIT_RELOAD", "reload", "the reload command failed with the new file; " + restored},
 	exitReloadTime:  {"EXIT_RELOAD_TIME", "reload", "the reload command did not finish within the operation's timeout; " + restored},
-	exitRollback:    {"EXIT_ROLLBACK", "reload", "the reload command failed with the new file, and restoring the previous file or reloading it failed too: check the host"},
+	exitReloadAgain: {"EXIT_RELOAD_AGAIN", "reload", "the host had the file already, and the reload command, run to bring the " +
+		"service back to it, failed or did not finish within the operation's timeout; the file is untouched"},
+	exitRollback: {"EXIT_ROLLBACK", "reload", "the reload command failed with the new file, and restoring the previous file or reloading it failed too: check the host"},
 	exitRemovedNew: {"EXIT_REMOVED_NEW", "reload", "there was no previous file: the new file was removed again; the reload " +
 		"command failed with it, and again without it. Check that the reload command works on the host (does the " +
 		"service or unit it names exist?), then apply again"},
@@ -165,6 +168,7 @@ const (
 	// vipScript: what the host sees of a VIP, a line each.
 	wordRoute     = "route"     // followed by `ip route get`'s first line
 	wordInterface = "interface" // followed by the interface asked on ("" for none)
+	wordLink      = "link"      // followed by `ip -o link show` of the interface, which has its MAC address
 	wordLocal     = "local"     // followed by 1 when the interface has the VIP, else 0
 	wordAnswer    = "answer"    // followed by the address asked about and a line of the probe's output
 	wordUnprobed  = "unprobed"  // followed by why nobody could be asked
@@ -186,6 +190,7 @@ var protocolWords = map[string]string{
 	"WORD_UNCHANGED": wordUnchanged,
 	"WORD_ROUTE":     wordRoute,
 	"WORD_INTERFACE": wordInterface,
+	"WORD_LINK":      wordLink,
 	"WORD_LOCAL":     wordLocal,
 	"WORD_ANSWER":    wordAnswer,
 	"WORD_UNPROBED":  wordUnprobed,

@@ -396,6 +396,41 @@ func TestReloadThatStartsADaemon(t *testing.T) {
 	}
 }
 
+// ReloadAgain runs the reload command where the host has the file
+// already, and only then; its failure says so and leaves the file.
+func TestReloadAgain(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, _ := client(t, configFor(s))
+	dir := t.TempDir()
+	target, marker := filepath.Join(dir, "keepalived.conf"), filepath.Join(dir, "reloads")
+	ctx := context.Background()
+	reloads := func() int {
+		b, _ := os.ReadFile(marker)
+		return strings.Count(string(b), "reloaded\n")
+	}
+	f := File{Path: target, Content: []byte("v1\n"), ReloadCommand: "echo reloaded >> " + ShellQuote(marker)}
+	if _, err := c.Put(ctx, f); err != nil || reloads() != 1 {
+		t.Fatalf("the first apply: %v, %d reloads", err, reloads())
+	}
+	if out, err := c.Put(ctx, f); err != nil || !out.Unchanged || reloads() != 1 {
+		t.Fatalf("the same file again: %v, unchanged %v, %d reloads (want 1)", err, out.Unchanged, reloads())
+	}
+	f.ReloadAgain = true
+	if out, err := c.Put(ctx, f); err != nil || !out.Unchanged || reloads() != 2 {
+		t.Fatalf("the same file with ReloadAgain: %v, unchanged %v, %d reloads (want 2)", err, out.Unchanged, reloads())
+	}
+	f.ReloadCommand = "echo no keepalived here >&2; exit 3"
+	_, err := c.Put(ctx, f)
+	var se *StepError
+	if !errors.As(err, &se) || se.Step != StepReload || !strings.Contains(err.Error(), "the host had the file already") ||
+		!strings.Contains(err.Error(), "no keepalived here") {
+		t.Fatalf("a failing reload with ReloadAgain: %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "v1\n" {
+		t.Errorf("the failed reload changed the file: %q", b)
+	}
+}
+
 func TestHostKeyVerification(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
 	ctx := context.Background()

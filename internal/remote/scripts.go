@@ -103,6 +103,8 @@ type applyArgs struct {
 	Limit   int    `sh:"limit"` // seconds a command may take; 0: no limit
 	Rand    string `sh:"rand"`  // suffix of the private directory
 	Verify  bool   `sh:"verify"`
+	// ReloadAgain runs Reload where the host has the file already.
+	ReloadAgain bool `sh:"reload_again"`
 	// ExpectSHA256 is the digest the target must still have to be
 	// replaced; empty: any.
 	ExpectSHA256 string `sh:"expect"`

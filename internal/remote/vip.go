@@ -14,7 +14,7 @@ import (
 
 // vipScript says what the host sees of a VIP on an interface (the default
 // route's when none is given): the first line of `ip route get`, the
-// interface, whether the interface has the VIP, and every
+// interface and its MAC address, whether the interface has the VIP, and every
 // link-layer address that answers for the VIP and for each other address
 // (ARP through arping for IPv4; NDP, the kernel's, for IPv6). It changes
 // nothing but the host's neighbour entries of the addresses it asks
@@ -63,6 +63,9 @@ func parseVIPSight(out string) vipcheck.Sight {
 			s.Route = rest
 		case wordInterface:
 			s.Interface, _, _ = strings.Cut(rest, " ")
+		case wordLink:
+			_, ether, _ := strings.Cut(rest, "link/ether ")
+			s.Link = strings.ToLower(linkAddress.FindString(ether))
 		case wordLocal:
 			s.Local = rest == "1"
 		case wordUnprobed:

@@ -24,14 +24,19 @@ func TestSeeVIP(t *testing.T) {
 	strangerNS, _ := seg.NewMember(t)
 	vip := seg.Prefix() + "100"
 	c, _ := client(t, configFor(srv))
+	link, err := exec.Command("ip", "-n", host.NS, "-br", "link", "show", testhost.SegmentInterface).Output()
+	if err != nil || len(strings.Fields(string(link))) < 3 {
+		t.Fatalf("%s's MAC address: %v %q", testhost.SegmentInterface, err, link)
+	}
+	hostMAC := strings.Fields(string(link))[2]
 	see := func(vip string) (route string, local bool, vipAnswers, peerAnswers []string) {
 		t.Helper()
 		s, err := c.SeeVIP(context.Background(), vip, testhost.SegmentInterface, []string{peer})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Unprobed != "" || s.Interface != testhost.SegmentInterface {
-			t.Fatalf("not probed on %s: %s (interface %q)", testhost.SegmentInterface, s.Unprobed, s.Interface)
+		if s.Unprobed != "" || s.Interface != testhost.SegmentInterface || s.Link != hostMAC {
+			t.Fatalf("not probed on %s (%s): %s (interface %q, link %q)", testhost.SegmentInterface, hostMAC, s.Unprobed, s.Interface, s.Link)
 		}
 		return s.Route, s.Local, s.Answers[vip], s.Answers[peer]
 	}
@@ -91,6 +96,7 @@ func TestSeeVIP(t *testing.T) {
 func TestParseVIPSight(t *testing.T) {
 	out := "route 10.0.0.100 dev eth0 src 10.0.0.1 uid 0\n" +
 		"interface eth0\n" +
+		"link 2: eth0@if4: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP mode DEFAULT group default qlen 1000\\    link/ether 6A:D8:0A:36:3F:35 brd ff:ff:ff:ff:ff:ff link-netns kha-sw\n" +
 		"local 0\n" +
 		"answer 10.0.0.100 AA:BB:CC:DD:EE:01\n" + // Habets' arping -r
 		"answer 10.0.0.100 Unicast reply from 10.0.0.100 [aa:bb:cc:dd:ee:02]  0.613ms\n" + // iputils' arping
@@ -101,8 +107,8 @@ func TestParseVIPSight(t *testing.T) {
 		"answer 10.0.0.2 Sent 2 probes (1 broadcast(s))\n" +
 		"something else\n"
 	s := parseVIPSight(out)
-	if s.Route != "10.0.0.100 dev eth0 src 10.0.0.1 uid 0" || s.Interface != "eth0" || s.Local || s.Unprobed != "" {
-		t.Errorf("route %q, interface %q, local %v, unprobed %q", s.Route, s.Interface, s.Local, s.Unprobed)
+	if s.Route != "10.0.0.100 dev eth0 src 10.0.0.1 uid 0" || s.Interface != "eth0" || s.Link != "6a:d8:0a:36:3f:35" || s.Local || s.Unprobed != "" {
+		t.Errorf("route %q, interface %q, link %q, local %v, unprobed %q", s.Route, s.Interface, s.Link, s.Local, s.Unprobed)
 	}
 	want := map[string][]string{"10.0.0.100": {"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02"}, "fd00::2": {"aa:bb:cc:dd:ee:03"}}
 	if len(s.Answers) != len(want) {

@@ -20,7 +20,11 @@ type Sight struct {
 	// Interface is the interface the node looked on: the Check's, or, where
 	// that is unset, the default route's ("" when there is none).
 	Interface string
-	Local     bool // the interface has the VIP
+	// Link is the interface's own link-layer address, lowercase: a node
+	// that holds the VIP announces it with this address, and a probe on
+	// the interface may hear those announcements.
+	Link  string
+	Local bool // the interface has the VIP
 	// Answers are, per address probed (the VIP and each other node's
 	// address, in canonical form), the link-layer addresses that answered
 	// for it, lowercase.
@@ -158,10 +162,10 @@ func (c Check) offLink(s Sight) string {
 	return ""
 }
 
-// strangers are the link-layer addresses that answer for the VIP and for
-// none of the other nodes.
+// strangers are the link-layer addresses that answer for the VIP and are
+// neither the node's own nor any other node's.
 func (c Check) strangers(s Sight) []string {
-	ours := map[string]bool{}
+	ours := map[string]bool{s.Link: true}
 	for _, n := range c.Nodes {
 		for _, mac := range s.Answers[canonical(n.IP)] {
 			ours[mac] = true
@@ -225,7 +229,8 @@ func (c Check) Holders(s Sight) []string {
 	var out []string
 	for _, n := range c.Nodes {
 		answers := slices.ContainsFunc(s.Answers[canonical(n.IP)], func(mac string) bool { return slices.Contains(vipMACs, mac) })
-		if answers || n.Name == c.Self && s.Local {
+		self := n.Name == c.Self && (s.Local || s.Link != "" && slices.Contains(vipMACs, s.Link))
+		if answers || self {
 			out = append(out, n.Name)
 		}
 	}

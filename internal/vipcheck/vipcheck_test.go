@@ -144,6 +144,9 @@ func TestHolders(t *testing.T) {
 		warning string
 	}{
 		{"this node", Sight{Local: true, Answers: peers()}, []string{"lb1"}, ""},
+		// A holder's probe hears its own announcements (kube-vip's
+		// gratuitous ARP replies name the announcer as their target).
+		{"this node, heard announcing it", Sight{Local: true, Link: "02:00:00:00:00:01", Answers: peers("02:00:00:00:00:01")}, []string{"lb1"}, ""},
 		{"another node", Sight{Answers: peers("02:00:00:00:00:03")}, []string{"lb3"}, ""},
 		{"nobody", Sight{Answers: peers()}, nil, "VIP Held by No Node: on lb1, nobody answers for 10.0.0.100"},
 		{"two nodes", Sight{Local: true, Answers: peers("02:00:00:00:00:02")}, []string{"lb1", "lb2"},

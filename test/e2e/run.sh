@@ -401,6 +401,19 @@ ip -n kha-h5 addr del 10.77.0.100/24 dev eth0
 for ns in "" $(ip netns list | awk '/^kha-h/ {print $1}'); do ip ${ns:+-n "$ns"} neigh flush to 10.77.0.100; done
 wait_ready root https://10.77.0.100:8443
 echo "  h5 holding 10.77.0.100 beside h4: both nodes' warnings name h4 and h5 in a plan of $split ms, which plans vip_holders anew"
+# keepalived stops on both nodes (hosts rebooted without it): nobody holds
+# the VIP. The next plan says so, and its apply starts keepalived again
+# through reload_command, though the configuration stays.
+for h in h4 h5; do on "$h" "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)"; done
+for _ in $(seq 1 100); do vip_on h4 || vip_on h5 || break; sleep 0.05; done
+! vip_on h4 && ! vip_on h5 || fail "keepalived stopped on h4 and h5, and the VIP stayed"
+tf plan
+[ "$(flat "$T/plan.log" | grep -o 'VIP Held by No Node' | wc -l)" = 2 ] || { cat "$T/plan.log"; fail "the plan did not report that no node holds 10.77.0.100"; }
+t0=$(date +%s%N)
+tf apply -auto-approve
+back=$(vip_wait h4 "the apply that reloads keepalived")
+wait_ready root https://10.77.0.100:8443
+echo "  keepalived stopped on h4 and h5: both nodes' warnings say no node holds 10.77.0.100; the apply started keepalived (reload_command) and the VIP is on h4 $back ms after it began"
 
 log "3. back to direct while every node sends requests: the kubeconfigs move first, then the load balancers go"
 load_start h1 h2 h3 h4 h5
@@ -718,10 +731,13 @@ echo "  the VIP is on $holder alone, $ms ms after kube-vip started on h1-h3"
 cp_vip_serves "$holder" || fail "kube-vip: the VIP does not serve"
 # Every node sees the one holder, and says so at a refresh.
 kvtf apply -refresh-only -auto-approve
-tf_in "$kv" show -json
+(cd "$kv" && "$tf" show -json) > "$T/kube-vip-state.json"
 for i in 1 2 3; do
-  seen=$(jq -r --arg n "h$i" '.values.root_module.resources[] | select(.address == "kha_kube_vip.cp[\"" + $n + "\"]") | .values.vip_holders | join(" ")' "$T/kube-vip-show.log")
-  [ "$seen" = "$holder" ] || { cat "$T/kube-vip-apply.log"; fail "kube-vip: h$i's vip_holders are '$seen', not $holder"; }
+  seen=$(jq -r --arg n "h$i" '.values.root_module.resources[] | select(.address == "kha_kube_vip.cp[\"" + $n + "\"]") | .values.vip_holders | join(" ")' "$T/kube-vip-state.json")
+  [ "$seen" = "$holder" ] || {
+    cat "$T/kube-vip-apply.log"; for j in 1 2 3 4 5 6; do ip -n "kha-h$j" -br link show eth0; done
+    fail "kube-vip: h$i's vip_holders are '$seen', not $holder"
+  }
 done
 flat "$T/kube-vip-apply.log" | grep -q 'VIP Held by' && { cat "$T/kube-vip-apply.log"; fail "kube-vip: a refresh warned of the VIP's holders"; }
 echo "  vip_holders on h1-h3 after a refresh: $holder"

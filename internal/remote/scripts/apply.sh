@@ -37,6 +37,7 @@ if [ -f "$target" ] && [ ! -L "$target" ] && cmp -s new "$target" && meta=$(stat
 }" ]; then
   claim_record
   echo "$WORD_UNCHANGED $existed"
+  if [ "$reload_again" = 1 ] && [ -n "$reload" ]; then run "$reload" || exit $EXIT_RELOAD_AGAIN; fi
   exit $EXIT_OK
 fi
 KHA_NEW=$work/new; export KHA_NEW

@@ -11,6 +11,7 @@ if [ -z "$iface" ]; then
 fi
 echo "$WORD_INTERFACE $iface"
 [ -n "$iface" ] || { echo "$WORD_UNPROBED there is no default route, so no interface to ask on"; exit $EXIT_OK; }
+echo "$WORD_LINK $(ip -o link show dev "$iface" 2>/dev/null)"
 if ip -o addr show dev "$iface" 2>/dev/null | grep -qF " $vip/"; then echo "$WORD_LOCAL 1"; else echo "$WORD_LOCAL 0"; fi
 answers() { # each line of the probe of $a, as an answer for $a
   while IFS= read -r line; do echo "$WORD_ANSWER $a $line"; done
