@@ -224,11 +224,12 @@ resource "kha_keepalived_config" "lb1" {
 		}
 	}
 	steps[3].Check = resource.ComposeTestCheckFunc(holds(vip), reloaded(2))
+	steps[4].Check = reloaded(3) // and again when nobody holds it
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),
 		Steps: append(steps,
 			resource.TestStep{
-				PreConfig: func() { check.seg.Release(t, check.selfNS, vip) },
+				PreConfig: func() { check.seg.Hold(t, check.otherNS, vip) },
 				Config:    config(vip, true),
 				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("kha_keepalived_config.lb1",
 					tfjsonpath.New("vip_holders"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("lb2")}))},

@@ -255,8 +255,7 @@ resource "kha_kube_vip" "cp1" {
 		ProtoV6ProviderFactories: recorder.factories(),
 		Steps: append(check.steps(t, recorder, "kubectl -n kube-system get lease plndr-cp-lock"),
 			resource.TestStep{
-				PreConfig: func() { check.seg.Release(t, check.selfNS, vip) },
-				Config:    config("10.81.0.100"),
+				Config: config("10.81.0.100"),
 				ExpectError: regexp.MustCompile(`(?s)VIP Not On-Link.*interface:\s+on\s+cp1,\s+10\.81\.0\.100:.*it\s+goes\s+through\s+a\s+router.*` +
 					testhost.SegmentInterface + `\s+\(the\s+default\s+route's,\s+taken\s+while\s+interface\s+is\s+unset\)`),
 			},

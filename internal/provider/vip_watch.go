@@ -99,8 +99,11 @@ func (w *vipWatch) watch(ctx context.Context, c *remote.Client, id string, check
 		return diags
 	}
 	if s.Unprobed == "" {
+		// Nobody is an empty list, not null: null says nobody looked, and
+		// would plan no change.
+		holders := append([]string{}, check.Holders(s)...)
 		var d diag.Diagnostics
-		w.VIPHolders, d = types.ListValueFrom(ctx, types.StringType, check.Holders(s))
+		w.VIPHolders, d = types.ListValueFrom(ctx, types.StringType, holders)
 		diags.Append(d...)
 	}
 	for _, p := range check.HolderProblems(s) {

@@ -50,7 +50,8 @@ func newVIPCheckTest(t *testing.T) vipCheckTest {
 // cluster: the apply goes through, and vip_holders is null until a
 // refresh, which finds other. node takes vip too (a split brain): the next
 // plan warns at the VIP's attribute, saying splitSays too, and plans
-// vip_holders anew. The test goes on with node holding vip beside other.
+// vip_holders anew. Both let go: the next plan says no node holds it, and
+// plans vip_holders anew. The test goes on with nobody holding vip.
 func (v vipCheckTest) steps(t *testing.T, recorder *planRecorder, splitSays ...string) []resource.TestStep {
 	var doubled time.Time
 	holders := tfjsonpath.New("vip_holders")
@@ -92,6 +93,20 @@ func (v vipCheckTest) steps(t *testing.T, recorder *planRecorder, splitSays ...s
 				}),
 				expectWarnings(recorder, map[string][]string{v.vipAttr: append([]string{"VIP Held by More Than One Host",
 					"is held by " + v.node + " and " + v.other}, splitSays...)}),
+				plancheck.ExpectResourceAction(v.address, plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue(v.address, holders, knownvalue.Null()),
+			}},
+			ExpectNonEmptyPlan: true,
+		},
+		{
+			PreConfig: func() {
+				recorder.reset()
+				v.seg.Release(t, v.selfNS, v.vip)
+				v.seg.Release(t, v.otherNS, v.vip)
+			},
+			Config: v.config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				expectWarnings(recorder, map[string][]string{v.vipAttr: {"VIP Held by No Node", "nobody answers for " + v.vip}}),
 				plancheck.ExpectResourceAction(v.address, plancheck.ResourceActionUpdate),
 				plancheck.ExpectKnownValue(v.address, holders, knownvalue.Null()),
 			}},
