@@ -233,8 +233,8 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"(`check_vip`): the names of the nodes of `nodes` that hold it, and the MAC address of any other host that "+
 			"answers for it. kube-vip gives it to its Lease's holder alone, so two holders mean a kube-vip that kept the "+
 			"address after it lost the Lease (kube-vip#1418).",
-			"looks again and changes nothing else: restart kube-vip where the warning says (kha cannot tell which node "+
-				"holds the Lease over SSH)"),
+			"changes nothing more: restart kube-vip where the warning says (over SSH, kha cannot tell which node "+
+				"holds the Lease)"),
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Holds the control-plane VIP with [kube-vip](https://kube-vip.io) as a kubelet static pod on a " +

@@ -119,7 +119,7 @@ func (w *vipWatch) watch(ctx context.Context, c *remote.Client, id string, check
 // resource's.
 func vipHoldersAttribute(description, apply string) schema.ListAttribute {
 	return schema.ListAttribute{Computed: true, ElementType: types.StringType, PlanModifiers: []planmodifier.List{vipHoldersPlan{}},
-		MarkdownDescription: description + " Exactly one node is right. Two or more, or none, is a warning naming the " +
+		MarkdownDescription: description + " Exactly one node is right. Two or more, or none (an empty list), is a warning naming the " +
 			"holders at every plan, and a change of this attribute to null, so the plan is not empty until a refresh after " +
 			"an apply finds one holder again. That apply asks the node again before anything else, and " + apply + ". Null " +
 			"until a refresh looks, and while `check_vip` is off."}
