@@ -221,7 +221,8 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
 		return rendered{}, diags
 	}
-	if appendProblems(&diags, m.vipWatch.problems(m.vipCheck()), false); diags.HasError() {
+	check := m.vipCheck()
+	if appendProblems(&diags, m.vipWatch.problems(check), false); diags.HasError() {
 		return rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
@@ -234,7 +235,7 @@ func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered,
 	// advertise again and elect one holder.
 	files = append(files, remote.File{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
 		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString(),
-		ReloadAgain: m.vipWatch.astray(m.vipCheck())})
+		ReloadAgain: m.vipWatch.astray(check)})
 	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
 }
 

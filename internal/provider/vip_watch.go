@@ -21,7 +21,7 @@ import (
 type vipWatch struct {
 	CheckVIP   types.Bool `tfsdk:"check_vip"`
 	VIPHolders types.List `tfsdk:"vip_holders"`
-	// sight is what the node saw of the VIP before an apply (read).
+	// sight is what the node saw of the VIP before an apply (readVIP).
 	sight *vipcheck.Sight
 }
 
@@ -34,65 +34,30 @@ type vipClaimer interface {
 }
 
 // readVIP is a vipClaimer's HostReader: before an apply puts in place what
-// claims the VIP, it asks the node who answers for it (check_vip).
+// claims the VIP, it asks the node who answers for it (check_vip);
+// vipWatch.problems then reads the answer.
 func readVIP(ctx context.Context, c *remote.Client, destroying bool, m vipClaimer) error {
 	if destroying || !m.checksVIP() {
 		return nil
 	}
-	return m.watched().read(ctx, c, m.vipCheck())
+	s, err := see(ctx, c, m.vipCheck())
+	if err != nil {
+		return err
+	}
+	m.watched().sight = &s
+	return nil
 }
 
 // watchVIP is a vipClaimer's HostWatcher: at every refresh it asks the
 // node who holds the VIP (vip_holders), and warns unless one node does.
 func watchVIP(ctx context.Context, c *remote.Client, id string, m vipClaimer) diag.Diagnostics {
-	return m.watched().watch(ctx, c, id, m.checksVIP(), m.vipCheck())
-}
-
-// watched is the model's vipWatch, through its embedding.
-func (w *vipWatch) watched() *vipWatch { return w }
-
-// checkOn says whether check_vip is on: unset is on.
-func (w *vipWatch) checkOn() bool { return w.CheckVIP.IsNull() || w.CheckVIP.ValueBool() }
-
-// see asks the node what it sees of the VIP.
-func see(ctx context.Context, c *remote.Client, check vipcheck.Check) (vipcheck.Sight, error) {
-	probed := check.Probed()
-	return c.SeeVIP(ctx, probed[0], check.Interface, probed[1:])
-}
-
-// read asks the node, before an apply puts in place what claims the VIP,
-// who answers for it; problems then reads the answer.
-func (w *vipWatch) read(ctx context.Context, c *remote.Client, check vipcheck.Check) error {
-	s, err := see(ctx, c, check)
-	if err != nil {
-		return err
-	}
-	w.sight = &s
-	return nil
-}
-
-// problems are what stops the claim, once read has asked the node.
-func (w *vipWatch) problems(check vipcheck.Check) problem.Problems {
-	if w.sight == nil {
-		return nil
-	}
-	return check.Problems(*w.sight)
-}
-
-// astray says whether the node, asked before an apply, saw the VIP held
-// by other than exactly one node.
-func (w *vipWatch) astray(check vipcheck.Check) bool {
-	return w.sight != nil && w.sight.Unprobed == "" && len(check.HolderProblems(*w.sight)) > 0
-}
-
-// watch asks the node at a refresh who holds the VIP (vip_holders), and
-// warns unless one node does; checks says whether to ask at all.
-func (w *vipWatch) watch(ctx context.Context, c *remote.Client, id string, checks bool, check vipcheck.Check) diag.Diagnostics {
 	var diags diag.Diagnostics
+	w := m.watched()
 	w.VIPHolders = types.ListNull(types.StringType)
-	if !checks {
+	if !m.checksVIP() {
 		return diags
 	}
+	check := m.vipCheck()
 	s, err := see(ctx, c, check)
 	if err != nil {
 		diags.AddAttributeWarning(attributePath(check.VIPAttr), "VIP Not Checked: "+id, err.Error())
@@ -112,6 +77,32 @@ func (w *vipWatch) watch(ctx context.Context, c *remote.Client, id string, check
 		diags.AddAttributeWarning(attributePath(p.Path), p.Summary+": "+id, p.Detail)
 	}
 	return diags
+}
+
+// watched is the model's vipWatch, through its embedding.
+func (w *vipWatch) watched() *vipWatch { return w }
+
+// checkOn says whether check_vip is on: unset is on.
+func (w *vipWatch) checkOn() bool { return w.CheckVIP.IsNull() || w.CheckVIP.ValueBool() }
+
+// see asks the node what it sees of the VIP.
+func see(ctx context.Context, c *remote.Client, check vipcheck.Check) (vipcheck.Sight, error) {
+	probed := check.Probed()
+	return c.SeeVIP(ctx, probed[0], check.Interface, probed[1:])
+}
+
+// problems are what stops the claim, once readVIP has asked the node.
+func (w *vipWatch) problems(check vipcheck.Check) problem.Problems {
+	if w.sight == nil {
+		return nil
+	}
+	return check.Problems(*w.sight)
+}
+
+// astray says whether the node, asked before an apply, saw the VIP held
+// by other than exactly one node.
+func (w *vipWatch) astray(check vipcheck.Check) bool {
+	return w.sight != nil && w.sight.Unprobed == "" && len(check.HolderProblems(*w.sight)) > 0
 }
 
 // vipHoldersAttribute is vip_holders' schema; what is said of the holders

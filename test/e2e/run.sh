@@ -27,9 +27,9 @@
 #      does the VIP's address, its certificates re-issued first;
 #   6. kube-vip from kha_kube_vip's manifests on h1-h3: refused while
 #      another host holds the VIP (check_vip); one holder of a second VIP,
-#      which every node names in vip_holders, and which moves when its kube-vip stops, its node drops off
-#      the network (holding the VIP only, and leading etcd too) or its
-#      apiserver stops answering;
+#      which every node names in vip_holders, and which moves when its
+#      kube-vip stops, its node drops off the network (holding the VIP
+#      only, and leading etcd too) or its apiserver stops answering;
 #   7. h3 leaves the control plane: drained (no load balancer names it)
 #      and then removed, two applies with 0 failed requests; its apiserver
 #      then dies under load unseen, and its etcd member goes;
