@@ -17,7 +17,7 @@ const (
 // showsDrift says whether a model's drift may show file content.
 func showsDrift(model any) bool {
 	s, ok := model.(DriftShower)
-	return ok && s.showsDrift()
+	return ok && s.ShowsDrift()
 }
 
 // changedLines reads what the host has at f's path and lists the lines

@@ -39,7 +39,7 @@ func planHandoverSHA256(model any, out rendered) diag.Diagnostics {
 	}
 	record, diags := finalRecord(ho, out)
 	if !diags.HasError() {
-		ho.setHandoverSHA256(types.StringValue(record.Seal()))
+		ho.SetHandoverSHA256(types.StringValue(record.Seal()))
 	}
 	return diags
 }
@@ -50,7 +50,7 @@ func planHandoverSHA256(model any, out rendered) diag.Diagnostics {
 // known.
 func finalRecord(ho HandingOver, final rendered) (remote.HandoverRecord, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	path := ho.handoverPath()
+	path := ho.HandoverPath()
 	finalFile, ok := fileAt(final.files, path)
 	if !ok {
 		diags.AddError("Internal Error", fmt.Sprintf("%s is not among the files rendered. This is always a bug in the provider.", path))
@@ -114,19 +114,19 @@ type interimPlan struct {
 // interim configuration of already; final is what the plan renders.
 func planInterim(model, prior any, pending *pendingHandover, final rendered) (*interimPlan, diag.Diagnostics) {
 	ho, ok := model.(HandingOver)
-	if !ok || !ho.handoverOn() {
+	if !ok || !ho.HandoverOn() {
 		return nil, nil
 	}
 	var diags diag.Diagnostics
 	var priorPlaces []string
 	if p, ok := prior.(HandingOver); ok {
-		priorPlaces = p.places()
+		priorPlaces = p.Places()
 	}
-	previous := previousPlaces(pending, priorPlaces, ho.places())
+	previous := previousPlaces(pending, priorPlaces, ho.Places())
 	if len(previous) == 0 {
 		return nil, diags
 	}
-	out, d := ho.renderServing(previous)
+	out, d := ho.RenderServing(previous)
 	diags.Append(d...)
 	if diags.HasError() {
 		return nil, diags

@@ -96,8 +96,8 @@ func (run *applyRun[M, P]) load(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	if run.diags.HasError() {
 		return false
 	}
-	run.h = P(&run.plan).fields()
-	run.h.OnDestroy = onDestroyFor(P(&run.plan), P(&run.config).fields().OnDestroy, P(&run.prior).fields().OnDestroy)
+	run.h = P(&run.plan).Fields()
+	run.h.OnDestroy = onDestroyFor(P(&run.plan), P(&run.config).Fields().OnDestroy, P(&run.prior).Fields().OnDestroy)
 	rec, d := readPrivateRecord(ctx, private)
 	run.diags.Append(d...)
 	run.rec = rec
@@ -109,7 +109,7 @@ func (run *applyRun[M, P]) load(ctx context.Context, planned tfsdk.Plan, cfg tfs
 // be let go of this way.
 func (run *applyRun[M, P]) stateOnly(ctx context.Context) {
 	tflog.Info(ctx, "only what destroy does or timeouts changed; the host is not contacted")
-	if out, d := P(&run.plan).render(&run.config); !d.HasError() {
+	if out, d := P(&run.plan).Render(&run.config); !d.HasError() {
 		run.rec.Ownership.settle(run.h, out.files)
 	}
 	run.diags.Append(run.state.Set(ctx, &run.plan)...)
@@ -118,7 +118,7 @@ func (run *applyRun[M, P]) stateOnly(ctx context.Context) {
 // render renders the plan, and the prior state for what the apply
 // removes. A plan that delivers nothing ends the run with its state.
 func (run *applyRun[M, P]) render(ctx context.Context) bool {
-	out, d := P(&run.plan).render(&run.config)
+	out, d := P(&run.plan).Render(&run.config)
 	run.diags.Append(d...)
 	if run.diags.HasError() {
 		return false
@@ -130,8 +130,8 @@ func (run *applyRun[M, P]) render(ctx context.Context) bool {
 		return false
 	}
 	if run.update {
-		old, d := P(&run.prior).render(nil)
-		run.old, run.priorDelivered = old, !d.HasError() && delivered(old, P(&run.prior).fields())
+		old, d := P(&run.prior).Render(nil)
+		run.old, run.priorDelivered = old, !d.HasError() && delivered(old, P(&run.prior).Fields())
 	}
 	return true
 }
@@ -139,7 +139,7 @@ func (run *applyRun[M, P]) render(ctx context.Context) bool {
 // admit resolves the connection and waits for the host's turn in its
 // rollout group; a run not admitted keeps the prior state.
 func (run *applyRun[M, P]) admit(ctx context.Context) (*rolloutTicket, bool) {
-	m, d := run.r.sshOf(ctx, P(&run.config).fields(), run.h.TrustedHostKey)
+	m, d := run.r.sshOf(ctx, P(&run.config).Fields(), run.h.TrustedHostKey)
 	run.diags.Append(d...)
 	if run.diags.HasError() {
 		return nil, false

@@ -17,7 +17,7 @@ import (
 func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state M
 	out, m, rec, ok := r.loadState(ctx, req.State, req.Private, &state, &resp.Diagnostics)
-	h, own := P(&state).fields(), rec.Ownership
+	h, own := P(&state).Fields(), rec.Ownership
 	if !ok {
 		return
 	}

@@ -21,14 +21,14 @@ import (
 type hostModel[M any] interface {
 	*M
 	// fields are the attributes every host resource has.
-	fields() *hostFields
+	Fields() *hostFields
 	// render returns the files to keep, filling the attributes rendering
 	// computes. It reads the plan (or the state); config carries the
 	// write-only values and is nil when rendering a state. Attributes
 	// that are optional and computed without a default read as unset
 	// when unknown: the plan leaves them unknown exactly when the
 	// configuration does not set them.
-	render(config *M) (rendered, diag.Diagnostics)
+	Render(config *M) (rendered, diag.Diagnostics)
 	reserver
 }
 
@@ -39,10 +39,10 @@ type reserver interface {
 	// would manage one of its files: its type and the values that tell
 	// it apart from others of its type, e.g. `kha_haproxy_config with
 	// role = "external" listening on 10.0.0.100:8443`.
-	conflictName() string
+	ConflictName() string
 	// pathSettings are the attributes that set its files' paths; a
 	// conflict's error points at the one that sets the file.
-	pathSettings() []pathSetting
+	PathSettings() []pathSetting
 }
 
 // pathSetting is an attribute that sets the path of a file a model keeps.
@@ -58,7 +58,7 @@ type pathSetting struct {
 // the change from the prior state (nil on create) would break. Shown in
 // every plan, not again at apply.
 type PlanChecker[M any] interface {
-	planProblems(prior *M) problem.Problems
+	PlanProblems(prior *M) problem.Problems
 }
 
 // HandingOver is a model that can hand over (handover.go): plan sets its
@@ -66,28 +66,28 @@ type PlanChecker[M any] interface {
 // places move, destroy removes its record.
 type HandingOver interface {
 	// handoverOn says whether an apply that moves it hands over.
-	handoverOn() bool
+	HandoverOn() bool
 	// places are where it serves, as a handover names them:
 	// "address:port" of a listener, "address/prefix" of a VIP.
-	places() []string
+	Places() []string
 	// renderServing renders its files with extra places served beside its
 	// own; it leaves the model as it was.
-	renderServing(extra []string) (rendered, diag.Diagnostics)
+	RenderServing(extra []string) (rendered, diag.Diagnostics)
 	// handoverPath is the configuration file that changes.
-	handoverPath() string
+	HandoverPath() string
 	// setHandoverSHA256 sets handover_sha256.
-	setHandoverSHA256(types.String)
+	SetHandoverSHA256(types.String)
 }
 
 // DestroyLeaver is a model whose destroy always leaves the host as it is
 // (on_destroy is always keep).
-type DestroyLeaver interface{ leavesOnDestroy() }
+type DestroyLeaver interface{ LeavesOnDestroy() }
 
 // ConflictMover is a model that says how it gives up the file that attr sets
 // better than "set <attr> to another file", and which documentation
 // shows it ("" for none).
 type ConflictMover interface {
-	conflictMove(attr string) (move, see string)
+	ConflictMove(attr string) (move, see string)
 }
 
 // Apply (Create, Update) and destroy (Delete).
@@ -97,7 +97,7 @@ type ConflictMover interface {
 // record of what was there, which steps the change needs, and, for a
 // destroy, what cannot be given back.
 type HostReader interface {
-	readHost(ctx context.Context, c *remote.Client, destroying bool) error
+	ReadHost(ctx context.Context, c *remote.Client, destroying bool) error
 }
 
 // Refresh (Read).
@@ -107,7 +107,7 @@ type HostReader interface {
 // its state; what is wrong there comes back as warnings, whose summaries
 // end in id.
 type HostWatcher interface {
-	watchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics
+	WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics
 }
 
 // DriftShower is a model whose files hold nothing secret: a refresh that
@@ -115,4 +115,4 @@ type HostWatcher interface {
 // lines in the drift warning. kha_file is not one (its content may come
 // from a sensitive value, which a provider cannot tell), nor are
 // kubeconfigs and keepalived's configuration (its auth_pass).
-type DriftShower interface{ showsDrift() bool }
+type DriftShower interface{ ShowsDrift() bool }

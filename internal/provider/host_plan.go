@@ -105,7 +105,7 @@ func (run *planRun[M, P]) render(ctx context.Context, req resource.ModifyPlanReq
 	if diags.HasError() {
 		return false
 	}
-	out, d := P(&run.plan).render(&run.config)
+	out, d := P(&run.plan).Render(&run.config)
 	diags.Append(d...)
 	if diags.HasError() {
 		return false
@@ -115,13 +115,13 @@ func (run *planRun[M, P]) render(ctx context.Context, req resource.ModifyPlanReq
 		if !req.State.Raw.IsNull() {
 			prior = &run.state
 		}
-		appendProblems(diags, c.planProblems(prior), false)
+		appendProblems(diags, c.PlanProblems(prior), false)
 	}
 	run.out, run.desired = out, desiredDigest(out.files)
-	run.h, run.prior = P(&run.plan).fields(), P(&run.state).fields()
+	run.h, run.prior = P(&run.plan).Fields(), P(&run.state).Fields()
 	run.h.SHA256 = types.StringValue(run.desired)
 	diags.Append(planHandoverSHA256(P(&run.plan), out)...)
-	run.h.OnDestroy = onDestroyFor(P(&run.plan), P(&run.config).fields().OnDestroy, run.prior.OnDestroy)
+	run.h.OnDestroy = onDestroyFor(P(&run.plan), P(&run.config).Fields().OnDestroy, run.prior.OnDestroy)
 	return !diags.HasError()
 }
 
@@ -130,7 +130,7 @@ func (run *planRun[M, P]) render(ctx context.Context, req resource.ModifyPlanReq
 // replacement: destroy cleans the old one, create fills the new).
 func (run *planRun[M, P]) connection(ctx context.Context, wasDelivered bool) bool {
 	diags := &run.resp.Diagnostics
-	m, d := run.r.sshOf(ctx, P(&run.config).fields(), run.prior.TrustedHostKey)
+	m, d := run.r.sshOf(ctx, P(&run.config).Fields(), run.prior.TrustedHostKey)
 	diags.Append(d...)
 	if diags.HasError() {
 		return false

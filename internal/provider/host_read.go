@@ -117,7 +117,7 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 	if !ok {
 		return
 	}
-	h := P(&state).fields()
+	h := P(&state).Fields()
 	timeout, d := h.Timeouts.Read(ctx, defaultReadTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
@@ -153,7 +153,7 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 	}
 	acceptInterim(ctx, &rec, h, &o)
 	if watcher, ok := any(P(&state)).(HostWatcher); ok {
-		resp.Diagnostics.Append(watcher.watchHost(ctx, o.client, h.ID.ValueString())...)
+		resp.Diagnostics.Append(watcher.WatchHost(ctx, o.client, h.ID.ValueString())...)
 	}
 	h.RemoteSHA256 = o.digest
 	rec.observed(o.drift)

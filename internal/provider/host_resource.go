@@ -357,12 +357,12 @@ func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client
 	}
 	tflog.Debug(ctx, "reading what the host has before changing it")
 	client.RememberReads() // the edits that follow start from what it reads
-	if err := reader.readHost(ctx, client, config == nil); err != nil {
+	if err := reader.ReadHost(ctx, client, config == nil); err != nil {
 		var diags diag.Diagnostics
 		diags.AddError("Reading the Host Failed", err.Error())
 		return rendered{}, diags
 	}
-	return P(model).render(config)
+	return P(model).Render(config)
 }
 
 // summary joins the details of a diagnostics' errors.
@@ -382,8 +382,8 @@ func (r *hostResource[M, P]) loadState(ctx context.Context, st tfsdk.State, priv
 	if diags.HasError() {
 		return out, m, rec, false
 	}
-	h := P(state).fields()
-	out, d := P(state).render(nil)
+	h := P(state).Fields()
+	out, d := P(state).Render(nil)
 	diags.Append(d...)
 	if diags.HasError() || !delivered(out, h) {
 		return out, m, rec, false

@@ -51,7 +51,7 @@ func importedFile(h *hostFields, path, marker string, mode uint32) rendered {
 func (r *hostResource[M, P]) importRendered(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse,
 	example string, withMarker bool, defaultMarker string, set func(m *M, path, marker string)) {
 	var m M
-	h := P(&m).fields()
+	h := P(&m).Fields()
 	rest, client := r.importHost(ctx, req.ID, example, h, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return

@@ -110,7 +110,7 @@ type lbFallbackModel struct {
 	Port    types.Int64  `tfsdk:"port"`
 }
 
-func (m *lbConfigModel) fields() *hostFields { return &m.hostFields }
+func (m *lbConfigModel) Fields() *hostFields { return &m.hostFields }
 
 // lbAttributes are the schema of lbConfigModel, with the kind's own
 // attributes and the host attributes.
@@ -547,9 +547,9 @@ func decodeLBVerifier(raw json.RawMessage) (remote.Verifier, error) {
 	return lbVerifier{v}, nil
 }
 
-func (m *lbConfigModel) handoverOn() bool                 { return m.Handover.ValueBool() }
-func (m *lbConfigModel) handoverPath() string             { return m.ConfigPath.ValueString() }
-func (m *lbConfigModel) setHandoverSHA256(v types.String) { m.HandoverSHA256 = v }
+func (m *lbConfigModel) HandoverOn() bool                 { return m.Handover.ValueBool() }
+func (m *lbConfigModel) HandoverPath() string             { return m.ConfigPath.ValueString() }
+func (m *lbConfigModel) SetHandoverSHA256(v types.String) { m.HandoverSHA256 = v }
 
 // listenAddrs are the addresses `listen` binds: its address, then its
 // IPv6 address, on its port.
@@ -566,7 +566,7 @@ func (m *lbConfigModel) listenAddrs() []lbconfig.ListenAddr {
 }
 
 // places are the listen addresses, "address:port".
-func (m *lbConfigModel) places() []string {
+func (m *lbConfigModel) Places() []string {
 	var out []string
 	for _, l := range m.listenAddrs() {
 		out = append(out, endpoints.HostPort(l.Address, l.Port))
@@ -641,10 +641,10 @@ func (m *lbConfigModel) lbConflictMove(k lbKind, attr string) (string, string) {
 }
 
 // pathSettings: the attributes that set its files' paths.
-func (m *lbConfigModel) pathSettings() []pathSetting {
+func (m *lbConfigModel) PathSettings() []pathSetting {
 	return []pathSetting{{fwpath.Root("config_path"), m.ConfigPath}, {fwpath.Root("manifest_path"), m.ManifestPath}}
 }
 
 // showsDrift: a load balancer's configuration is rendered from addresses
 // and ports alone, nothing secret.
-func (m *lbConfigModel) showsDrift() bool { return true }
+func (m *lbConfigModel) ShowsDrift() bool { return true }

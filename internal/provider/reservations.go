@@ -100,7 +100,7 @@ func (d *providerData) reserve(m resolvedSSH, model reserver, digest string, fil
 	if d == nil || d.reservations == nil || slices.Contains(m.unknown, "bastion_host") || slices.Contains(m.unknown, "bastion_port") {
 		return diags // which network the host is in is not known yet
 	}
-	owner, id := model.conflictName(), hostID(m.cfg, files)
+	owner, id := model.ConflictName(), hostID(m.cfg, files)
 	host := machineAddress(m.cfg)
 	for _, f := range files {
 		p, marker := f.Place()
@@ -109,7 +109,7 @@ func (d *providerData) reserve(m resolvedSSH, model reserver, digest string, fil
 		if attr != nil {
 			c.attr = attr.String()
 			if mover, ok := model.(ConflictMover); ok {
-				c.move, c.see = mover.conflictMove(c.attr)
+				c.move, c.see = mover.ConflictMove(c.attr)
 			}
 		}
 		others := d.reservations.take(reservedFile{host, p}, c)
@@ -150,7 +150,7 @@ func machineAddress(cfg remote.Config) string {
 // settingOf is the attribute of model that sets the path file, nil when
 // none does.
 func settingOf(model reserver, file string) *path.Path {
-	for _, s := range model.pathSettings() {
+	for _, s := range model.PathSettings() {
 		if s.value.ValueString() == file {
 			return &s.attribute
 		}

@@ -40,10 +40,10 @@ type testReserver struct {
 	port  int
 }
 
-func (c testReserver) conflictName() string { return c.name }
+func (c testReserver) ConflictName() string { return c.name }
 
 // pathSettings: an attribute "path" sets its first file's path.
-func (c testReserver) pathSettings() []pathSetting {
+func (c testReserver) PathSettings() []pathSetting {
 	if len(c.files) == 0 {
 		return nil
 	}
@@ -57,7 +57,7 @@ type placedReserver struct {
 	settings []pathSetting
 }
 
-func (c placedReserver) pathSettings() []pathSetting { return c.settings }
+func (c placedReserver) PathSettings() []pathSetting { return c.settings }
 
 func (c testReserver) take(d *providerData) diag.Diagnostics {
 	m := resolvedSSH{cfg: remote.Config{Host: c.host, Port: c.port}}
@@ -217,11 +217,11 @@ func TestReservations_lbFix(t *testing.T) {
 			Listen: &lbListenModel{Address: types.StringValue("10.0.0.100"), Port: types.Int64Value(8443)}}
 	}
 	haproxy := haproxyConfigModel{lbConfigModel: lb("external", deliverySystemd)}
-	if got, want := haproxy.conflictName(), `kha_haproxy_config with role = "external" listening on 10.0.0.100:8443`; got != want {
+	if got, want := haproxy.ConflictName(), `kha_haproxy_config with role = "external" listening on 10.0.0.100:8443`; got != want {
 		t.Errorf("name %q, want %q", got, want)
 	}
 	move := func(m ConflictMover, attr string) string {
-		move, see := m.conflictMove(attr)
+		move, see := m.ConflictMove(attr)
 		return move + " " + see
 	}
 	for _, c := range []struct {

@@ -74,10 +74,10 @@ type sansModel struct {
 	IPAddresses []types.String `tfsdk:"ip_addresses"`
 }
 
-func (m *servingCertificateModel) fields() *hostFields { return &m.hostFields }
+func (m *servingCertificateModel) Fields() *hostFields { return &m.hostFields }
 
 // leavesOnDestroy: clients rely on the certificate it issued.
-func (m *servingCertificateModel) leavesOnDestroy() {}
+func (m *servingCertificateModel) LeavesOnDestroy() {}
 
 // kubeadm's paths.
 const (
@@ -197,7 +197,7 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 	}
 }
 
-func (m *servingCertificateModel) render(*servingCertificateModel) (rendered, diag.Diagnostics) {
+func (m *servingCertificateModel) Render(*servingCertificateModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	want := certissue.Want{KeepLiveSANs: !m.KeepLiveSANs.Equal(types.BoolValue(false)), Algorithm: m.KeyAlgorithm.ValueString()}
 	if m.SANs != nil {
@@ -367,7 +367,7 @@ func (r *apiserverServingCertificateResource) ImportState(ctx context.Context, r
 	}
 	sans := certissue.SANsOf(cert)
 	m.SANs = &sansModel{DNSNames: typedStrings(sans.DNSNames), IPAddresses: typedStrings(sans.IPAddresses)}
-	out, d := m.render(nil)
+	out, d := m.Render(nil)
 	resp.Diagnostics.Append(d...)
 	m.SHA256 = types.StringValue(desiredDigest(out.files))
 	m.RemoteSHA256 = m.SHA256
@@ -384,11 +384,11 @@ func typedStrings(values []string) []types.String {
 	return out
 }
 
-func (m *servingCertificateModel) conflictName() string {
+func (m *servingCertificateModel) ConflictName() string {
 	return fmt.Sprintf("kha_apiserver_serving_certificate with certificate_path = %q", m.CertificatePath.ValueString())
 }
 
 // pathSettings: the attributes that set its files' paths.
-func (m *servingCertificateModel) pathSettings() []pathSetting {
+func (m *servingCertificateModel) PathSettings() []pathSetting {
 	return []pathSetting{{path.Root("certificate_path"), m.CertificatePath}}
 }

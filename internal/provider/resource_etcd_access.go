@@ -102,7 +102,7 @@ type etcdLBModel struct {
 	Port       types.Int64  `tfsdk:"port"`
 }
 
-func (m *etcdAccessModel) fields() *hostFields { return &m.hostFields }
+func (m *etcdAccessModel) Fields() *hostFields { return &m.hostFields }
 
 func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
@@ -260,7 +260,7 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 }
 
 // planProblems guards etcd's quorum against the plan's change of members.
-func (m *etcdAccessModel) planProblems(prior *etcdAccessModel) problem.Problems {
+func (m *etcdAccessModel) PlanProblems(prior *etcdAccessModel) problem.Problems {
 	var before []endpoints.QuorumMember
 	if prior != nil { // an imported state lists no members until its first apply: nil, as on create
 		before = etcdMembers(prior.Members)
@@ -315,7 +315,7 @@ func (r *etcdAccessResource) ImportState(ctx context.Context, req resource.Impor
 
 // render computes the access values and returns the files to deliver:
 // the proxy config (mode local_proxy), then the environment file.
-func (m *etcdAccessModel) render(config *etcdAccessModel) (rendered, diag.Diagnostics) {
+func (m *etcdAccessModel) Render(config *etcdAccessModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if config == nil && m.Members == nil { // imported: the environment file found, until the first apply
 		return importedFile(&m.hostFields, m.EnvPath.ValueString(), "", 0o644), diags
@@ -395,11 +395,11 @@ var etcdProxyRenames = problem.Renames{
 	{From: problem.Root("health_check").At("ca_file"), To: problem.Root("proxy_ca_file")},
 }
 
-func (m *etcdAccessModel) conflictName() string {
+func (m *etcdAccessModel) ConflictName() string {
 	return fmt.Sprintf("kha_etcd_access with mode = %q", m.Mode.ValueString())
 }
 
 // pathSettings: the attributes that set its files' paths.
-func (m *etcdAccessModel) pathSettings() []pathSetting {
+func (m *etcdAccessModel) PathSettings() []pathSetting {
 	return []pathSetting{{path.Root("proxy_config_path"), m.ProxyConfigPath}, {path.Root("env_path"), m.EnvPath}}
 }

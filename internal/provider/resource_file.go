@@ -53,13 +53,13 @@ type fileModel struct {
 	CreateParentDirs types.Bool   `tfsdk:"create_parent_dirs"`
 }
 
-func (m *fileModel) fields() *hostFields { return &m.hostFields }
+func (m *fileModel) Fields() *hostFields { return &m.hostFields }
 
 // render is the one file. The write-only content is known only while
 // planning and applying; a state carries its digest instead.
 //
 //nolint:unparam // the hostModel interface's signature: other models report findings
-func (m *fileModel) render(config *fileModel) (rendered, diag.Diagnostics) {
+func (m *fileModel) Render(config *fileModel) (rendered, diag.Diagnostics) {
 	mode, _ := strconv.ParseUint(m.Mode.ValueString(), 8, 32)
 	f := remote.File{
 		Path:             m.Path.ValueString(),
@@ -208,11 +208,11 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-func (m *fileModel) conflictName() string {
+func (m *fileModel) ConflictName() string {
 	return fmt.Sprintf("kha_file with path = %q", m.Path.ValueString())
 }
 
 // pathSettings: the attributes that set its files' paths.
-func (m *fileModel) pathSettings() []pathSetting {
+func (m *fileModel) PathSettings() []pathSetting {
 	return []pathSetting{{path.Root("path"), m.Path}}
 }

@@ -43,16 +43,16 @@ type handoverModel struct {
 	TargetSHA256 types.String `tfsdk:"target_sha256"`
 }
 
-func (m *handoverModel) fields() *hostFields { return &m.hostFields }
+func (m *handoverModel) Fields() *hostFields { return &m.hostFields }
 
 // leavesOnDestroy: a pending handover stays its target's.
-func (m *handoverModel) leavesOnDestroy() {}
+func (m *handoverModel) LeavesOnDestroy() {}
 
 // pathSettings: no attribute sets the path of the record it keeps; its
 // target's id names the configuration beside it.
-func (m *handoverModel) pathSettings() []pathSetting { return nil }
+func (m *handoverModel) PathSettings() []pathSetting { return nil }
 
-func (m *handoverModel) conflictName() string {
+func (m *handoverModel) ConflictName() string {
 	return fmt.Sprintf("kha_handover of %q", m.TargetID.ValueString())
 }
 
@@ -113,7 +113,7 @@ func (m *handoverModel) targetPath() string {
 	return strings.TrimPrefix(id, address+":")
 }
 
-func (m *handoverModel) render(*handoverModel) (rendered, diag.Diagnostics) {
+func (m *handoverModel) Render(*handoverModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	targetPath := m.targetPath()
 	if !strings.HasPrefix(targetPath, "/") {

@@ -95,17 +95,17 @@ func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	return s
 }
 
-func (m *haproxyConfigModel) render(*haproxyConfigModel) (rendered, diag.Diagnostics) {
+func (m *haproxyConfigModel) Render(*haproxyConfigModel) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.render(haproxyKind, m.spec(), lbconfig.RenderHAProxy)
 }
 
 // renderServing renders the config with extra listen addresses (HandingOver).
-func (m *haproxyConfigModel) renderServing(extra []string) (rendered, diag.Diagnostics) {
+func (m *haproxyConfigModel) RenderServing(extra []string) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.renderServing(haproxyKind, m.spec(), extra, lbconfig.RenderHAProxy)
 }
 
 // planProblems are the timing warnings its plans show.
-func (m *haproxyConfigModel) planProblems(*haproxyConfigModel) problem.Problems {
+func (m *haproxyConfigModel) PlanProblems(*haproxyConfigModel) problem.Problems {
 	return m.spec().CheckTiming(lbconfig.HAProxy)
 }
 
@@ -187,8 +187,8 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 		})
 }
 
-func (m *haproxyConfigModel) conflictName() string { return m.lbConflictName(haproxyKind) }
+func (m *haproxyConfigModel) ConflictName() string { return m.lbConflictName(haproxyKind) }
 
-func (m *haproxyConfigModel) conflictMove(attr string) (string, string) {
+func (m *haproxyConfigModel) ConflictMove(attr string) (string, string) {
 	return m.lbConflictMove(haproxyKind, attr)
 }

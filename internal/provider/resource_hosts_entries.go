@@ -50,7 +50,7 @@ type hostsEntriesModel struct {
 	Block          types.String   `tfsdk:"block"`
 }
 
-func (m *hostsEntriesModel) fields() *hostFields { return &m.hostFields }
+func (m *hostsEntriesModel) Fields() *hostFields { return &m.hostFields }
 
 func (r *hostsEntriesResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
@@ -119,7 +119,7 @@ func (r *hostsEntriesResource) ImportState(ctx context.Context, req resource.Imp
 		})
 }
 
-func (m *hostsEntriesModel) render(config *hostsEntriesModel) (rendered, diag.Diagnostics) {
+func (m *hostsEntriesModel) Render(config *hostsEntriesModel) (rendered, diag.Diagnostics) {
 	if config == nil && m.Entries == nil { // imported: the block found, until the first apply
 		return importedFile(&m.hostFields, m.Path.ValueString(), m.Marker.ValueString(), 0), nil
 	}
@@ -137,7 +137,7 @@ func (m *hostsEntriesModel) render(config *hostsEntriesModel) (rendered, diag.Di
 		removeCommand: m.DestroyCommand.ValueString()}, diags
 }
 
-func (m *hostsEntriesModel) conflictName() string {
+func (m *hostsEntriesModel) ConflictName() string {
 	name := fmt.Sprintf("kha_hosts_entries with marker = %q", m.Marker.ValueString())
 	if len(m.Entries) > 0 {
 		name += fmt.Sprintf(" and entries = [%q", m.Entries[0].ValueString())
@@ -150,9 +150,9 @@ func (m *hostsEntriesModel) conflictName() string {
 }
 
 // pathSettings: the attributes that set its files' paths.
-func (m *hostsEntriesModel) pathSettings() []pathSetting {
+func (m *hostsEntriesModel) PathSettings() []pathSetting {
 	return []pathSetting{{path.Root("path"), m.Path}}
 }
 
 // showsDrift: a hosts block is addresses and names, nothing secret.
-func (m *hostsEntriesModel) showsDrift() bool { return true }
+func (m *hostsEntriesModel) ShowsDrift() bool { return true }

@@ -78,7 +78,7 @@ type keepalivedNodeModel struct {
 	Priority types.Int64  `tfsdk:"priority"`
 }
 
-func (m *keepalivedConfigModel) fields() *hostFields { return &m.hostFields }
+func (m *keepalivedConfigModel) Fields() *hostFields { return &m.hostFields }
 
 func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
@@ -206,7 +206,7 @@ func (r *keepalivedConfigResource) ImportState(ctx context.Context, req resource
 	})
 }
 
-func (m *keepalivedConfigModel) render(config *keepalivedConfigModel) (rendered, diag.Diagnostics) {
+func (m *keepalivedConfigModel) Render(config *keepalivedConfigModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if config == nil && m.Nodes == nil { // imported: the config found, until the first apply
 		return importedFile(&m.hostFields, m.ConfigPath.ValueString(), "", 0o644), diags
@@ -256,20 +256,20 @@ func (m *keepalivedConfigModel) vipCheck() vipcheck.Check {
 // not until its first apply).
 func (m *keepalivedConfigModel) checksVIP() bool { return m.Nodes != nil && m.checkOn() }
 
-func (m *keepalivedConfigModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
+func (m *keepalivedConfigModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
 	return readVIP(ctx, c, destroying, m)
 }
 
-func (m *keepalivedConfigModel) watchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
+func (m *keepalivedConfigModel) WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
 	return watchVIP(ctx, c, id, m)
 }
 
-func (m *keepalivedConfigModel) handoverOn() bool                 { return m.Handover.ValueBool() }
-func (m *keepalivedConfigModel) handoverPath() string             { return m.ConfigPath.ValueString() }
-func (m *keepalivedConfigModel) setHandoverSHA256(v types.String) { m.HandoverSHA256 = v }
+func (m *keepalivedConfigModel) HandoverOn() bool                 { return m.Handover.ValueBool() }
+func (m *keepalivedConfigModel) HandoverPath() string             { return m.ConfigPath.ValueString() }
+func (m *keepalivedConfigModel) SetHandoverSHA256(v types.String) { m.HandoverSHA256 = v }
 
 // places is the VIP, "address/prefix".
-func (m *keepalivedConfigModel) places() []string {
+func (m *keepalivedConfigModel) Places() []string {
 	if s := m.spec(); s.VIP != "" {
 		return []string{s.VIPWithPrefix()}
 	}
@@ -277,10 +277,10 @@ func (m *keepalivedConfigModel) places() []string {
 }
 
 // renderServing renders a copy of m that holds the extra VIPs too.
-func (m *keepalivedConfigModel) renderServing(extra []string) (rendered, diag.Diagnostics) {
+func (m *keepalivedConfigModel) RenderServing(extra []string) (rendered, diag.Diagnostics) {
 	c := *m
 	c.previousVIPs = extra
-	return c.render(&c)
+	return c.Render(&c)
 }
 
 // trackScript is the track script kha delivers, or "" when the user
@@ -292,11 +292,11 @@ func (m *keepalivedConfigModel) trackScript() string {
 	return keepalived.TrackScript(fmt.Sprintf("http://127.0.0.1:%d/healthz", m.HealthcheckPort.ValueInt64()))
 }
 
-func (m *keepalivedConfigModel) conflictName() string {
+func (m *keepalivedConfigModel) ConflictName() string {
 	return fmt.Sprintf("kha_keepalived_config with vip = %q, virtual_router_id = %d", m.VIP.ValueString(), m.VirtualRouterID.ValueInt64())
 }
 
 // pathSettings: the attributes that set its files' paths.
-func (m *keepalivedConfigModel) pathSettings() []pathSetting {
+func (m *keepalivedConfigModel) PathSettings() []pathSetting {
 	return []pathSetting{{path.Root("config_path"), m.ConfigPath}, {path.Root("track_script_path"), m.TrackScriptPath}}
 }

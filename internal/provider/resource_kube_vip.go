@@ -105,7 +105,7 @@ type kubeVIPLBModel struct {
 	ForwardingMethod types.String `tfsdk:"forwarding_method"`
 }
 
-func (m *kubeVIPModel) fields() *hostFields { return &m.hostFields }
+func (m *kubeVIPModel) Fields() *hostFields { return &m.hostFields }
 
 var asValidator = []validator.Int64{int64validator.Between(1, 4294967295)}
 
@@ -357,11 +357,11 @@ func (m *kubeVIPModel) checksVIP() bool {
 	return m.Nodes != nil && m.checkOn() && m.spec().LinkUnchecked() == ""
 }
 
-func (m *kubeVIPModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
+func (m *kubeVIPModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
 	return readVIP(ctx, c, destroying, m)
 }
 
-func (m *kubeVIPModel) watchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
+func (m *kubeVIPModel) WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
 	return watchVIP(ctx, c, id, m)
 }
 
@@ -373,7 +373,7 @@ func (r *kubeVIPResource) ImportState(ctx context.Context, req resource.ImportSt
 	})
 }
 
-func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics) {
+func (m *kubeVIPModel) Render(config *kubeVIPModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if config == nil && m.NodeName.IsNull() { // imported: the manifest found, until the first apply
 		return importedFile(&m.hostFields, m.ManifestPath.ValueString(), "", staticPodManifestMode), diags
@@ -394,11 +394,11 @@ func (m *kubeVIPModel) render(config *kubeVIPModel) (rendered, diag.Diagnostics)
 	return rendered{files: []remote.Item{remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: staticPodManifestMode, CreateParentDirs: true}}}, diags
 }
 
-func (m *kubeVIPModel) conflictName() string {
+func (m *kubeVIPModel) ConflictName() string {
 	return fmt.Sprintf("kha_kube_vip with address = %q", m.Address.ValueString())
 }
 
 // pathSettings: the attributes that set its files' paths.
-func (m *kubeVIPModel) pathSettings() []pathSetting {
+func (m *kubeVIPModel) PathSettings() []pathSetting {
 	return []pathSetting{{path.Root("manifest_path"), m.ManifestPath}}
 }

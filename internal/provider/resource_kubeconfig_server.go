@@ -78,7 +78,7 @@ const kubeletConfig = "kubelet.conf"
 
 var previousServersType = types.MapType{ElemType: types.StringType}
 
-func (m *kubeconfigServerModel) fields() *hostFields { return &m.hostFields }
+func (m *kubeconfigServerModel) Fields() *hostFields { return &m.hostFields }
 
 func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
@@ -204,7 +204,7 @@ func checkServerURL(s string) error {
 	return nil
 }
 
-func (m *kubeconfigServerModel) render(config *kubeconfigServerModel) (rendered, diag.Diagnostics) {
+func (m *kubeconfigServerModel) Render(config *kubeconfigServerModel) (rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	restart := m.RestartCommand
 	if !known(restart) {
@@ -324,7 +324,7 @@ func (m *kubeconfigServerModel) checkTimeout() time.Duration {
 // which kubeconfigs a change touches. A kubeconfig that is gone has none.
 // A destroy also checks, as the change itself would, each kubeconfig with
 // its recorded servers put back: one that would not work is kept.
-func (m *kubeconfigServerModel) readHost(ctx context.Context, c *remote.Client, destroying bool) error {
+func (m *kubeconfigServerModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
 	m.found = map[string]map[string]kubeconfig.Endpoint{}
 	m.keptOnDestroy = map[string]error{}
 	var recorded, recordedTLS map[string]map[string]string
@@ -648,7 +648,7 @@ func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource
 	m.Server = types.StringValue(server)
 	m.PreviousServers = previousServersValue(recorded, &resp.Diagnostics)
 	m.PreviousTLS = types.MapNull(previousServersType) // tls_server_name is not set
-	out, d := m.render(nil)
+	out, d := m.Render(nil)
 	resp.Diagnostics.Append(d...)
 	m.SHA256 = types.StringValue(desiredDigest(out.files))
 	m.RemoteSHA256 = m.SHA256
@@ -659,18 +659,18 @@ func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-func (m *kubeconfigServerModel) conflictName() string {
+func (m *kubeconfigServerModel) ConflictName() string {
 	return fmt.Sprintf("kha_kubeconfig_server with server = %q", m.Server.ValueString())
 }
 
 // conflictMove: a kubeconfig's path is an element of `paths`.
-func (m *kubeconfigServerModel) conflictMove(attr string) (string, string) {
+func (m *kubeconfigServerModel) ConflictMove(attr string) (string, string) {
 	return fmt.Sprintf("take the kubeconfig out of `paths` (`%s`) and let the other resource set its server (a kha_file "+
 		"writes the whole kubeconfig, `server` included)", attr), ""
 }
 
 // pathSettings: each kubeconfig's path is an element of `paths`.
-func (m *kubeconfigServerModel) pathSettings() []pathSetting {
+func (m *kubeconfigServerModel) PathSettings() []pathSetting {
 	settings := make([]pathSetting, len(m.Paths))
 	for i, p := range m.Paths {
 		settings[i] = pathSetting{path.Root("paths").AtListIndex(i), p}

@@ -508,7 +508,7 @@ func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
 	var diags diag.Diagnostics
 	m.PreviousServers = previousServersValue(map[string]map[string]string{"/etc/kubernetes/admin.conf": {"kubernetes": original}}, &diags)
 	config := m
-	out, d := m.render(&config)
+	out, d := m.Render(&config)
 	diags.Append(d...)
 	if diags.HasError() {
 		t.Fatal(diags)
@@ -632,7 +632,7 @@ func TestKubeconfigServer_keptOnDestroyWarns(t *testing.T) {
 	m.PreviousServers = previousServersValue(map[string]map[string]string{kubelet: {"kubernetes": original}, outside: {"kubernetes": retired}}, &diags)
 	m.found = map[string]map[string]kubeconfig.Endpoint{kubelet: {"kubernetes": {Server: current}}, outside: {"kubernetes": {Server: current}}}
 	m.keptOnDestroy = map[string]error{outside: errors.New("dial tcp 10.0.0.100:8443: connection refused")}
-	out, d := m.render(nil)
+	out, d := m.Render(nil)
 	diags.Append(d...)
 	if diags.HasError() || len(diags.Warnings()) != 1 {
 		t.Fatalf("want one warning, got %v", diags)

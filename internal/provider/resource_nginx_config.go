@@ -77,17 +77,17 @@ func (m *nginxConfigModel) spec() lbconfig.Spec {
 	return s
 }
 
-func (m *nginxConfigModel) render(*nginxConfigModel) (rendered, diag.Diagnostics) {
+func (m *nginxConfigModel) Render(*nginxConfigModel) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.render(nginxKind, m.spec(), lbconfig.RenderNginx)
 }
 
 // renderServing renders the config with extra listen addresses (HandingOver).
-func (m *nginxConfigModel) renderServing(extra []string) (rendered, diag.Diagnostics) {
+func (m *nginxConfigModel) RenderServing(extra []string) (rendered, diag.Diagnostics) {
 	return m.lbConfigModel.renderServing(nginxKind, m.spec(), extra, lbconfig.RenderNginx)
 }
 
 // planProblems are the timing warnings its plans show.
-func (m *nginxConfigModel) planProblems(*nginxConfigModel) problem.Problems {
+func (m *nginxConfigModel) PlanProblems(*nginxConfigModel) problem.Problems {
 	return m.spec().CheckTiming(lbconfig.Nginx)
 }
 
@@ -124,8 +124,8 @@ func (r *nginxConfigResource) Schema(ctx context.Context, _ resource.SchemaReque
 		})
 }
 
-func (m *nginxConfigModel) conflictName() string { return m.lbConflictName(nginxKind) }
+func (m *nginxConfigModel) ConflictName() string { return m.lbConflictName(nginxKind) }
 
-func (m *nginxConfigModel) conflictMove(attr string) (string, string) {
+func (m *nginxConfigModel) ConflictMove(attr string) (string, string) {
 	return m.lbConflictMove(nginxKind, attr)
 }
