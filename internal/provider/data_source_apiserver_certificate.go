@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -41,7 +42,7 @@ func NewAPIServerCertificateDataSource() datasource.DataSource {
 }
 
 type apiserverCertificateDataSource struct {
-	data *providerData
+	data *hostres.ProviderData
 }
 
 type apiserverCertificateModel struct {
@@ -69,7 +70,7 @@ func (d *apiserverCertificateDataSource) Metadata(_ context.Context, req datasou
 }
 
 func (d *apiserverCertificateDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+	d.data = hostres.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *apiserverCertificateDataSource) ConfigValidators(context.Context) []datasource.ConfigValidator {
@@ -99,7 +100,7 @@ func (d *apiserverCertificateDataSource) Schema(_ context.Context, _ datasource.
 			"value to keep, and SANs checked against nothing would pass a plan that breaks clients. Read another " +
 			"control-plane node, or `address` with `allow_missing` while the cluster has no apiserver yet.",
 		Attributes: map[string]schema.Attribute{
-			"ssh": dataSourceSSHAttribute(),
+			"ssh": hostres.DataSourceSSHAttribute(),
 			"path": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 				MarkdownDescription: "The certificate file on the node, PEM. Default `/etc/kubernetes/pki/apiserver.crt` (kubeadm's) " +
 					"when `ssh` is set and `address` is not."},
@@ -143,7 +144,7 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
+	ctx, cancel := context.WithTimeout(ctx, hostres.DefaultReadTimeout)
 	defer cancel()
 	var client *remote.Client
 	if !m.SSH.IsNull() {
@@ -209,23 +210,23 @@ func (d *apiserverCertificateDataSource) Read(ctx context.Context, req datasourc
 // connect reaches the node of the data source's `ssh`, with the
 // provider's default_ssh applied and never trusting on first use.
 func (d *apiserverCertificateDataSource) connect(ctx context.Context, obj types.Object) (*remote.Client, diag.Diagnostics) {
-	c, diags := sshFrom(ctx, obj)
+	c, diags := hostres.SSHFrom(ctx, obj)
 	if diags.HasError() {
 		return nil, diags
 	}
-	resolved, err := resolveSSH(c, d.data.sshDefaults(), "")
-	if err == nil && resolved.cfg.TrustsOnFirstUse() {
-		err = errNoFirstUseForDataSources(resolved.cfg)
+	resolved, err := hostres.ResolveSSH(c, d.data.SSHDefaults(), "")
+	if err == nil && resolved.Config.TrustsOnFirstUse() {
+		err = errNoFirstUseForDataSources(resolved.Config)
 	}
 	if err == nil {
-		err = resolved.cfg.Validate()
+		err = resolved.Config.Validate()
 	}
 	if err == nil && d.data == nil {
 		err = errors.New("the provider is not configured")
 	}
 	var client *remote.Client
 	if err == nil {
-		client, err = d.data.pool.GetForRead(ctx, resolved.cfg)
+		client, err = d.data.Pool().GetForRead(ctx, resolved.Config)
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "SSH Connection Failed", err.Error())

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -16,23 +15,6 @@ import (
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
-
-func TestLineDiff(t *testing.T) {
-	for _, c := range []struct {
-		want, got, diff []string
-	}{
-		{want: []string{"a", "b", "c"}, got: []string{"a", "b", "c"}},
-		{want: []string{"a", "b", "c"}, got: []string{"a", "x", "c"}, diff: []string{"- b", "+ x"}},
-		{want: []string{"a", "b"}, got: []string{"a", "b", "c"}, diff: []string{"+ c"}},
-		{want: []string{"a", "b", "c"}, got: []string{"c"}, diff: []string{"- a", "- b"}},
-		{want: []string{"a", "b", "c", "d"}, got: []string{"x", "b", "d", "y"}, diff: []string{"- a", "+ x", "- c", "+ y"}},
-		{want: nil, got: []string{"a"}, diff: []string{"+ a"}},
-	} {
-		if diff := lineDiff(c.want, c.got); !slices.Equal(diff, c.diff) {
-			t.Errorf("lineDiff(%q, %q) = %q, want %q", c.want, c.got, diff, c.diff)
-		}
-	}
-}
 
 // TestAccHost_driftShowsChangedLines: a load balancer's configuration
 // changed by hand is named by host:port:path in the drift warning's

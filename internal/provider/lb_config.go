@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
@@ -53,7 +54,7 @@ const (
 
 // lbConfigModel holds the attributes both kinds share.
 type lbConfigModel struct {
-	hostFields
+	hostres.Common
 	DestroyCommand    types.String     `tfsdk:"destroy_command"`
 	Role              types.String     `tfsdk:"role"`
 	Listen            *lbListenModel   `tfsdk:"listen"`
@@ -110,7 +111,7 @@ type lbFallbackModel struct {
 	Port    types.Int64  `tfsdk:"port"`
 }
 
-func (m *lbConfigModel) Fields() *hostFields { return &m.hostFields }
+func (m *lbConfigModel) Fields() *hostres.Common { return &m.Common }
 
 // lbAttributes are the schema of lbConfigModel, with the kind's own
 // attributes and the host attributes.
@@ -296,12 +297,12 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"step and leaves clients without an endpoint in between, kha keeps both until every client has moved. " +
 				"Default `false`: the previous address goes with the apply that moves it."},
 		"manifest":        schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest (delivery `static_pod`), known at plan time."},
-		"handover_sha256": handoverSHA256Attribute,
+		"handover_sha256": hostres.HandoverSHA256Attribute,
 	}
 	for name, a := range own {
 		attrs[name] = a
 	}
-	return withHostAttributes(ctx, attrs, "`host:port:path` of the config file when delivered over SSH, else the rendered digest.",
+	return hostres.WithHostAttributes(ctx, attrs, "`host:port:path` of the config file when delivered over SSH, else the rendered digest.",
 		"Digest of the files to deliver (the config, and the manifest with `static_pod`), known at plan time.")
 }
 
@@ -321,22 +322,22 @@ func lbDescription(k lbKind, extra string) string {
 		"in the same run), so without `ssh` the resource only renders. With `ssh`, the files go through the same engine as " +
 		"`kha_file`: validated before they replace the previous ones, reloaded, restored on failure, and checked for drift " +
 		"on every refresh. A changed `ssh.host` or `ssh.port` replaces the resource: the old host is cleaned up.\n\n" + extra +
-		importDoc("the config file", "host:port:<config_path>")
+		hostres.ImportDoc("the config file", "host:port:<config_path>")
 }
 
 // imported is the config file of an imported state, which has no listen
 // (every configuration has one), until the first apply.
-func (m *lbConfigModel) imported() (rendered, bool) {
+func (m *lbConfigModel) imported() (hostres.Rendered, bool) {
 	if m.Listen != nil {
-		return rendered{}, false
+		return hostres.Rendered{}, false
 	}
-	return importedFile(&m.hostFields, m.ConfigPath.ValueString(), "", 0o644), true
+	return hostres.ImportedFile(&m.Common, m.ConfigPath.ValueString(), "", 0o644), true
 }
 
 // importLB imports a load balancer's config file by its config_path.
-func importLB[M any, P hostModel[M]](ctx context.Context, r *hostResource[M, P], k lbKind, lb func(*M) *lbConfigModel,
+func importLB[M any, P hostres.Model[M]](ctx context.Context, r *hostres.Resource[M, P], k lbKind, lb func(*M) *lbConfigModel,
 	req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	r.importRendered(ctx, req, resp, "10.0.0.21:22:"+k.configPath, false, "", func(m *M, p, _ string) {
+	r.ImportRendered(ctx, req, resp, "10.0.0.21:22:"+k.configPath, false, "", func(m *M, p, _ string) {
 		lb(m).ConfigPath = types.StringValue(p)
 	})
 }
@@ -420,7 +421,7 @@ func lbSpecProblems[M any](spec func(*M) lbconfig.Spec) func(*M) problem.Problem
 
 // render fills rendered and manifest and returns the files to deliver:
 // the config, then the manifest. renderer is the kind's.
-func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
+func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig.Spec) (string, error)) (hostres.Rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if out, ok := m.imported(); ok {
 		return out, diags
@@ -430,7 +431,7 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 		diags.AddAttributeError(fwpath.Root("handover"), "Handover Needs systemd Delivery",
 			"handover = true serves the previous listen address until kha_handover ends it, which a static pod cannot: the "+
 				"kubelet restarts the pod for every change of its configuration. Set delivery = \"systemd\", or leave handover unset.")
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	// Optional and computed: unknown in the plan exactly when not set.
 	orDefault := func(v types.String, systemdDefault string) types.String {
@@ -448,12 +449,12 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 	m.DestroyCommand = orDefault(m.DestroyCommand, k.destroyCommand)
 	if ps := lbProblems(s); ps.HasErrors() {
 		appendProblems(&diags, ps, true)
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	text, err := renderer(s)
 	if err != nil {
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	configPath := m.ConfigPath.ValueString()
 	config := remote.File{Path: configPath, Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
@@ -476,7 +477,7 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 			CAFile:           s.HealthCheck.CAFile, ClientCert: s.HealthCheck.ClientCert, CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString()})
 		if err != nil {
 			diags.AddAttributeError(fwpath.Root("config_path"), "Invalid Static Pod", err.Error())
-			return rendered{}, diags
+			return hostres.Rendered{}, diags
 		}
 		m.Manifest = types.StringValue(manifest)
 		// The kubelet restarts the pod once the manifest changes: that is
@@ -484,7 +485,7 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 		files = append(files, remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(manifest), Mode: staticPodManifestMode,
 			CreateParentDirs: true, Verify: m.verifier(k, s, text)})
 	}
-	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
+	return hostres.Rendered{Files: files, RemoveCommand: m.DestroyCommand.ValueString()}, diags
 }
 
 // verifyTimeout is how long a verification may take, and whether
@@ -565,7 +566,7 @@ func (m *lbConfigModel) listenAddrs() []lbconfig.ListenAddr {
 	return out
 }
 
-// places are the listen addresses, "address:port".
+// Places are the listen addresses, "address:port".
 func (m *lbConfigModel) Places() []string {
 	var out []string
 	for _, l := range m.listenAddrs() {
@@ -576,14 +577,14 @@ func (m *lbConfigModel) Places() []string {
 
 // renderServing renders a copy of m whose spec also listens on extra
 // ("address:port", from places).
-func (m lbConfigModel) renderServing(k lbKind, s lbconfig.Spec, extra []string, renderer func(lbconfig.Spec) (string, error)) (rendered, diag.Diagnostics) {
+func (m lbConfigModel) renderServing(k lbKind, s lbconfig.Spec, extra []string, renderer func(lbconfig.Spec) (string, error)) (hostres.Rendered, diag.Diagnostics) {
 	for _, p := range extra {
 		host, port, err := net.SplitHostPort(p)
 		n, perr := strconv.Atoi(port)
 		if err != nil || perr != nil {
 			var diags diag.Diagnostics
 			diags.AddError("Internal Error", fmt.Sprintf("a previous listen address %q does not parse. This is always a bug in the provider.", p))
-			return rendered{}, diags
+			return hostres.Rendered{}, diags
 		}
 		s.Listen = append(s.Listen, lbconfig.ListenAddr{Address: host, Port: n})
 	}
@@ -640,11 +641,11 @@ func (m *lbConfigModel) lbConflictMove(k lbKind, attr string) (string, string) {
 		instance, path.Ext(k.configPath), pid, unit, unit, unit, k.lb), see
 }
 
-// pathSettings: the attributes that set its files' paths.
-func (m *lbConfigModel) PathSettings() []pathSetting {
-	return []pathSetting{{fwpath.Root("config_path"), m.ConfigPath}, {fwpath.Root("manifest_path"), m.ManifestPath}}
+// PathSettings: the attributes that set its files' paths.
+func (m *lbConfigModel) PathSettings() []hostres.PathSetting {
+	return []hostres.PathSetting{{Attribute: fwpath.Root("config_path"), Value: m.ConfigPath}, {Attribute: fwpath.Root("manifest_path"), Value: m.ManifestPath}}
 }
 
-// showsDrift: a load balancer's configuration is rendered from addresses
+// ShowsDrift: a load balancer's configuration is rendered from addresses
 // and ports alone, nothing secret.
 func (m *lbConfigModel) ShowsDrift() bool { return true }

@@ -13,11 +13,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 )
 
-// newModel gives the model a host resource decodes into, so the model
-// tests reach every host resource through the provider's own list.
-func (r *hostResource[M, P]) newModel() any { return new(M) }
+// modelOf gives the model a host resource decodes into.
+func modelOf[M any, P hostres.Model[M]](*hostres.Resource[M, P]) func() any {
+	return func() any { return new(M) }
+}
 
 // servedSchema is one schema the provider serves and the model it
 // decodes into.
@@ -43,8 +45,8 @@ func servedSchemas(t *testing.T) []servedSchema {
 		r.Schema(ctx, resource.SchemaRequest{}, &resp)
 		s := servedSchema{name: meta.TypeName, schema: tfsdk.State{Schema: resp.Schema}}
 		switch r := r.(type) {
-		case interface{ newModel() any }:
-			s.model = r.newModel
+		case interface{ NewModel() any }:
+			s.model = r.NewModel
 		case *clusterEndpointsResource:
 			s.model = func() any { return new(clusterEndpointsModel) }
 		case *endpointConfigMapsResource:
@@ -150,7 +152,7 @@ func TestSSHDecodesInEveryShape(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s.%s: %v", s.name, name, err)
 			}
-			m, diags := sshFrom(ctx, v.(types.Object))
+			m, diags := hostres.SSHFrom(ctx, v.(types.Object))
 			if diags.HasError() {
 				t.Errorf("%s.%s, %s: %v", s.name, name, value, diags)
 				continue

@@ -65,6 +65,14 @@ func appendProblems(diags *diag.Diagnostics, problems problem.Problems, errorsOn
 	}
 }
 
+// problemDiagnostics are a plan's findings, warnings and errors, as a
+// hostres.PlanChecker gives them.
+func problemDiagnostics(problems problem.Problems) diag.Diagnostics {
+	var diags diag.Diagnostics
+	appendProblems(&diags, problems, false)
+	return diags
+}
+
 // validateConfig reports a resource's core findings once its configuration
 // is fully known; problems reads them off the decoded model.
 func validateConfig[M any](ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse, problems func(*M) problem.Problems) {

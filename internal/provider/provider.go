@@ -7,7 +7,6 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -16,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/kha/terraform-provider-kha/internal/buildinfo"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -30,29 +30,6 @@ type khaProvider struct {
 	// pool is shared by every resource of one Terraform run, so each host
 	// gets one SSH connection however many resources write to it.
 	pool *remote.Pool
-}
-
-// providerData is what resources receive from Configure.
-type providerData struct {
-	pool     *remote.Pool
-	defaults *sshModel
-	// reservations records which resource keeps which file on which
-	// host, so that a second one fails its plan; new in every walk.
-	reservations *reservations
-	// rollout admits the walk's changes to their hosts; nil without the
-	// provider's `rollout`.
-	rollout *rollout
-	// clusters admits the walk's certificate changes, one cluster (CA)
-	// at a time (clusterTurn).
-	clusters *rollout
-}
-
-// sshDefaults is default_ssh; nil before Configure ran.
-func (d *providerData) sshDefaults() *sshModel {
-	if d == nil {
-		return nil
-	}
-	return d.defaults
 }
 
 type providerModel struct {
@@ -80,8 +57,8 @@ func (p *khaProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			"and kubeadm settings at plan time, renders node-local and external load balancers, and applies their " +
 			"configuration to hosts over SSH.",
 		Attributes: map[string]schema.Attribute{
-			"default_ssh": providerSSHAttribute(),
-			"rollout":     rolloutAttribute(),
+			"default_ssh": hostres.ProviderSSHAttribute(),
+			"rollout":     hostres.RolloutAttribute(),
 		},
 	}
 }
@@ -96,19 +73,10 @@ func (p *khaProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data := &providerData{pool: p.pool, reservations: newReservations(), clusters: newRollout(clusterPolicy, nil)}
-	var diags diag.Diagnostics
-	if data.rollout, diags = rolloutFrom(ctx, m.Rollout); diags.HasError() {
-		resp.Diagnostics.Append(diags...)
+	data, diags := hostres.NewProviderData(ctx, p.pool, m.DefaultSSH, m.Rollout)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
 		return
-	}
-	if !m.DefaultSSH.IsNull() {
-		defaults, diags := sshFrom(ctx, m.DefaultSSH)
-		resp.Diagnostics.Append(diags...)
-		if diags.HasError() {
-			return
-		}
-		data.defaults = &defaults
 	}
 	resp.ResourceData = data
 	resp.DataSourceData = data

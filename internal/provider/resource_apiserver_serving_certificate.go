@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/certissue"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -37,20 +38,20 @@ var (
 // NewAPIServerServingCertificateResource is the constructor of
 // kha_apiserver_serving_certificate.
 func NewAPIServerServingCertificateResource() resource.Resource {
-	return &apiserverServingCertificateResource{hostResource[servingCertificateModel, *servingCertificateModel]{name: "apiserver_serving_certificate"}}
+	return &apiserverServingCertificateResource{hostres.Resource[servingCertificateModel, *servingCertificateModel]{Name: "apiserver_serving_certificate"}}
 }
 
 type apiserverServingCertificateResource struct {
-	hostResource[servingCertificateModel, *servingCertificateModel]
+	hostres.Resource[servingCertificateModel, *servingCertificateModel]
 }
 
-// The lifecycle's optional hooks the model implements (host_hooks.go).
+// The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ DestroyLeaver = (*servingCertificateModel)(nil)
+	_ hostres.DestroyLeaver = (*servingCertificateModel)(nil)
 )
 
 type servingCertificateModel struct {
-	hostFields
+	hostres.Common
 	SANs              *sansModel     `tfsdk:"sans"`
 	KeepLiveSANs      types.Bool     `tfsdk:"keep_live_sans"`
 	CertificatePath   types.String   `tfsdk:"certificate_path"`
@@ -74,9 +75,9 @@ type sansModel struct {
 	IPAddresses []types.String `tfsdk:"ip_addresses"`
 }
 
-func (m *servingCertificateModel) Fields() *hostFields { return &m.hostFields }
+func (m *servingCertificateModel) Fields() *hostres.Common { return &m.Common }
 
-// leavesOnDestroy: clients rely on the certificate it issued.
+// LeavesOnDestroy: clients rely on the certificate it issued.
 func (m *servingCertificateModel) LeavesOnDestroy() {}
 
 // kubeadm's paths.
@@ -162,10 +163,10 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 			MarkdownDescription: "Run after the swap, and after a rollback: empty for kube-apiserver, which reloads the " +
 				"certificate by itself; a restart (`crictl stop $(crictl ps -q --name kube-apiserver)`) for one that does not."},
 	}
-	attrs = withHostAttributes(ctx, attrs, "`host:port:path` of the certificate.",
+	attrs = hostres.WithHostAttributes(ctx, attrs, "`host:port:path` of the certificate.",
 		"Digest of what the certificate must have (its SANs and CA); `remote_sha256` is the digest of what the node's has.")
 	attrs["on_destroy"] = schema.StringAttribute{Optional: true, Computed: true,
-		Validators: []validator.String{stringvalidator.OneOf(onDestroyKeep)},
+		Validators: []validator.String{stringvalidator.OneOf(hostres.OnDestroyKeep)},
 		MarkdownDescription: "Always `keep`: destroy leaves the certificate in place, since clients rely on the names it " +
 			"has, and does not contact the node; the pair it last replaced stays next to it (`.apiserver.crt.kha.previous/`), and " +
 			"after a second change the pair found before kha (kubeadm's) in `.apiserver.crt.kha.original/`."}
@@ -197,7 +198,7 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 	}
 }
 
-func (m *servingCertificateModel) Render(*servingCertificateModel) (rendered, diag.Diagnostics) {
+func (m *servingCertificateModel) Render(*servingCertificateModel) (hostres.Rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	want := certissue.Want{KeepLiveSANs: !m.KeepLiveSANs.Equal(types.BoolValue(false)), Algorithm: m.KeyAlgorithm.ValueString()}
 	if m.SANs != nil {
@@ -236,7 +237,7 @@ func (m *servingCertificateModel) Render(*servingCertificateModel) (rendered, di
 		}
 		check = apiserverCertificateCheck{address: address, endpoints: endpoints, serving: serving, verify: verify}
 	}
-	return rendered{alwaysDelivered: true, files: []remote.Item{remote.IssuedCertificate{
+	return hostres.Rendered{AlwaysDelivered: true, Files: []remote.Item{remote.IssuedCertificate{
 		CertPath: cert, KeyPath: key, CACertPath: m.CACertificatePath.ValueString(), CAKeyPath: m.CAKeyPath.ValueString(),
 		Want: want, ReloadCommand: m.ReloadCommand.ValueString(), Check: check,
 		// Past the longest the checks can take, the node stops waiting.
@@ -345,11 +346,11 @@ func (r *apiserverServingCertificateResource) ImportState(ctx context.Context, r
 	m := servingCertificateModel{KeepLiveSANs: types.BoolValue(true), Verify: types.BoolValue(true), APIServerAddress: types.StringValue("127.0.0.1:6443"),
 		ServingTimeout: types.StringValue("90s"), VerifyTimeout: types.StringValue("30s"), ReloadCommand: types.StringValue("")}
 	example := "10.0.0.11:22:" + kubeadmPKI + "apiserver.crt"
-	rest, client := r.importHost(ctx, req.ID, example, &m.hostFields, resp.Private, &resp.Diagnostics)
+	rest, client := r.ImportHost(ctx, req.ID, example, &m.Common, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !filePathPattern.MatchString(rest) {
+	if !hostres.FilePathPattern.MatchString(rest) {
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not an absolute path to a file, e.g. %s.", rest, req.ID, example))
 		return
 	}
@@ -369,9 +370,9 @@ func (r *apiserverServingCertificateResource) ImportState(ctx context.Context, r
 	m.SANs = &sansModel{DNSNames: typedStrings(sans.DNSNames), IPAddresses: typedStrings(sans.IPAddresses)}
 	out, d := m.Render(nil)
 	resp.Diagnostics.Append(d...)
-	m.SHA256 = types.StringValue(desiredDigest(out.files))
+	m.SHA256 = types.StringValue(hostres.DesiredDigest(out.Files))
 	m.RemoteSHA256 = m.SHA256
-	m.DestroyActions = destroyActions(out.files, &m.hostFields, func(string) (bool, bool) { return false, true }, true)
+	m.DestroyActions = hostres.DestroyActions(out.Files, &m.Common, func(string) (bool, bool) { return false, true }, true)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -388,7 +389,7 @@ func (m *servingCertificateModel) ConflictName() string {
 	return fmt.Sprintf("kha_apiserver_serving_certificate with certificate_path = %q", m.CertificatePath.ValueString())
 }
 
-// pathSettings: the attributes that set its files' paths.
-func (m *servingCertificateModel) PathSettings() []pathSetting {
-	return []pathSetting{{path.Root("certificate_path"), m.CertificatePath}}
+// PathSettings: the attributes that set its files' paths.
+func (m *servingCertificateModel) PathSettings() []hostres.PathSetting {
+	return []hostres.PathSetting{{Attribute: path.Root("certificate_path"), Value: m.CertificatePath}}
 }

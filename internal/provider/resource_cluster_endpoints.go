@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
@@ -278,7 +279,7 @@ func (r *clusterEndpointsResource) UpgradeState(context.Context) map[int64]resou
 // apiserver_backends from local_lb_backends, which has the same value);
 // the plan then says what to change.
 func upgradeClusterEndpointsState(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
-	upgradeUnversionedState(ctx, req, resp)
+	hostres.UpgradeUnversionedState(ctx, req, resp)
 	if resp.Diagnostics.HasError() {
 		return
 	}

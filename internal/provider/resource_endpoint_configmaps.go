@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/kha/terraform-provider-kha/internal/clusterconfig"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/kubeconfig"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
@@ -46,7 +47,7 @@ func NewEndpointConfigMapsResource() resource.Resource {
 }
 
 type endpointConfigMapsResource struct {
-	data *providerData
+	data *hostres.ProviderData
 }
 
 type endpointConfigMapsModel struct {
@@ -94,11 +95,11 @@ func (r *endpointConfigMapsResource) Metadata(_ context.Context, req resource.Me
 }
 
 func (r *endpointConfigMapsResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+	r.data = hostres.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *endpointConfigMapsResource) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{sshValidator{}}
+	return []resource.ConfigValidator{hostres.SSHValidator{}}
 }
 
 func (r *endpointConfigMapsResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -131,7 +132,7 @@ func (r *endpointConfigMapsResource) Schema(ctx context.Context, _ resource.Sche
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 				MarkdownDescription: "`host:port:admin_kubeconfig_path` of the node the apiserver is reached from, as import takes it."},
-			"ssh": resourceSSHAttribute(),
+			"ssh": hostres.ResourceSSHAttribute(),
 			"admin_kubeconfig_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(defaultAdminKubeconfig),
 				Validators: []validator.String{filePathValidator()},
 				MarkdownDescription: "A kubeconfig on the node whose user may update ConfigMaps in `kube-system` and " +
@@ -333,34 +334,34 @@ type cluster struct {
 // into memory and opens the apiserver it names, from the node.
 // unreachableErr is set, instead of an error diagnostic, when a read
 // finds the node not answering.
-func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointConfigMapsModel, to purpose) (c *cluster, diags diag.Diagnostics, unreachableErr error) {
-	s, d := sshFrom(ctx, m.SSH)
+func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointConfigMapsModel, to hostres.Purpose) (c *cluster, diags diag.Diagnostics, unreachableErr error) {
+	s, d := hostres.SSHFrom(ctx, m.SSH)
 	diags.Append(d...)
 	if diags.HasError() {
 		return nil, diags, nil
 	}
-	resolved, err := resolveSSH(s, r.data.sshDefaults(), m.TrustedHostKey.ValueString())
-	if err == nil && len(resolved.unknown) == 0 {
-		err = resolved.cfg.Validate()
+	resolved, err := hostres.ResolveSSH(s, r.data.SSHDefaults(), m.TrustedHostKey.ValueString())
+	if err == nil && len(resolved.Unknown) == 0 {
+		err = resolved.Config.Validate()
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
 		return nil, diags, nil
 	}
-	host := resolved.cfg.Address()
+	host := resolved.Config.Address()
 	tflog.Debug(ctx, "connecting to the control-plane node", map[string]any{"host": host})
-	client, err := dialPooled(ctx, r.data, resolved, to)
-	if to == toRead && remote.Unreachable(err) {
+	client, err := hostres.DialPooled(ctx, r.data, resolved, to)
+	if to == hostres.ToRead && remote.Unreachable(err) {
 		return nil, diags, err
 	}
 	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
+		diags.AddAttributeError(path.Root("ssh"), hostres.ConnectSummary(err), err.Error())
 		return nil, diags, nil
 	}
-	if resolved.cfg.TrustsOnFirstUse() && m.TrustedHostKey.IsNull() || m.TrustedHostKey.IsUnknown() {
+	if resolved.Config.TrustsOnFirstUse() && m.TrustedHostKey.IsNull() || m.TrustedHostKey.IsUnknown() {
 		m.TrustedHostKey = types.StringNull()
-		if resolved.cfg.TrustsOnFirstUse() {
-			if m.TrustedHostKey, d = trustedKeyOf(client); d.HasError() {
+		if resolved.Config.TrustsOnFirstUse() {
+			if m.TrustedHostKey, d = hostres.TrustedKeyOf(client); d.HasError() {
 				diags.Append(d...)
 				return nil, diags, nil
 			}
@@ -543,7 +544,7 @@ func (r *endpointConfigMapsResource) Create(ctx context.Context, req resource.Cr
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultApplyTimeout)
+	timeout, d := plan.Timeouts.Create(ctx, hostres.DefaultApplyTimeout)
 	resp.Diagnostics.Append(d...)
 	r.apply(ctx, timeout, &plan, nil, resp.State.Set, &resp.Diagnostics)
 }
@@ -555,7 +556,7 @@ func (r *endpointConfigMapsResource) Update(ctx context.Context, req resource.Up
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := plan.Timeouts.Update(ctx, defaultApplyTimeout)
+	timeout, d := plan.Timeouts.Update(ctx, hostres.DefaultApplyTimeout)
 	resp.Diagnostics.Append(d...)
 	r.apply(ctx, timeout, &plan, &state, resp.State.Set, &resp.Diagnostics)
 }
@@ -575,7 +576,7 @@ func (r *endpointConfigMapsResource) apply(ctx context.Context, timeout time.Dur
 	if prior != nil {
 		plan.TrustedHostKey = prior.TrustedHostKey
 	}
-	c, d, _ := r.connect(ctx, plan, toChange)
+	c, d, _ := r.connect(ctx, plan, hostres.ToChange)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -622,23 +623,23 @@ func (r *endpointConfigMapsResource) apply(ctx context.Context, timeout time.Dur
 func (r *endpointConfigMapsResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state endpointConfigMapsModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	timeout, d := state.Timeouts.Read(ctx, defaultReadTimeout)
+	timeout, d := state.Timeouts.Read(ctx, hostres.DefaultReadTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if s, d := sshFrom(ctx, state.SSH); !d.HasError() {
-		if resolved, err := resolveSSH(s, r.data.sshDefaults(), state.TrustedHostKey.ValueString()); err == nil && resolved.cfg.Validate() != nil {
+	if s, d := hostres.SSHFrom(ctx, state.SSH); !d.HasError() {
+		if resolved, err := hostres.ResolveSSH(s, r.data.SSHDefaults(), state.TrustedHostKey.ValueString()); err == nil && resolved.Config.Validate() != nil {
 			// Write-only credentials are not stored: the next apply reads.
 			tflog.Info(ctx, "refresh cannot reach the node without the configuration's credentials", nil)
 			return
 		}
 	}
-	c, d, gone := r.connect(ctx, &state, toRead)
+	c, d, gone := r.connect(ctx, &state, hostres.ToRead)
 	if gone != nil {
-		resp.Diagnostics.Append(unreachable(state.ID.ValueString(), gone)...)
+		resp.Diagnostics.Append(hostres.Unreachable(state.ID.ValueString(), gone)...)
 		return
 	}
 	resp.Diagnostics.Append(d...)
@@ -678,7 +679,7 @@ func (r *endpointConfigMapsResource) Read(ctx context.Context, req resource.Read
 func (r *endpointConfigMapsResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state endpointConfigMapsModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	timeout, d := state.Timeouts.Delete(ctx, defaultApplyTimeout)
+	timeout, d := state.Timeouts.Delete(ctx, hostres.DefaultApplyTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -690,7 +691,7 @@ func (r *endpointConfigMapsResource) Delete(ctx context.Context, req resource.De
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c, d, _ := r.connect(ctx, &state, toChange)
+	c, d, _ := r.connect(ctx, &state, hostres.ToChange)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		for i, e := range resp.Diagnostics {
@@ -730,18 +731,18 @@ func (r *endpointConfigMapsResource) ImportState(ctx context.Context, req resour
 		}
 		host, port = h, int64(n)
 	}
-	if host == "" || strings.ContainsAny(host, "/ ") || !filePathPattern.MatchString(kubeconfigPath) {
+	if host == "" || strings.ContainsAny(host, "/ ") || !hostres.FilePathPattern.MatchString(kubeconfigPath) {
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q is not host, host:port or host:port:/path/to/admin.conf, "+
 			"e.g. 10.0.0.11:22:/etc/kubernetes/admin.conf.", req.ID))
 		return
 	}
 	// The port the configuration leaves out stays out.
 	importedPort := types.Int64Null()
-	if defaults := r.data.sshDefaults(); port != 0 && !(port == 22 && (defaults == nil || defaults.Port.IsNull())) &&
+	if defaults := r.data.SSHDefaults(); port != 0 && !(port == 22 && (defaults == nil || defaults.Port.IsNull())) &&
 		(defaults == nil || defaults.Port.ValueInt64() != port) {
 		importedPort = types.Int64Value(port)
 	}
-	sshObj, d := types.ObjectValueFrom(ctx, attributeTypes(resourceSSHAttribute()), sshModel{Host: types.StringValue(host), Port: importedPort})
+	sshObj, d := types.ObjectValueFrom(ctx, attributeTypes(hostres.ResourceSSHAttribute()), hostres.SSHModel{Host: types.StringValue(host), Port: importedPort})
 	resp.Diagnostics.Append(d...)
 	var schemaResp resource.SchemaResponse
 	r.Schema(ctx, resource.SchemaRequest{}, &schemaResp)
@@ -750,7 +751,7 @@ func (r *endpointConfigMapsResource) ImportState(ctx context.Context, req resour
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c, d, gone := r.connect(ctx, &m, toRead)
+	c, d, gone := r.connect(ctx, &m, hostres.ToRead)
 	resp.Diagnostics.Append(d...)
 	if gone != nil {
 		// Unlike a refresh, an import has nothing to keep: it reads the

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
@@ -31,20 +32,20 @@ var (
 	_ resource.ResourceWithUpgradeState     = (*etcdAccessResource)(nil)
 	_ resource.ResourceWithImportState      = (*etcdAccessResource)(nil)
 
-	_ PlanChecker[etcdAccessModel] = (*etcdAccessModel)(nil)
+	_ hostres.PlanChecker[etcdAccessModel] = (*etcdAccessModel)(nil)
 )
 
 // NewEtcdAccessResource is the constructor of kha_etcd_access.
 func NewEtcdAccessResource() resource.Resource {
-	return &etcdAccessResource{hostResource[etcdAccessModel, *etcdAccessModel]{name: "etcd_access"}}
+	return &etcdAccessResource{hostres.Resource[etcdAccessModel, *etcdAccessModel]{Name: "etcd_access"}}
 }
 
 type etcdAccessResource struct {
-	hostResource[etcdAccessModel, *etcdAccessModel]
+	hostres.Resource[etcdAccessModel, *etcdAccessModel]
 }
 
 type etcdAccessModel struct {
-	hostFields
+	hostres.Common
 	DestroyCommand   types.String      `tfsdk:"destroy_command"`
 	Members          []etcdMemberModel `tfsdk:"members"`
 	AllowQuorumRisk  types.Bool        `tfsdk:"allow_quorum_risk"`
@@ -102,7 +103,7 @@ type etcdLBModel struct {
 	Port       types.Int64  `tfsdk:"port"`
 }
 
-func (m *etcdAccessModel) Fields() *hostFields { return &m.hostFields }
+func (m *etcdAccessModel) Fields() *hostres.Common { return &m.Common }
 
 func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
@@ -253,19 +254,19 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"with kubespray's arithmetic (`etcd_access_addresses`, `etcd_client_url`, `etcd_peer_addresses`, `etcd.env`, " +
 			"`openssl.conf`'s `alt_names`), so a cluster kubespray built keeps its values. In mode " +
 			"`local_proxy` it renders a node-local TCP proxy. With `ssh` it keeps the proxy config and an environment " +
-			"file on a host, through the same engine as `kha_file`." + importDoc("the environment file", "host:port:<env_path>"),
-		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the first file when delivered over SSH, else the rendered digest.",
+			"file on a host, through the same engine as `kha_file`." + hostres.ImportDoc("the environment file", "host:port:<env_path>"),
+		Attributes: hostres.WithHostAttributes(ctx, attrs, "`host:port:path` of the first file when delivered over SSH, else the rendered digest.",
 			"Digest of the files to deliver, known at plan time."),
 	}
 }
 
-// planProblems guards etcd's quorum against the plan's change of members.
-func (m *etcdAccessModel) PlanProblems(prior *etcdAccessModel) problem.Problems {
+// CheckPlan guards etcd's quorum against the plan's change of members.
+func (m *etcdAccessModel) CheckPlan(prior *etcdAccessModel) diag.Diagnostics {
 	var before []endpoints.QuorumMember
 	if prior != nil { // an imported state lists no members until its first apply: nil, as on create
 		before = etcdMembers(prior.Members)
 	}
-	return quorumProblems("members", "etcd member", before, etcdMembers(m.Members), m.AllowQuorumRisk.ValueBool())
+	return problemDiagnostics(quorumProblems("members", "etcd member", before, etcdMembers(m.Members), m.AllowQuorumRisk.ValueBool()))
 }
 
 func (m *etcdAccessModel) input() endpoints.EtcdInput {
@@ -303,7 +304,7 @@ func (r *etcdAccessResource) ValidateConfig(ctx context.Context, req resource.Va
 
 // ImportState takes host:port:<env_path>.
 func (r *etcdAccessResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	r.importRendered(ctx, req, resp, "10.0.0.11:22:/etc/kha/etcd-access.env", false, "", func(m *etcdAccessModel, p, _ string) {
+	r.ImportRendered(ctx, req, resp, "10.0.0.11:22:/etc/kha/etcd-access.env", false, "", func(m *etcdAccessModel, p, _ string) {
 		m.EnvPath = types.StringValue(p)
 		// What rendering computes is not known until the next plan.
 		list, urls := types.ListNull(types.StringType), types.MapNull(types.StringType)
@@ -313,17 +314,17 @@ func (r *etcdAccessResource) ImportState(ctx context.Context, req resource.Impor
 	})
 }
 
-// render computes the access values and returns the files to deliver:
+// Render computes the access values and returns the files to deliver:
 // the proxy config (mode local_proxy), then the environment file.
-func (m *etcdAccessModel) Render(config *etcdAccessModel) (rendered, diag.Diagnostics) {
+func (m *etcdAccessModel) Render(config *etcdAccessModel) (hostres.Rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if config == nil && m.Members == nil { // imported: the environment file found, until the first apply
-		return importedFile(&m.hostFields, m.EnvPath.ValueString(), "", 0o644), diags
+		return hostres.ImportedFile(&m.Common, m.EnvPath.ValueString(), "", 0o644), diags
 	}
 	res, problems := endpoints.ComputeEtcd(m.input())
 	appendProblems(&diags, problems, true)
 	if diags.HasError() {
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	m.AccessAddresses = stringList(res.AccessAddresses)
 	m.MetricsAddresses = stringList(res.MetricsAddresses)
@@ -359,19 +360,19 @@ func (m *etcdAccessModel) Render(config *etcdAccessModel) (rendered, diag.Diagno
 			Backends: res.ProxyBackends, HealthCheck: check}
 		appendProblems(&diags, spec.Validate().Rebase(etcdProxyRenames.Apply), true)
 		if diags.HasError() {
-			return rendered{}, diags
+			return hostres.Rendered{}, diags
 		}
 		text, err := lbconfig.RenderHAProxy(spec)
 		if err != nil {
 			diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
-			return rendered{}, diags
+			return hostres.Rendered{}, diags
 		}
 		m.ProxyConfig = types.StringValue(text)
 		files = append(files, remote.File{Path: m.ProxyConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
 			ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()})
 	}
 	files = append(files, remote.File{Path: m.EnvPath.ValueString(), Content: []byte(env), Mode: 0o644, CreateParentDirs: true})
-	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
+	return hostres.Rendered{Files: files, RemoveCommand: m.DestroyCommand.ValueString()}, diags
 }
 
 // restartedUnit is the systemd unit that a reload command ending in
@@ -399,7 +400,7 @@ func (m *etcdAccessModel) ConflictName() string {
 	return fmt.Sprintf("kha_etcd_access with mode = %q", m.Mode.ValueString())
 }
 
-// pathSettings: the attributes that set its files' paths.
-func (m *etcdAccessModel) PathSettings() []pathSetting {
-	return []pathSetting{{path.Root("proxy_config_path"), m.ProxyConfigPath}, {path.Root("env_path"), m.EnvPath}}
+// PathSettings: the attributes that set its files' paths.
+func (m *etcdAccessModel) PathSettings() []hostres.PathSetting {
+	return []hostres.PathSetting{{Attribute: path.Root("proxy_config_path"), Value: m.ProxyConfigPath}, {Attribute: path.Root("env_path"), Value: m.EnvPath}}
 }

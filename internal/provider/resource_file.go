@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -32,15 +33,15 @@ var (
 
 // NewFileResource is the constructor of kha_file.
 func NewFileResource() resource.Resource {
-	return &fileResource{hostResource[fileModel, *fileModel]{name: "file"}}
+	return &fileResource{hostres.Resource[fileModel, *fileModel]{Name: "file"}}
 }
 
 type fileResource struct {
-	hostResource[fileModel, *fileModel]
+	hostres.Resource[fileModel, *fileModel]
 }
 
 type fileModel struct {
-	hostFields
+	hostres.Common
 	Path             types.String `tfsdk:"path"`
 	Content          types.String `tfsdk:"content"`
 	ContentWO        types.String `tfsdk:"content_wo"`
@@ -53,13 +54,13 @@ type fileModel struct {
 	CreateParentDirs types.Bool   `tfsdk:"create_parent_dirs"`
 }
 
-func (m *fileModel) Fields() *hostFields { return &m.hostFields }
+func (m *fileModel) Fields() *hostres.Common { return &m.Common }
 
-// render is the one file. The write-only content is known only while
+// Render is the one file. The write-only content is known only while
 // planning and applying; a state carries its digest instead.
 //
-//nolint:unparam // the hostModel interface's signature: other models report findings
-func (m *fileModel) Render(config *fileModel) (rendered, diag.Diagnostics) {
+//nolint:unparam // the hostres.Model interface's signature: other models report findings
+func (m *fileModel) Render(config *fileModel) (hostres.Rendered, diag.Diagnostics) {
 	mode, _ := strconv.ParseUint(m.Mode.ValueString(), 8, 32)
 	f := remote.File{
 		Path:             m.Path.ValueString(),
@@ -77,11 +78,11 @@ func (m *fileModel) Render(config *fileModel) (rendered, diag.Diagnostics) {
 	case config == nil && m.Content.IsNull():
 		f.SHA256 = m.SHA256.ValueString()
 	}
-	return rendered{files: []remote.Item{f}, removeCommand: m.DestroyCommand.ValueString(), alwaysDelivered: true}, nil
+	return hostres.Rendered{Files: []remote.Item{f}, RemoveCommand: m.DestroyCommand.ValueString(), AlwaysDelivered: true}, nil
 }
 
 func (r *fileResource) ConfigValidators(ctx context.Context) []resource.ConfigValidator {
-	return append(r.hostResource.ConfigValidators(ctx),
+	return append(r.Resource.ConfigValidators(ctx),
 		resourcevalidator.ExactlyOneOf(path.MatchRoot("content"), path.MatchRoot("content_wo")))
 }
 
@@ -111,7 +112,7 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"provider's `default_ssh` (provider configuration is never stored) or in the `*_wo` attributes. Refresh, import " +
 			"and destroy run without the resource's configuration, so they can only use `default_ssh`, the SSH agent, or " +
 			"secrets stored in state.",
-		Attributes: withHostAttributes(ctx, map[string]schema.Attribute{
+		Attributes: hostres.WithHostAttributes(ctx, map[string]schema.Attribute{
 			"path": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Absolute path of the file on the host. Changing it replaces the resource (the old file is removed). " +
@@ -181,11 +182,11 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 // host has it already.
 func (r *fileResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	m := fileModel{CreateParentDirs: types.BoolValue(true)}
-	p, client := r.importHost(ctx, req.ID, "10.0.0.11:22:/etc/haproxy/haproxy.cfg or [fd00::11]:22:/etc/kha/nginx.conf", &m.hostFields, resp.Private, &resp.Diagnostics)
+	p, client := r.ImportHost(ctx, req.ID, "10.0.0.11:22:/etc/haproxy/haproxy.cfg or [fd00::11]:22:/etc/kha/nginx.conf", &m.Common, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !filePathPattern.MatchString(p) {
+	if !hostres.FilePathPattern.MatchString(p) {
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not an absolute path to a file.", p, req.ID))
 		return
 	}
@@ -212,7 +213,7 @@ func (m *fileModel) ConflictName() string {
 	return fmt.Sprintf("kha_file with path = %q", m.Path.ValueString())
 }
 
-// pathSettings: the attributes that set its files' paths.
-func (m *fileModel) PathSettings() []pathSetting {
-	return []pathSetting{{path.Root("path"), m.Path}}
+// PathSettings: the attributes that set its files' paths.
+func (m *fileModel) PathSettings() []hostres.PathSetting {
+	return []hostres.PathSetting{{Attribute: path.Root("path"), Value: m.Path}}
 }

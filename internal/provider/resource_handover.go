@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -25,32 +26,32 @@ var (
 
 // NewHandoverResource is the constructor of kha_handover.
 func NewHandoverResource() resource.Resource {
-	return &handoverResource{hostResource[handoverModel, *handoverModel]{name: "handover"}}
+	return &handoverResource{hostres.Resource[handoverModel, *handoverModel]{Name: "handover"}}
 }
 
 type handoverResource struct {
-	hostResource[handoverModel, *handoverModel]
+	hostres.Resource[handoverModel, *handoverModel]
 }
 
-// The lifecycle's optional hooks the model implements (host_hooks.go).
+// The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ DestroyLeaver = (*handoverModel)(nil)
+	_ hostres.DestroyLeaver = (*handoverModel)(nil)
 )
 
 type handoverModel struct {
-	hostFields
+	hostres.Common
 	TargetID     types.String `tfsdk:"target_id"`
 	TargetSHA256 types.String `tfsdk:"target_sha256"`
 }
 
-func (m *handoverModel) Fields() *hostFields { return &m.hostFields }
+func (m *handoverModel) Fields() *hostres.Common { return &m.Common }
 
-// leavesOnDestroy: a pending handover stays its target's.
+// LeavesOnDestroy: a pending handover stays its target's.
 func (m *handoverModel) LeavesOnDestroy() {}
 
-// pathSettings: no attribute sets the path of the record it keeps; its
+// PathSettings: no attribute sets the path of the record it keeps; its
 // target's id names the configuration beside it.
-func (m *handoverModel) PathSettings() []pathSetting { return nil }
+func (m *handoverModel) PathSettings() []hostres.PathSetting { return nil }
 
 func (m *handoverModel) ConflictName() string {
 	return fmt.Sprintf("kha_handover of %q", m.TargetID.ValueString())
@@ -72,11 +73,11 @@ func (r *handoverResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				"configuration) fails the apply and is not used. It changes with every change of the target, which makes " +
 				"Terraform apply this resource in the same run, after the target and after everything this resource `depends_on`."},
 	}
-	attrs = withHostAttributes(ctx, attrs, "`host:port:path` of the handover's record, `handover` in the private directory (`.<name>.kha`, mode `0700`) that kha "+
+	attrs = hostres.WithHostAttributes(ctx, attrs, "`host:port:path` of the handover's record, `handover` in the private directory (`.<name>.kha`, mode `0700`) that kha "+
 		"keeps next to the file the target's id names.",
 		"Digest of a host with no handover pending; `remote_sha256` differs while one is.")
 	attrs["on_destroy"] = schema.StringAttribute{Optional: true, Computed: true,
-		Validators:          []validator.String{stringvalidator.OneOf(onDestroyKeep)},
+		Validators:          []validator.String{stringvalidator.OneOf(hostres.OnDestroyKeep)},
 		MarkdownDescription: "Always `keep`: destroy does not contact the host; a pending handover is its target's to end or remove."}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Ends the handover of a load balancer or keepalived resource with `handover = true`: once " +
@@ -106,21 +107,21 @@ var targetIDPattern = regexp.MustCompile(`^.+:[0-9]+:/.+$`)
 // targetPath is the target's configuration path, from its id.
 func (m *handoverModel) targetPath() string {
 	id := m.TargetID.ValueString()
-	address := addressOfID(id)
+	address := hostres.AddressOfID(id)
 	if address == "" {
 		return ""
 	}
 	return strings.TrimPrefix(id, address+":")
 }
 
-func (m *handoverModel) Render(*handoverModel) (rendered, diag.Diagnostics) {
+func (m *handoverModel) Render(*handoverModel) (hostres.Rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	targetPath := m.targetPath()
 	if !strings.HasPrefix(targetPath, "/") {
 		diags.AddAttributeError(path.Root("target_id"), "Invalid Target", fmt.Sprintf("%q is not the id of a resource "+
 			"delivered over SSH (host:port:/path): pass the target's id, e.g. kha_haproxy_config.vip[each.key].id.", m.TargetID.ValueString()))
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
-	return rendered{alwaysDelivered: true, files: []remote.Item{remote.Handover{Path: targetPath, Seal: m.TargetSHA256.ValueString(),
+	return hostres.Rendered{AlwaysDelivered: true, Files: []remote.Item{remote.Handover{Path: targetPath, Seal: m.TargetSHA256.ValueString(),
 		Verifier: decodeLBVerifier}}}, diags
 }

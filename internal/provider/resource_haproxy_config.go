@@ -11,8 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
-	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
 var (
@@ -26,19 +26,19 @@ var (
 
 // NewHAProxyConfigResource is the constructor of kha_haproxy_config.
 func NewHAProxyConfigResource() resource.Resource {
-	return &haproxyConfigResource{hostResource[haproxyConfigModel, *haproxyConfigModel]{name: "haproxy_config"}}
+	return &haproxyConfigResource{hostres.Resource[haproxyConfigModel, *haproxyConfigModel]{Name: "haproxy_config"}}
 }
 
 type haproxyConfigResource struct {
-	hostResource[haproxyConfigModel, *haproxyConfigModel]
+	hostres.Resource[haproxyConfigModel, *haproxyConfigModel]
 }
 
-// The lifecycle's optional hooks the model implements (host_hooks.go).
+// The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ PlanChecker[haproxyConfigModel] = (*haproxyConfigModel)(nil)
-	_ HandingOver                     = (*haproxyConfigModel)(nil)
-	_ ConflictMover                   = (*haproxyConfigModel)(nil)
-	_ DriftShower                     = (*haproxyConfigModel)(nil)
+	_ hostres.PlanChecker[haproxyConfigModel] = (*haproxyConfigModel)(nil)
+	_ hostres.HandingOver                     = (*haproxyConfigModel)(nil)
+	_ hostres.ConflictMover                   = (*haproxyConfigModel)(nil)
+	_ hostres.DriftShower                     = (*haproxyConfigModel)(nil)
 )
 
 var haproxyKind = lbKind{
@@ -95,23 +95,23 @@ func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	return s
 }
 
-func (m *haproxyConfigModel) Render(*haproxyConfigModel) (rendered, diag.Diagnostics) {
+func (m *haproxyConfigModel) Render(*haproxyConfigModel) (hostres.Rendered, diag.Diagnostics) {
 	return m.lbConfigModel.render(haproxyKind, m.spec(), lbconfig.RenderHAProxy)
 }
 
-// renderServing renders the config with extra listen addresses (HandingOver).
-func (m *haproxyConfigModel) RenderServing(extra []string) (rendered, diag.Diagnostics) {
+// RenderServing renders the config with extra listen addresses (HandingOver).
+func (m *haproxyConfigModel) RenderServing(extra []string) (hostres.Rendered, diag.Diagnostics) {
 	return m.lbConfigModel.renderServing(haproxyKind, m.spec(), extra, lbconfig.RenderHAProxy)
 }
 
-// planProblems are the timing warnings its plans show.
-func (m *haproxyConfigModel) PlanProblems(*haproxyConfigModel) problem.Problems {
-	return m.spec().CheckTiming(lbconfig.HAProxy)
+// CheckPlan shows its timing warnings in every plan.
+func (m *haproxyConfigModel) CheckPlan(*haproxyConfigModel) diag.Diagnostics {
+	return problemDiagnostics(m.spec().CheckTiming(lbconfig.HAProxy))
 }
 
 // ImportState takes host:port:<config_path>.
 func (r *haproxyConfigResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importLB(ctx, &r.hostResource, haproxyKind, func(m *haproxyConfigModel) *lbConfigModel { return &m.lbConfigModel }, req, resp)
+	importLB(ctx, &r.Resource, haproxyKind, func(m *haproxyConfigModel) *lbConfigModel { return &m.lbConfigModel }, req, resp)
 }
 
 func (r *haproxyConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -29,20 +30,20 @@ var (
 
 // NewHostsEntriesResource is the constructor of kha_hosts_entries.
 func NewHostsEntriesResource() resource.Resource {
-	return &hostsEntriesResource{hostResource[hostsEntriesModel, *hostsEntriesModel]{name: "hosts_entries"}}
+	return &hostsEntriesResource{hostres.Resource[hostsEntriesModel, *hostsEntriesModel]{Name: "hosts_entries"}}
 }
 
 type hostsEntriesResource struct {
-	hostResource[hostsEntriesModel, *hostsEntriesModel]
+	hostres.Resource[hostsEntriesModel, *hostsEntriesModel]
 }
 
-// The lifecycle's optional hooks the model implements (host_hooks.go).
+// The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ DriftShower = (*hostsEntriesModel)(nil)
+	_ hostres.DriftShower = (*hostsEntriesModel)(nil)
 )
 
 type hostsEntriesModel struct {
-	hostFields
+	hostres.Common
 	DestroyCommand types.String   `tfsdk:"destroy_command"`
 	Entries        []types.String `tfsdk:"entries"`
 	Path           types.String   `tfsdk:"path"`
@@ -50,7 +51,7 @@ type hostsEntriesModel struct {
 	Block          types.String   `tfsdk:"block"`
 }
 
-func (m *hostsEntriesModel) Fields() *hostFields { return &m.hostFields }
+func (m *hostsEntriesModel) Fields() *hostres.Common { return &m.Common }
 
 func (r *hostsEntriesResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
@@ -63,7 +64,7 @@ func (r *hostsEntriesResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			Validators:          []validator.String{managedPathValidator()},
 			MarkdownDescription: "The file. Default `/etc/hosts`. Changing it (or `marker`) removes the old block after the new one is in place."},
 		"marker": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("entries"),
-			Validators: []validator.String{stringvalidator.RegexMatches(markerPattern, "must be letters, digits, '.', '-' or '_'")},
+			Validators: []validator.String{stringvalidator.RegexMatches(hostres.MarkerPattern, "must be letters, digits, '.', '-' or '_'")},
 			MarkdownDescription: "Names the block (`# BEGIN kha <marker>` … `# END kha <marker>`), so several resources can " +
 				"manage blocks in one file; two with one marker in one file of one host fail the plan. Default `entries`."},
 		"block":           schema.StringAttribute{Computed: true, MarkdownDescription: "The block as it stands in the file, markers included; known at plan time."},
@@ -80,9 +81,9 @@ func (r *hostsEntriesResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"lines were damaged by hand (a deleted `# END` line) is refused with its lines, never repaired by deleting " +
 			"what follows; a file with CRLF line endings keeps them. The file is rewritten through a copy renamed into " +
 			"place, keeping its mode and owner; where it is a mount point (a container's `/etc/hosts`), it is written in " +
-			"place instead." + importDoc("the block", "host:port:path") + " A block with another `marker` than `entries` is " +
+			"place instead." + hostres.ImportDoc("the block", "host:port:path") + " A block with another `marker` than `entries` is " +
 			"imported as `host:port:path#marker`.",
-		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the file when delivered over SSH, else the block's digest.",
+		Attributes: hostres.WithHostAttributes(ctx, attrs, "`host:port:path` of the file when delivered over SSH, else the block's digest.",
 			"Digest of the block, markers included, known at plan time."),
 	}
 }
@@ -113,19 +114,19 @@ func checkEntries(entries []types.String) diag.Diagnostics {
 
 // ImportState takes host:port:path, or host:port:path#marker.
 func (r *hostsEntriesResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	r.importRendered(ctx, req, resp, "10.0.0.21:22:/etc/hosts or 10.0.0.21:22:/etc/hosts#apiserver", true, "entries",
+	r.ImportRendered(ctx, req, resp, "10.0.0.21:22:/etc/hosts or 10.0.0.21:22:/etc/hosts#apiserver", true, "entries",
 		func(m *hostsEntriesModel, p, marker string) {
 			m.Path, m.Marker = types.StringValue(p), types.StringValue(marker)
 		})
 }
 
-func (m *hostsEntriesModel) Render(config *hostsEntriesModel) (rendered, diag.Diagnostics) {
+func (m *hostsEntriesModel) Render(config *hostsEntriesModel) (hostres.Rendered, diag.Diagnostics) {
 	if config == nil && m.Entries == nil { // imported: the block found, until the first apply
-		return importedFile(&m.hostFields, m.Path.ValueString(), m.Marker.ValueString(), 0), nil
+		return hostres.ImportedFile(&m.Common, m.Path.ValueString(), m.Marker.ValueString(), 0), nil
 	}
 	diags := checkEntries(m.Entries)
 	if diags.HasError() {
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	lines := make([]string, len(m.Entries))
 	for i, e := range m.Entries {
@@ -133,8 +134,8 @@ func (m *hostsEntriesModel) Render(config *hostsEntriesModel) (rendered, diag.Di
 	}
 	content := strings.Join(lines, "\n")
 	m.Block = types.StringValue(remote.BlockLines(m.Marker.ValueString(), content))
-	return rendered{files: []remote.Item{remote.Block{Path: m.Path.ValueString(), Marker: m.Marker.ValueString(), Content: []byte(content)}},
-		removeCommand: m.DestroyCommand.ValueString()}, diags
+	return hostres.Rendered{Files: []remote.Item{remote.Block{Path: m.Path.ValueString(), Marker: m.Marker.ValueString(), Content: []byte(content)}},
+		RemoveCommand: m.DestroyCommand.ValueString()}, diags
 }
 
 func (m *hostsEntriesModel) ConflictName() string {
@@ -149,10 +150,10 @@ func (m *hostsEntriesModel) ConflictName() string {
 	return name
 }
 
-// pathSettings: the attributes that set its files' paths.
-func (m *hostsEntriesModel) PathSettings() []pathSetting {
-	return []pathSetting{{path.Root("path"), m.Path}}
+// PathSettings: the attributes that set its files' paths.
+func (m *hostsEntriesModel) PathSettings() []hostres.PathSetting {
+	return []hostres.PathSetting{{Attribute: path.Root("path"), Value: m.Path}}
 }
 
-// showsDrift: a hosts block is addresses and names, nothing secret.
+// ShowsDrift: a hosts block is addresses and names, nothing secret.
 func (m *hostsEntriesModel) ShowsDrift() bool { return true }

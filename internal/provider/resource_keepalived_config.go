@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/keepalived"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
@@ -31,23 +32,23 @@ var (
 
 // NewKeepalivedConfigResource is the constructor of kha_keepalived_config.
 func NewKeepalivedConfigResource() resource.Resource {
-	return &keepalivedConfigResource{hostResource[keepalivedConfigModel, *keepalivedConfigModel]{name: "keepalived_config"}}
+	return &keepalivedConfigResource{hostres.Resource[keepalivedConfigModel, *keepalivedConfigModel]{Name: "keepalived_config"}}
 }
 
 type keepalivedConfigResource struct {
-	hostResource[keepalivedConfigModel, *keepalivedConfigModel]
+	hostres.Resource[keepalivedConfigModel, *keepalivedConfigModel]
 }
 
-// The lifecycle's optional hooks the model implements (host_hooks.go).
+// The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ HandingOver = (*keepalivedConfigModel)(nil)
-	_ HostReader  = (*keepalivedConfigModel)(nil)
-	_ HostWatcher = (*keepalivedConfigModel)(nil)
-	_ vipClaimer  = (*keepalivedConfigModel)(nil)
+	_ hostres.HandingOver = (*keepalivedConfigModel)(nil)
+	_ hostres.HostReader  = (*keepalivedConfigModel)(nil)
+	_ hostres.HostWatcher = (*keepalivedConfigModel)(nil)
+	_ vipClaimer          = (*keepalivedConfigModel)(nil)
 )
 
 type keepalivedConfigModel struct {
-	hostFields
+	hostres.Common
 	DestroyCommand  types.String          `tfsdk:"destroy_command"`
 	Node            types.String          `tfsdk:"node"`
 	Nodes           []keepalivedNodeModel `tfsdk:"nodes"`
@@ -78,7 +79,7 @@ type keepalivedNodeModel struct {
 	Priority types.Int64  `tfsdk:"priority"`
 }
 
-func (m *keepalivedConfigModel) Fields() *hostFields { return &m.hostFields }
+func (m *keepalivedConfigModel) Fields() *hostres.Common { return &m.Common }
 
 func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
@@ -145,7 +146,7 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 				"Default `false`: the previous address goes with the apply that moves it."},
 		"destroy_command": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Run after the config is removed on destroy, e.g. `systemctl stop keepalived`. Default: none."},
-		"handover_sha256": handoverSHA256Attribute,
+		"handover_sha256": hostres.HandoverSHA256Attribute,
 		"check_vip": schema.BoolAttribute{Optional: true,
 			MarkdownDescription: "Before an apply puts the configuration in place, ask the node what it sees of `vip`: the VIP " +
 				"must be on-link for `interface` (`ip route get`), and nobody but the nodes of `nodes` may answer for it " +
@@ -171,8 +172,8 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 			"VRRPv3 with 250ms advertisements and a track script that checks the load balancer every 200ms: measured with " +
 			"the real keepalived and HAProxy, the VIP moves in well under a second when the load balancer dies, in under a " +
 			"second when its node leaves the network, and in about a second when the node loses its routes to every " +
-			"apiserver." + importDoc("the config file", "host:port:<config_path>"),
-		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the config when delivered over SSH, else the rendered digest.",
+			"apiserver." + hostres.ImportDoc("the config file", "host:port:<config_path>"),
+		Attributes: hostres.WithHostAttributes(ctx, attrs, "`host:port:path` of the config when delivered over SSH, else the rendered digest.",
 			"Digest of the config, known at plan time."),
 	}
 }
@@ -200,30 +201,30 @@ func (r *keepalivedConfigResource) ValidateConfig(ctx context.Context, req resou
 
 // ImportState takes host:port:<config_path>.
 func (r *keepalivedConfigResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	r.importRendered(ctx, req, resp, "10.0.0.31:22:/etc/keepalived/keepalived.conf", false, "", func(m *keepalivedConfigModel, p, _ string) {
+	r.ImportRendered(ctx, req, resp, "10.0.0.31:22:/etc/keepalived/keepalived.conf", false, "", func(m *keepalivedConfigModel, p, _ string) {
 		m.ConfigPath = types.StringValue(p)
 		m.VIPHolders = types.ListNull(types.StringType) // until a refresh with the configuration looks
 	})
 }
 
-func (m *keepalivedConfigModel) Render(config *keepalivedConfigModel) (rendered, diag.Diagnostics) {
+func (m *keepalivedConfigModel) Render(config *keepalivedConfigModel) (hostres.Rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if config == nil && m.Nodes == nil { // imported: the config found, until the first apply
-		return importedFile(&m.hostFields, m.ConfigPath.ValueString(), "", 0o644), diags
+		return hostres.ImportedFile(&m.Common, m.ConfigPath.ValueString(), "", 0o644), diags
 	}
 	s := m.spec()
 	if ps := s.Validate(); ps.HasErrors() {
 		appendProblems(&diags, ps, true)
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	text, err := keepalived.Render(s)
 	if err != nil {
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	check := m.vipCheck()
 	if appendProblems(&diags, m.vipWatch.problems(check), false); diags.HasError() {
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
 	var files []remote.Item
@@ -236,7 +237,7 @@ func (m *keepalivedConfigModel) Render(config *keepalivedConfigModel) (rendered,
 	files = append(files, remote.File{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
 		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString(),
 		ReloadAgain: m.vipWatch.astray(check)})
-	return rendered{files: files, removeCommand: m.DestroyCommand.ValueString()}, diags
+	return hostres.Rendered{Files: files, RemoveCommand: m.DestroyCommand.ValueString()}, diags
 }
 
 // vipCheck is the check of the VIP this node is about to claim.
@@ -268,7 +269,7 @@ func (m *keepalivedConfigModel) HandoverOn() bool                 { return m.Han
 func (m *keepalivedConfigModel) HandoverPath() string             { return m.ConfigPath.ValueString() }
 func (m *keepalivedConfigModel) SetHandoverSHA256(v types.String) { m.HandoverSHA256 = v }
 
-// places is the VIP, "address/prefix".
+// Places is the VIP, "address/prefix".
 func (m *keepalivedConfigModel) Places() []string {
 	if s := m.spec(); s.VIP != "" {
 		return []string{s.VIPWithPrefix()}
@@ -276,8 +277,8 @@ func (m *keepalivedConfigModel) Places() []string {
 	return nil
 }
 
-// renderServing renders a copy of m that holds the extra VIPs too.
-func (m *keepalivedConfigModel) RenderServing(extra []string) (rendered, diag.Diagnostics) {
+// RenderServing renders a copy of m that holds the extra VIPs too.
+func (m *keepalivedConfigModel) RenderServing(extra []string) (hostres.Rendered, diag.Diagnostics) {
 	c := *m
 	c.previousVIPs = extra
 	return c.Render(&c)
@@ -296,7 +297,7 @@ func (m *keepalivedConfigModel) ConflictName() string {
 	return fmt.Sprintf("kha_keepalived_config with vip = %q, virtual_router_id = %d", m.VIP.ValueString(), m.VirtualRouterID.ValueInt64())
 }
 
-// pathSettings: the attributes that set its files' paths.
-func (m *keepalivedConfigModel) PathSettings() []pathSetting {
-	return []pathSetting{{path.Root("config_path"), m.ConfigPath}, {path.Root("track_script_path"), m.TrackScriptPath}}
+// PathSettings: the attributes that set its files' paths.
+func (m *keepalivedConfigModel) PathSettings() []hostres.PathSetting {
+	return []hostres.PathSetting{{Attribute: path.Root("config_path"), Value: m.ConfigPath}, {Attribute: path.Root("track_script_path"), Value: m.TrackScriptPath}}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/kubevip"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
@@ -34,18 +35,18 @@ var (
 
 // NewKubeVIPResource is the constructor of kha_kube_vip.
 func NewKubeVIPResource() resource.Resource {
-	return &kubeVIPResource{hostResource[kubeVIPModel, *kubeVIPModel]{name: "kube_vip"}}
+	return &kubeVIPResource{hostres.Resource[kubeVIPModel, *kubeVIPModel]{Name: "kube_vip"}}
 }
 
 type kubeVIPResource struct {
-	hostResource[kubeVIPModel, *kubeVIPModel]
+	hostres.Resource[kubeVIPModel, *kubeVIPModel]
 }
 
-// The lifecycle's optional hooks the model implements (host_hooks.go).
+// The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ HostReader  = (*kubeVIPModel)(nil)
-	_ HostWatcher = (*kubeVIPModel)(nil)
-	_ vipClaimer  = (*kubeVIPModel)(nil)
+	_ hostres.HostReader  = (*kubeVIPModel)(nil)
+	_ hostres.HostWatcher = (*kubeVIPModel)(nil)
+	_ vipClaimer          = (*kubeVIPModel)(nil)
 )
 
 // superAdminConf is kubeadm's (1.29+) kubeconfig with system:masters
@@ -54,7 +55,7 @@ var (
 const superAdminConf = "/etc/kubernetes/super-admin.conf"
 
 type kubeVIPModel struct {
-	hostFields
+	hostres.Common
 	NodeName        types.String         `tfsdk:"node_name"`
 	Address         types.String         `tfsdk:"address"`
 	Port            types.Int64          `tfsdk:"port"`
@@ -105,7 +106,7 @@ type kubeVIPLBModel struct {
 	ForwardingMethod types.String `tfsdk:"forwarding_method"`
 }
 
-func (m *kubeVIPModel) Fields() *hostFields { return &m.hostFields }
+func (m *kubeVIPModel) Fields() *hostres.Common { return &m.Common }
 
 var asValidator = []validator.Int64{int64validator.Between(1, 4294967295)}
 
@@ -254,8 +255,8 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"many holds it. kube-vip renews its Lease through the node's own apiserver (`local_apiserver_address`), so the VIP " +
 			"leaves a node whose apiserver stops answering (see `leader_election` for the bound).\n\n" +
 			"A control-plane node on its way out (`kha_cluster_endpoints`' `draining`) gets no `kha_kube_vip`: filter it out of " +
-			"`for_each` (`if !coalesce(n.draining, false)`), and the destroy of its manifest stops kube-vip there." + importDoc("the manifest", "host:port:<manifest_path>"),
-		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the manifest when delivered over SSH, else the rendered digest.",
+			"`for_each` (`if !coalesce(n.draining, false)`), and the destroy of its manifest stops kube-vip there." + hostres.ImportDoc("the manifest", "host:port:<manifest_path>"),
+		Attributes: hostres.WithHostAttributes(ctx, attrs, "`host:port:path` of the manifest when delivered over SSH, else the rendered digest.",
 			"Digest of the manifest, known at plan time."),
 	}
 }
@@ -287,7 +288,7 @@ func (m *kubeVIPModel) spec() kubevip.Spec {
 // ModifyPlan plans as every host resource does, and warns while bootstrap
 // stays on after the apply that turned it on.
 func (r *kubeVIPResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.hostResource.ModifyPlan(ctx, req, resp)
+	r.Resource.ModifyPlan(ctx, req, resp)
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return // create or destroy
 	}
@@ -367,38 +368,38 @@ func (m *kubeVIPModel) WatchHost(ctx context.Context, c *remote.Client, id strin
 
 // ImportState takes host:port:<manifest_path>.
 func (r *kubeVIPResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	r.importRendered(ctx, req, resp, "10.0.0.11:22:/etc/kubernetes/manifests/kube-vip.yml", false, "", func(m *kubeVIPModel, p, _ string) {
+	r.ImportRendered(ctx, req, resp, "10.0.0.11:22:/etc/kubernetes/manifests/kube-vip.yml", false, "", func(m *kubeVIPModel, p, _ string) {
 		m.ManifestPath = types.StringValue(p)
 		m.VIPHolders = types.ListNull(types.StringType) // until a refresh with the configuration looks
 	})
 }
 
-func (m *kubeVIPModel) Render(config *kubeVIPModel) (rendered, diag.Diagnostics) {
+func (m *kubeVIPModel) Render(config *kubeVIPModel) (hostres.Rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if config == nil && m.NodeName.IsNull() { // imported: the manifest found, until the first apply
-		return importedFile(&m.hostFields, m.ManifestPath.ValueString(), "", staticPodManifestMode), diags
+		return hostres.ImportedFile(&m.Common, m.ManifestPath.ValueString(), "", staticPodManifestMode), diags
 	}
 	if ps := m.problems(); ps.HasErrors() {
 		appendProblems(&diags, ps, true)
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	if appendProblems(&diags, m.vipWatch.problems(m.vipCheck()), false); diags.HasError() {
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	text, err := kubevip.Render(m.spec())
 	if err != nil {
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
-		return rendered{}, diags
+		return hostres.Rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
-	return rendered{files: []remote.Item{remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: staticPodManifestMode, CreateParentDirs: true}}}, diags
+	return hostres.Rendered{Files: []remote.Item{remote.File{Path: m.ManifestPath.ValueString(), Content: []byte(text), Mode: staticPodManifestMode, CreateParentDirs: true}}}, diags
 }
 
 func (m *kubeVIPModel) ConflictName() string {
 	return fmt.Sprintf("kha_kube_vip with address = %q", m.Address.ValueString())
 }
 
-// pathSettings: the attributes that set its files' paths.
-func (m *kubeVIPModel) PathSettings() []pathSetting {
-	return []pathSetting{{path.Root("manifest_path"), m.ManifestPath}}
+// PathSettings: the attributes that set its files' paths.
+func (m *kubeVIPModel) PathSettings() []hostres.PathSetting {
+	return []hostres.PathSetting{{Attribute: path.Root("manifest_path"), Value: m.ManifestPath}}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/kubeconfig"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
@@ -41,21 +42,21 @@ var (
 
 // NewKubeconfigServerResource is the constructor of kha_kubeconfig_server.
 func NewKubeconfigServerResource() resource.Resource {
-	return &kubeconfigServerResource{hostResource[kubeconfigServerModel, *kubeconfigServerModel]{name: "kubeconfig_server"}}
+	return &kubeconfigServerResource{hostres.Resource[kubeconfigServerModel, *kubeconfigServerModel]{Name: "kubeconfig_server"}}
 }
 
 type kubeconfigServerResource struct {
-	hostResource[kubeconfigServerModel, *kubeconfigServerModel]
+	hostres.Resource[kubeconfigServerModel, *kubeconfigServerModel]
 }
 
-// The lifecycle's optional hooks the model implements (host_hooks.go).
+// The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ ConflictMover = (*kubeconfigServerModel)(nil)
-	_ HostReader    = (*kubeconfigServerModel)(nil)
+	_ hostres.ConflictMover = (*kubeconfigServerModel)(nil)
+	_ hostres.HostReader    = (*kubeconfigServerModel)(nil)
 )
 
 type kubeconfigServerModel struct {
-	hostFields
+	hostres.Common
 	Paths           []types.String `tfsdk:"paths"`
 	Server          types.String   `tfsdk:"server"`
 	ClusterName     types.String   `tfsdk:"cluster_name"`
@@ -78,7 +79,7 @@ const kubeletConfig = "kubelet.conf"
 
 var previousServersType = types.MapType{ElemType: types.StringType}
 
-func (m *kubeconfigServerModel) Fields() *hostFields { return &m.hostFields }
+func (m *kubeconfigServerModel) Fields() *hostres.Common { return &m.Common }
 
 func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
@@ -168,7 +169,7 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 			"`content` (from `kha_cluster_endpoints`). A plan that gives one kubeconfig to both resources, or to two of " +
 			"these, fails and names the other resource by its id.\n\n" +
 			"Import with `host:port:path`, several paths separated by commas.",
-		Attributes: withHostAttributes(ctx, attrs, "`host:port:path` of the first kubeconfig.",
+		Attributes: hostres.WithHostAttributes(ctx, attrs, "`host:port:path` of the first kubeconfig.",
 			"Digest of the servers the configuration wants; `remote_sha256` is the digest of what the host's kubeconfigs have."),
 	}
 }
@@ -204,7 +205,7 @@ func checkServerURL(s string) error {
 	return nil
 }
 
-func (m *kubeconfigServerModel) Render(config *kubeconfigServerModel) (rendered, diag.Diagnostics) {
+func (m *kubeconfigServerModel) Render(config *kubeconfigServerModel) (hostres.Rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	restart := m.RestartCommand
 	if !known(restart) {
@@ -225,14 +226,14 @@ func (m *kubeconfigServerModel) Render(config *kubeconfigServerModel) (rendered,
 			m.PreviousTLS = types.MapNull(previousServersType)
 		}
 	}
-	out := rendered{alwaysDelivered: true}
+	out := hostres.Rendered{AlwaysDelivered: true}
 	var edits []*remote.EditedFile        // out.files, to set their reload commands
 	var kubeconfigEdits []*kubeconfigEdit // their edits
 	for _, p := range m.Paths {
 		edit := m.edit(p.ValueString(), recorded, recordedTLS)
 		f := &remote.EditedFile{Path: p.ValueString(), Edit: edit, Credentials: true}
 		edits, kubeconfigEdits = append(edits, f), append(kubeconfigEdits, edit)
-		out.files = append(out.files, f)
+		out.Files = append(out.Files, f)
 	}
 	if m.found == nil {
 		// Not knowing which kubeconfigs change, restart after each.
@@ -252,7 +253,7 @@ func (m *kubeconfigServerModel) Render(config *kubeconfigServerModel) (rendered,
 	}
 	restartAfter := -1
 	if config != nil {
-		out.rollback = make([]*remote.EditedFile, len(edits))
+		out.Rollback = make([]*remote.EditedFile, len(edits))
 	}
 	for i, f := range edits {
 		if !changes(i) || m.keptOnDestroy[f.Path] != nil {
@@ -263,7 +264,7 @@ func (m *kubeconfigServerModel) Render(config *kubeconfigServerModel) (rendered,
 		}
 		if restartAfter = i; config != nil {
 			was := m.found[f.Path]
-			out.rollback[i] = &remote.EditedFile{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(),
+			out.Rollback[i] = &remote.EditedFile{Path: f.Path, Edit: &kubeconfigEdit{cluster: m.ClusterName.ValueString(),
 				previous: clusterValues(was, serverOf), previousTLS: clusterValues(was, tlsNameOf)}}
 		}
 	}
@@ -271,7 +272,7 @@ func (m *kubeconfigServerModel) Render(config *kubeconfigServerModel) (rendered,
 		edits[restartAfter].ReloadCommand = restart.ValueString()
 	}
 	if len(m.keptOnDestroy) > 0 {
-		out.files = m.keepOnDestroy(edits, recorded, &diags)
+		out.Files = m.keepOnDestroy(edits, recorded, &diags)
 	}
 	return out, diags
 }
@@ -319,7 +320,7 @@ func (m *kubeconfigServerModel) checkTimeout() time.Duration {
 	return durationOr(m.VerifyTimeout, 30*time.Second)
 }
 
-// readHost records the servers each kubeconfig has before kha changes
+// ReadHost records the servers each kubeconfig has before kha changes
 // it: what `previous_servers` gets for a path it does not hold yet, and
 // which kubeconfigs a change touches. A kubeconfig that is gone has none.
 // A destroy also checks, as the change itself would, each kubeconfig with
@@ -331,7 +332,7 @@ func (m *kubeconfigServerModel) ReadHost(ctx context.Context, c *remote.Client, 
 	if destroying {
 		var diags diag.Diagnostics
 		if recorded, recordedTLS = m.records(&diags); diags.HasError() {
-			return errors.New(summary(diags))
+			return errors.New(hostres.Summary(diags))
 		}
 	}
 	for _, p := range m.Paths {
@@ -610,13 +611,13 @@ func (k kubeconfigCheck) Verify(ctx context.Context, c *remote.Client) error {
 // ImportState takes host:port:path, several paths separated by commas.
 func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	m := kubeconfigServerModel{Verify: types.BoolValue(true), VerifyTimeout: types.StringValue("30s"), RestartCommand: types.StringUnknown()}
-	rest, client := r.importHost(ctx, req.ID, "10.0.0.21:22:/etc/kubernetes/kubelet.conf", &m.hostFields, resp.Private, &resp.Diagnostics)
+	rest, client := r.ImportHost(ctx, req.ID, "10.0.0.21:22:/etc/kubernetes/kubelet.conf", &m.Common, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	var paths []types.String
 	for _, p := range strings.Split(rest, ",") {
-		if !filePathPattern.MatchString(p) {
+		if !hostres.FilePathPattern.MatchString(p) {
 			resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not an absolute path to a file.", p, req.ID))
 			return
 		}
@@ -650,12 +651,12 @@ func (r *kubeconfigServerResource) ImportState(ctx context.Context, req resource
 	m.PreviousTLS = types.MapNull(previousServersType) // tls_server_name is not set
 	out, d := m.Render(nil)
 	resp.Diagnostics.Append(d...)
-	m.SHA256 = types.StringValue(desiredDigest(out.files))
+	m.SHA256 = types.StringValue(hostres.DesiredDigest(out.Files))
 	m.RemoteSHA256 = m.SHA256
 	// Destroy takes the edit back to the servers import found: what the
 	// kubeconfigs had, as for a file import leaves.
-	m.OnDestroy = types.StringValue(onDestroyRestore)
-	m.DestroyActions = destroyActions(out.files, &m.hostFields, func(string) (bool, bool) { return false, true }, true)
+	m.OnDestroy = types.StringValue(hostres.OnDestroyRestore)
+	m.DestroyActions = hostres.DestroyActions(out.Files, &m.Common, func(string) (bool, bool) { return false, true }, true)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -663,17 +664,17 @@ func (m *kubeconfigServerModel) ConflictName() string {
 	return fmt.Sprintf("kha_kubeconfig_server with server = %q", m.Server.ValueString())
 }
 
-// conflictMove: a kubeconfig's path is an element of `paths`.
+// ConflictMove: a kubeconfig's path is an element of `paths`.
 func (m *kubeconfigServerModel) ConflictMove(attr string) (string, string) {
 	return fmt.Sprintf("take the kubeconfig out of `paths` (`%s`) and let the other resource set its server (a kha_file "+
 		"writes the whole kubeconfig, `server` included)", attr), ""
 }
 
-// pathSettings: each kubeconfig's path is an element of `paths`.
-func (m *kubeconfigServerModel) PathSettings() []pathSetting {
-	settings := make([]pathSetting, len(m.Paths))
+// PathSettings: each kubeconfig's path is an element of `paths`.
+func (m *kubeconfigServerModel) PathSettings() []hostres.PathSetting {
+	settings := make([]hostres.PathSetting, len(m.Paths))
 	for i, p := range m.Paths {
-		settings[i] = pathSetting{path.Root("paths").AtListIndex(i), p}
+		settings[i] = hostres.PathSetting{Attribute: path.Root("paths").AtListIndex(i), Value: p}
 	}
 	return settings
 }

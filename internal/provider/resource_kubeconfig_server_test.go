@@ -523,7 +523,7 @@ func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
 	}
 	// Destroy, after a later apply moved the node to another server, puts
 	// kubeadm's back.
-	undo := out.files[0].(*remote.EditedFile).Edit.(*kubeconfigEdit)
+	undo := out.Files[0].(*remote.EditedFile).Edit.(*kubeconfigEdit)
 	moved := []byte(nodeKubeconfig(later, "ca", []byte("cert"), []byte("key")))
 	back, err := undo.Undo(moved)
 	if err != nil {
@@ -644,10 +644,10 @@ func TestKubeconfigServer_keptOnDestroyWarns(t *testing.T) {
 			t.Errorf("the warning lacks %q:\n%s", want, detail)
 		}
 	}
-	if len(out.files) != 1 {
-		t.Fatalf("destroy changes %d files, want kubelet.conf alone", len(out.files))
+	if len(out.Files) != 1 {
+		t.Fatalf("destroy changes %d files, want kubelet.conf alone", len(out.Files))
 	}
-	if f := out.files[0].(*remote.EditedFile); f.Path != kubelet || f.ReloadCommand != "systemctl restart kubelet" {
+	if f := out.Files[0].(*remote.EditedFile); f.Path != kubelet || f.ReloadCommand != "systemctl restart kubelet" {
 		t.Errorf("destroy changes %s with restart %q, want %s with the restart", f.Path, f.ReloadCommand, kubelet)
 	}
 }

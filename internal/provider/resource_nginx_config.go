@@ -11,8 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
-	"github.com/kha/terraform-provider-kha/internal/problem"
 )
 
 var (
@@ -26,19 +26,19 @@ var (
 
 // NewNginxConfigResource is the constructor of kha_nginx_config.
 func NewNginxConfigResource() resource.Resource {
-	return &nginxConfigResource{hostResource[nginxConfigModel, *nginxConfigModel]{name: "nginx_config"}}
+	return &nginxConfigResource{hostres.Resource[nginxConfigModel, *nginxConfigModel]{Name: "nginx_config"}}
 }
 
 type nginxConfigResource struct {
-	hostResource[nginxConfigModel, *nginxConfigModel]
+	hostres.Resource[nginxConfigModel, *nginxConfigModel]
 }
 
-// The lifecycle's optional hooks the model implements (host_hooks.go).
+// The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ PlanChecker[nginxConfigModel] = (*nginxConfigModel)(nil)
-	_ HandingOver                   = (*nginxConfigModel)(nil)
-	_ ConflictMover                 = (*nginxConfigModel)(nil)
-	_ DriftShower                   = (*nginxConfigModel)(nil)
+	_ hostres.PlanChecker[nginxConfigModel] = (*nginxConfigModel)(nil)
+	_ hostres.HandingOver                   = (*nginxConfigModel)(nil)
+	_ hostres.ConflictMover                 = (*nginxConfigModel)(nil)
+	_ hostres.DriftShower                   = (*nginxConfigModel)(nil)
 )
 
 // debianStreamModule is where Debian's libnginx-mod-stream puts the module.
@@ -77,23 +77,23 @@ func (m *nginxConfigModel) spec() lbconfig.Spec {
 	return s
 }
 
-func (m *nginxConfigModel) Render(*nginxConfigModel) (rendered, diag.Diagnostics) {
+func (m *nginxConfigModel) Render(*nginxConfigModel) (hostres.Rendered, diag.Diagnostics) {
 	return m.lbConfigModel.render(nginxKind, m.spec(), lbconfig.RenderNginx)
 }
 
-// renderServing renders the config with extra listen addresses (HandingOver).
-func (m *nginxConfigModel) RenderServing(extra []string) (rendered, diag.Diagnostics) {
+// RenderServing renders the config with extra listen addresses (HandingOver).
+func (m *nginxConfigModel) RenderServing(extra []string) (hostres.Rendered, diag.Diagnostics) {
 	return m.lbConfigModel.renderServing(nginxKind, m.spec(), extra, lbconfig.RenderNginx)
 }
 
-// planProblems are the timing warnings its plans show.
-func (m *nginxConfigModel) PlanProblems(*nginxConfigModel) problem.Problems {
-	return m.spec().CheckTiming(lbconfig.Nginx)
+// CheckPlan shows its timing warnings in every plan.
+func (m *nginxConfigModel) CheckPlan(*nginxConfigModel) diag.Diagnostics {
+	return problemDiagnostics(m.spec().CheckTiming(lbconfig.Nginx))
 }
 
 // ImportState takes host:port:<config_path>.
 func (r *nginxConfigResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importLB(ctx, &r.hostResource, nginxKind, func(m *nginxConfigModel) *lbConfigModel { return &m.lbConfigModel }, req, resp)
+	importLB(ctx, &r.Resource, nginxKind, func(m *nginxConfigModel) *lbConfigModel { return &m.lbConfigModel }, req, resp)
 }
 
 func (r *nginxConfigResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {

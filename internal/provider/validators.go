@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 )
 
 // The validators every resource shares: each checks at plan time what the
@@ -57,13 +58,8 @@ const validateCommandPaths = "Every `%s` in it is replaced by the quoted path of
 	"exported as `$KHA_NEW`, so a literal `%s` cannot be written: a command that needs printf-style text names the " +
 	"copy `\"$KHA_NEW\"` and splits each `%s` with shell quotes, e.g. `printf '%''s\\n' \"$KHA_NEW\"`."
 
-// filePathPattern is an absolute, clean path to a file (no "." or ".."
-// components, no trailing slash, no NUL or newline): what the SSH engine
-// can carry safely.
-var filePathPattern = regexp.MustCompile(`^(/(\.\.[^/\x00\n]+|\.[^./\x00\n][^/\x00\n]*|[^./\x00\n][^/\x00\n]*))+$`)
-
 func filePathValidator() validator.String {
-	return stringvalidator.RegexMatches(filePathPattern, `must be an absolute path to a file, such as "/etc/haproxy/haproxy.cfg", without "." or ".." components`)
+	return stringvalidator.RegexMatches(hostres.FilePathPattern, `must be an absolute path to a file, such as "/etc/haproxy/haproxy.cfg", without "." or ".." components`)
 }
 
 // modePattern is permission bits in octal.
@@ -114,9 +110,6 @@ var imagePattern = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a
 func imageValidator() validator.String {
 	return stringvalidator.RegexMatches(imagePattern, `must be a container image reference such as "docker.io/library/haproxy:3.2.19-alpine"`)
 }
-
-// markerPattern is what a block marker may hold.
-var markerPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // khaNamePattern is a name kha keeps for itself next to the files it
 // manages (internal/remote/scripts.go): the directory's .kha-lock, a

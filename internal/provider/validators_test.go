@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 )
 
 // TestKhaNameIn: kha's own names next to a managed file are found in any
@@ -118,7 +119,7 @@ func TestDurationValidator(t *testing.T) {
 		switch {
 		case want == "" && resp.Diagnostics.HasError():
 			t.Errorf("%q refused: %v", value, resp.Diagnostics)
-		case want != "" && (!resp.Diagnostics.HasError() || !strings.Contains(summary(resp.Diagnostics), want)):
+		case want != "" && (!resp.Diagnostics.HasError() || !strings.Contains(hostres.Summary(resp.Diagnostics), want)):
 			t.Errorf("%q: got %v, want an error with %q", value, resp.Diagnostics, want)
 		case want != "" && !resp.Diagnostics.Errors()[0].(diag.DiagnosticWithPath).Path().Equal(at):
 			t.Errorf("%q: the error is not at %s", value, at)

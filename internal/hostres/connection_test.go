@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"errors"
@@ -16,24 +16,24 @@ import (
 // the bastion, which must be pinned; the verification tunnels, the
 // kubeconfig check and the preflight ride the host's verified connection.
 func TestTrustOnFirstUseIsNeverInherited(t *testing.T) {
-	defaults := &sshModel{InsecureTrustOnFirstUse: types.BoolValue(true), Password: types.StringValue("pw")}
-	var r sshModel
+	defaults := &SSHModel{InsecureTrustOnFirstUse: types.BoolValue(true), Password: types.StringValue("pw")}
+	var r SSHModel
 	r.Host, r.BastionHost, r.PrivateKey = types.StringValue("10.0.0.11"), types.StringValue("10.0.0.1"), types.StringNull()
-	m, err := resolveSSH(r, defaults, "")
+	m, err := ResolveSSH(r, defaults, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !m.cfg.TrustsOnFirstUse() {
+	if !m.Config.TrustsOnFirstUse() {
 		t.Errorf("the host does not inherit trust on first use")
 	}
-	if m.cfg.Bastion == nil || m.cfg.Bastion.InsecureTrustOnFirstUse {
-		t.Fatalf("the bastion inherits trust on first use: %+v", m.cfg.Bastion)
+	if m.Config.Bastion == nil || m.Config.Bastion.InsecureTrustOnFirstUse {
+		t.Fatalf("the bastion inherits trust on first use: %+v", m.Config.Bastion)
 	}
-	m.cfg.Bastion.Password = "pw"
-	if err := m.cfg.Bastion.Validate(); !errors.Is(err, remote.ErrNoHostKey) {
+	m.Config.Bastion.Password = "pw"
+	if err := m.Config.Bastion.Validate(); !errors.Is(err, remote.ErrNoHostKey) {
 		t.Errorf("an unpinned bastion validates: %v", err)
 	}
-	if err := m.cfg.Validate(); err == nil || !strings.Contains(err.Error(), "bastion") {
+	if err := m.Config.Validate(); err == nil || !strings.Contains(err.Error(), "bastion") {
 		t.Errorf("a host behind an unpinned bastion validates: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	datasourceschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -13,6 +14,7 @@ import (
 	providerschema "github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
@@ -20,13 +22,13 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// sshModel is an `ssh` object in each of its shapes: a resource's `ssh`,
+// SSHModel is an `ssh` object in each of its shapes: a resource's `ssh`,
 // the provider's `default_ssh` (no write-only fields: provider
 // configuration is never stored) and the data source's `ssh` (no secrets,
-// no trust on first use). sshFrom decodes every shape into it; the fields
+// no trust on first use). SSHFrom decodes every shape into it; the fields
 // a shape has no attribute for stay null. Null fields of a resource's or
 // the data source's `ssh` inherit the provider's.
-type sshModel struct {
+type SSHModel struct {
 	Host                    types.String `tfsdk:"host"`
 	Port                    types.Int64  `tfsdk:"port"`
 	User                    types.String `tfsdk:"user"`
@@ -136,12 +138,15 @@ func sshAttributes[A any](shape sshShape, attribute func(sshField) A) map[string
 	return attrs
 }
 
-func resourceSSHAttribute() schema.SingleNestedAttribute {
+// sshPortValidator keeps `port` a TCP port.
+var sshPortValidator = []validator.Int64{int64validator.Between(1, 65535)}
+
+func ResourceSSHAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{Optional: true, MarkdownDescription: resourceSSH.description,
 		Attributes: sshAttributes(resourceSSH, func(f sshField) schema.Attribute {
 			switch f.kind {
 			case "int":
-				return schema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
+				return schema.Int64Attribute{Optional: true, Validators: sshPortValidator, MarkdownDescription: f.description}
 			case "bool":
 				return schema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
 			}
@@ -153,12 +158,12 @@ func resourceSSHAttribute() schema.SingleNestedAttribute {
 		})}
 }
 
-func providerSSHAttribute() providerschema.SingleNestedAttribute {
+func ProviderSSHAttribute() providerschema.SingleNestedAttribute {
 	return providerschema.SingleNestedAttribute{Optional: true, MarkdownDescription: providerSSH.description,
 		Attributes: sshAttributes(providerSSH, func(f sshField) providerschema.Attribute {
 			switch f.kind {
 			case "int":
-				return providerschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
+				return providerschema.Int64Attribute{Optional: true, Validators: sshPortValidator, MarkdownDescription: f.description}
 			case "bool":
 				return providerschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
 			}
@@ -166,12 +171,12 @@ func providerSSHAttribute() providerschema.SingleNestedAttribute {
 		})}
 }
 
-func dataSourceSSHAttribute() datasourceschema.SingleNestedAttribute {
+func DataSourceSSHAttribute() datasourceschema.SingleNestedAttribute {
 	return datasourceschema.SingleNestedAttribute{Optional: true, MarkdownDescription: dataSourceSSH.description,
 		Attributes: sshAttributes(dataSourceSSH, func(f sshField) datasourceschema.Attribute {
 			switch f.kind {
 			case "int":
-				return datasourceschema.Int64Attribute{Optional: true, Validators: portValidator, MarkdownDescription: f.description}
+				return datasourceschema.Int64Attribute{Optional: true, Validators: sshPortValidator, MarkdownDescription: f.description}
 			case "bool":
 				return datasourceschema.BoolAttribute{Optional: true, MarkdownDescription: f.description}
 			}
@@ -179,24 +184,24 @@ func dataSourceSSHAttribute() datasourceschema.SingleNestedAttribute {
 		})}
 }
 
-// providerDataFrom is what the provider's Configure gave a resource or a
+// ProviderDataFrom is what the provider's Configure gave a resource or a
 // data source; nil before it ran.
-func providerDataFrom(v any, diags *diag.Diagnostics) *providerData {
+func ProviderDataFrom(v any, diags *diag.Diagnostics) *ProviderData {
 	if v == nil {
 		return nil
 	}
-	data, ok := v.(*providerData)
+	data, ok := v.(*ProviderData)
 	if !ok {
 		diags.AddError("Unexpected Provider Data", fmt.Sprintf("got %T. This is always a bug in the provider.", v))
 	}
 	return data
 }
 
-// sshFrom decodes an `ssh` object of any shape into the one model; the
+// SSHFrom decodes an `ssh` object of any shape into the one model; the
 // fields its shape has no attribute for stay null. Null gives an empty
 // model: everything from the provider's default_ssh.
-func sshFrom(ctx context.Context, obj types.Object) (sshModel, diag.Diagnostics) {
-	var m sshModel
+func SSHFrom(ctx context.Context, obj types.Object) (SSHModel, diag.Diagnostics) {
+	var m SSHModel
 	if obj.IsNull() || obj.IsUnknown() {
 		return m, nil
 	}
@@ -243,46 +248,46 @@ func pick[T interface {
 	return zero, true
 }
 
-// resolvedSSH is a resource's or the data source's `ssh` with the
+// ResolvedSSH is a resource's or the data source's `ssh` with the
 // provider's default_ssh applied: the engine's configuration. unknown
 // names the settings whose values Terraform does not know yet.
-type resolvedSSH struct {
-	cfg     remote.Config
-	unknown []string
+type ResolvedSSH struct {
+	Config  remote.Config
+	Unknown []string
 }
 
 // addressKnown says whether the host and port are known: what decides
 // which host a resource lives on.
-func (m resolvedSSH) addressKnown() bool {
-	return !slices.Contains(m.unknown, "host") && !slices.Contains(m.unknown, "port")
+func (m ResolvedSSH) addressKnown() bool {
+	return !slices.Contains(m.Unknown, "host") && !slices.Contains(m.Unknown, "port")
 }
 
-// resolveSSH applies the provider's default_ssh under a resource's `ssh`;
+// ResolveSSH applies the provider's default_ssh under a resource's `ssh`;
 // write-only fields win over their stored twins.
-func resolveSSH(r sshModel, defaults *sshModel, trustedHostKey string) (resolvedSSH, error) {
-	var d sshModel
+func ResolveSSH(r SSHModel, defaults *SSHModel, trustedHostKey string) (ResolvedSSH, error) {
+	var d SSHModel
 	if defaults != nil {
 		d = *defaults
 	}
-	var m resolvedSSH
+	var m ResolvedSSH
 	str := func(name string, vs ...types.String) string {
 		v, ok := pick(vs...)
 		if !ok {
-			m.unknown = append(m.unknown, name)
+			m.Unknown = append(m.Unknown, name)
 		}
 		return v.ValueString()
 	}
 	num := func(name string, vs ...types.Int64) int {
 		v, ok := pick(vs...)
 		if !ok {
-			m.unknown = append(m.unknown, name)
+			m.Unknown = append(m.Unknown, name)
 		}
 		return int(v.ValueInt64())
 	}
 	flag := func(name string, vs ...types.Bool) bool {
 		v, ok := pick(vs...)
 		if !ok {
-			m.unknown = append(m.unknown, name)
+			m.Unknown = append(m.Unknown, name)
 		}
 		return v.ValueBool()
 	}
@@ -308,7 +313,7 @@ func resolveSSH(r sshModel, defaults *sshModel, trustedHostKey string) (resolved
 	if err != nil {
 		return m, err
 	}
-	m.cfg = remote.Config{
+	m.Config = remote.Config{
 		Host:                    str("host", r.Host, d.Host),
 		Port:                    num("port", r.Port, d.Port),
 		User:                    str("user", r.User, d.User),
@@ -326,14 +331,14 @@ func resolveSSH(r sshModel, defaults *sshModel, trustedHostKey string) (resolved
 		Sudo:                    flag("sudo", r.Sudo, d.Sudo),
 	}
 	if host := str("bastion_host", r.BastionHost, d.BastionHost); host != "" {
-		m.cfg.Bastion = &remote.Config{
+		m.Config.Bastion = &remote.Config{
 			Host:       host,
 			Port:       num("bastion_port", r.BastionPort, d.BastionPort),
 			User:       str("bastion_user", r.BastionUser, d.BastionUser, r.User, d.User),
 			PrivateKey: str("bastion_private_key", r.BastionPrivateKeyWO, r.BastionPrivateKey, d.BastionPrivateKey, r.PrivateKeyWO, r.PrivateKey, d.PrivateKey),
-			Agent:      m.cfg.Agent,
+			Agent:      m.Config.Agent,
 			HostKey:    str("bastion_host_key", r.BastionHostKey, d.BastionHostKey),
-			KnownHosts: m.cfg.KnownHosts,
+			KnownHosts: m.Config.KnownHosts,
 			Timeout:    timeout,
 			// RefreshTimeout: the target's budget bounds the dial through the bastion.
 		}
@@ -341,29 +346,29 @@ func resolveSSH(r sshModel, defaults *sshModel, trustedHostKey string) (resolved
 	return m, nil
 }
 
-// sshValidator checks a resource's `ssh` at validate time, as far
+// SSHValidator checks a resource's `ssh` at validate time, as far
 // as it can without the provider's defaults: a secret given both as a
 // stored attribute and as its write-only twin, and keys, certificates and
 // known_hosts that do not parse.
-type sshValidator struct{}
+type SSHValidator struct{}
 
-var _ resource.ConfigValidator = sshValidator{}
+var _ resource.ConfigValidator = SSHValidator{}
 
-func (sshValidator) Description(context.Context) string {
+func (SSHValidator) Description(context.Context) string {
 	return "ssh secrets are given once, and keys, certificates and known_hosts parse"
 }
 
-func (v sshValidator) MarkdownDescription(ctx context.Context) string {
+func (v SSHValidator) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
 }
 
-func (sshValidator) ValidateResource(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+func (SSHValidator) ValidateResource(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var obj types.Object
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ssh"), &obj)...)
 	if resp.Diagnostics.HasError() || obj.IsNull() || obj.IsUnknown() {
 		return
 	}
-	c, diags := sshFrom(ctx, obj)
+	c, diags := SSHFrom(ctx, obj)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
@@ -402,8 +407,8 @@ func (sshValidator) ValidateResource(ctx context.Context, req resource.ValidateC
 	if known(c.KnownHosts) {
 		fail("known_hosts", remote.CheckKnownHosts(c.KnownHosts.ValueString()))
 	}
-	for attr, one := range problem.Sorted(map[string]sshModel{"timeout": {Timeout: c.Timeout}, "refresh_timeout": {RefreshTimeout: c.RefreshTimeout}}) {
-		if _, err := resolveSSH(one, nil, ""); err != nil {
+	for attr, one := range problem.Sorted(map[string]SSHModel{"timeout": {Timeout: c.Timeout}, "refresh_timeout": {RefreshTimeout: c.RefreshTimeout}}) {
+		if _, err := ResolveSSH(one, nil, ""); err != nil {
 			resp.Diagnostics.AddAttributeError(at.AtName(attr), "Invalid SSH Setting", err.Error())
 		}
 	}

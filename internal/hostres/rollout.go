@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -259,8 +259,8 @@ func rolloutPolicyAttributes(inherit string) map[string]providerschema.Attribute
 	}
 }
 
-// rolloutAttribute is the provider's `rollout`.
-func rolloutAttribute() providerschema.SingleNestedAttribute {
+// RolloutAttribute is the provider's `rollout`.
+func RolloutAttribute() providerschema.SingleNestedAttribute {
 	attrs := rolloutPolicyAttributes("Default: ")
 	attrs["groups"] = providerschema.MapNestedAttribute{Optional: true,
 		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.LengthAtLeast(1))},
@@ -280,12 +280,12 @@ func rolloutAttribute() providerschema.SingleNestedAttribute {
 // admit waits until the provider's rollout lets the change of resource id
 // touch its host. Its error is the resource's: not attempted, its host
 // not contacted. Without `rollout` it returns at once, with no ticket.
-func (r *hostResource[M, P]) admit(ctx context.Context, h *hostFields, id string) (*rolloutTicket, diag.Diagnostics) {
+func (r *Resource[M, P]) admit(ctx context.Context, h *Common, id string) (*rolloutTicket, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if r.data == nil || r.data.rollout == nil {
 		return nil, diags
 	}
-	group := "kha_" + r.name
+	group := "kha_" + r.Name
 	if known(h.RolloutGroup) {
 		group = h.RolloutGroup.ValueString()
 	}
@@ -322,7 +322,7 @@ var clusterPolicy = rolloutPolicy{batch: 1, stopOnFailure: true}
 // clusterTurn is the turn of resource id's certificate changes
 // (remote.Coordinated): a rollout group per cluster, which the CA's digest
 // names. Without a provider configuration (no walk) a change runs at once.
-func (d *providerData) clusterTurn(id string) remote.Turn {
+func (d *ProviderData) clusterTurn(id string) remote.Turn {
 	if d == nil || d.clusters == nil {
 		return nil
 	}
@@ -342,7 +342,7 @@ func (d *providerData) clusterTurn(id string) remote.Turn {
 
 // withClusterTurns gives each item that waits its turn among its
 // cluster's changes (remote.Coordinated) resource id's turn.
-func (d *providerData) withClusterTurns(id string, items []remote.Item) []remote.Item {
+func (d *ProviderData) withClusterTurns(id string, items []remote.Item) []remote.Item {
 	turn := d.clusterTurn(id)
 	if turn == nil {
 		return items

@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"cmp"
@@ -95,13 +95,13 @@ func (cs *reservations) take(f reservedFile, c reservation) []reservation {
 // reserve takes, for a planned resource, each place it keeps on its
 // host, which must be known (m.addressKnown). A place that another resource of
 // this walk keeps is an error at the attribute that sets its path.
-func (d *providerData) reserve(m resolvedSSH, model reserver, digest string, files []remote.Item) diag.Diagnostics {
+func (d *ProviderData) reserve(m ResolvedSSH, model reserver, digest string, files []remote.Item) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if d == nil || d.reservations == nil || slices.Contains(m.unknown, "bastion_host") || slices.Contains(m.unknown, "bastion_port") {
+	if d == nil || d.reservations == nil || slices.Contains(m.Unknown, "bastion_host") || slices.Contains(m.Unknown, "bastion_port") {
 		return diags // which network the host is in is not known yet
 	}
-	owner, id := model.ConflictName(), hostID(m.cfg, files)
-	host := machineAddress(m.cfg)
+	owner, id := model.ConflictName(), hostID(m.Config, files)
+	host := machineAddress(m.Config)
 	for _, f := range files {
 		p, marker := f.Place()
 		attr := settingOf(model, p)
@@ -120,7 +120,7 @@ func (d *providerData) reserve(m resolvedSSH, model reserver, digest string, fil
 		if attr != nil {
 			at = *attr
 		}
-		summary, detail := conflictMessage(m.cfg.Address()+":"+p, c, others)
+		summary, detail := conflictMessage(m.Config.Address()+":"+p, c, others)
 		diags.AddAttributeError(at, summary, detail)
 	}
 	return diags
@@ -151,8 +151,8 @@ func machineAddress(cfg remote.Config) string {
 // none does.
 func settingOf(model reserver, file string) *path.Path {
 	for _, s := range model.PathSettings() {
-		if s.value.ValueString() == file {
-			return &s.attribute
+		if s.Value.ValueString() == file {
+			return &s.Attribute
 		}
 	}
 	return nil

@@ -1,16 +1,18 @@
-package provider
+package hostres
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -25,71 +27,43 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// The host lifecycle, for a newcomer. Every resource that keeps files on
-// a host (kha_file, the load balancers, keepalived, kube-vip, kubeconfigs,
-// serving certificates, ...) is a hostResource with its own model; the
-// model renders files and may implement the optional hooks of
-// host_hooks.go, which lists them in the order they are called.
-//
-//   - Plan (host_plan.go, planRun): render from the configuration alone,
-//     so sha256 and everything rendered is known at plan time; reserve the
-//     host's files against the walk's other resources (reservations.go);
-//     plan id, destroy_actions, trusted_host_key and remote_sha256 (drift
-//     found by the last refresh shows as a change, with a warning).
-//   - Apply (host_apply.go, applyRun): wait for the rollout's turn, connect
-//     with a verified host key, let a HostReader read the host, put each
-//     file with the resource's claim (remote.Claim: the host saves what it
-//     replaces) or a handover's interim configuration, roll back on
-//     failure, remove what the plan no longer has.
-//   - Refresh (host_read.go): read the files' digests; drift, an
-//     unreachable host or write-only credentials are remembered, not
-//     errors.
-//   - Destroy (host_destroy.go): put back or delete each file as
-//     destroy_actions says, last first; on_destroy = "keep" drops only
-//     kha's records.
-//   - Import (host_import.go): connect, record the file found, and let
-//     the next apply adopt it.
-//
-// Beside the state, each resource keeps one privateRecord in Terraform's
-// private data (private_record.go): its claim, the last refresh's drift
-// or unreachable host, a pending handover. A new host resource is a
-// model with fields() (embedding hostFields), render, conflictName and
-// pathSettings, a schema built with withHostAttributes, and the hooks it
-// needs, asserted in its file.
-
-// hostResource is the one lifecycle of every resource that keeps files
+// Resource is the one lifecycle of every resource that keeps files
 // (or marked blocks) on a host: render at plan time from the rendering
 // inputs alone (`ssh` may still be unknown), deliver over SSH,
 // observe drift by digest, remove what the configuration no longer has,
 // and clean the host on destroy. A resource embeds it with its model type
 // and declares only its schema and how the model renders to files.
-type hostResource[M any, P hostModel[M]] struct {
-	// name is the resource type's name after the provider's: "file"
+type Resource[M any, P Model[M]] struct {
+	// Name is the resource type's name after the provider's: "file"
 	// for kha_file.
-	name string
-	data *providerData
+	Name string
+	data *ProviderData
 }
 
-func (r *hostResource[M, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_" + r.name
+// NewModel is a new, empty model of the resource: what its plan and
+// state decode into (the provider's tests match it against the schema).
+func (r *Resource[M, P]) NewModel() any { return new(M) }
+
+func (r *Resource[M, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.Name
 }
 
-// rendered is what a resource keeps on its host.
-type rendered struct {
-	files []remote.Item
-	// removeCommand runs after the files are removed on destroy.
-	removeCommand string
-	// alwaysDelivered resources go to a host without an `ssh` attribute
+// Rendered is what a resource keeps on its host.
+type Rendered struct {
+	Files []remote.Item
+	// RemoveCommand runs after the files are removed on destroy.
+	RemoveCommand string
+	// AlwaysDelivered resources go to a host without an `ssh` attribute
 	// (all from default_ssh); the others only render without one.
-	alwaysDelivered bool
-	// rollback, when set, holds for each file what puts the host back to
+	AlwaysDelivered bool
+	// Rollback, when set, holds for each file what puts the host back to
 	// how it was before this apply (nil: nothing to undo), removed with
 	// Remove: after a failed file, those before it are rolled back.
-	rollback []*remote.EditedFile
+	Rollback []*remote.EditedFile
 }
 
-// hostFields are the attributes every host resource has.
-type hostFields struct {
+// Common are the attributes every host resource has.
+type Common struct {
 	ID             types.String   `tfsdk:"id"`
 	SSH            types.Object   `tfsdk:"ssh"`
 	KeepOnDestroy  types.Bool     `tfsdk:"keep_on_destroy"`
@@ -105,31 +79,31 @@ type hostFields struct {
 
 // Default timeouts of the operations that wait on a host.
 const (
-	defaultApplyTimeout = 10 * time.Minute
-	defaultReadTimeout  = 5 * time.Minute
+	DefaultApplyTimeout = 10 * time.Minute
+	DefaultReadTimeout  = 5 * time.Minute
 )
 
 // The values of on_destroy, and what destroy_actions says besides them.
 const (
-	onDestroyRestore  = "restore"
-	onDestroyDelete   = "delete"
-	onDestroyKeep     = "keep"
+	OnDestroyRestore  = "restore"
+	OnDestroyDelete   = "delete"
+	OnDestroyKeep     = "keep"
 	actionRemoveBlock = "remove block"
 	actionUndoEdit    = "undo edit"
 )
 
-// hostAttributes are the schema of hostFields; what the digests cover is
+// hostAttributes are the schema of Common; what the digests cover is
 // the resource's to say.
 func hostAttributes(ctx context.Context, idDescription, sha256Description string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"id":  schema.StringAttribute{Computed: true, MarkdownDescription: idDescription},
-		"ssh": resourceSSHAttribute(),
+		"ssh": ResourceSSHAttribute(),
 		"keep_on_destroy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			DeprecationMessage: `Use on_destroy = "keep" instead.`,
 			MarkdownDescription: "Leave the files on the host when the resource is destroyed, as `on_destroy = \"keep\"` does. " +
 				"Default `false`. Deprecated: use `on_destroy`."},
 		"on_destroy": schema.StringAttribute{Optional: true, Computed: true,
-			Validators: []validator.String{stringvalidator.OneOf(onDestroyRestore, onDestroyDelete, onDestroyKeep)},
+			Validators: []validator.String{stringvalidator.OneOf(OnDestroyRestore, OnDestroyDelete, OnDestroyKeep)},
 			MarkdownDescription: "What destroy does with each whole file the resource wrote: `restore` puts back the file " +
 				"that was at the path before kha first wrote it, byte for byte with its mode and owner, and deletes a file " +
 				"kha created; `delete` deletes the file either way; `keep` leaves it and does not contact the host (the way " +
@@ -164,65 +138,69 @@ func hostAttributes(ctx context.Context, idDescription, sha256Description string
 				"`stop_on_failure` no further host of the group after a failure. Default: the resource type (`kha_file`), so each " +
 				"kind of change rolls out on its own. Give resources of several types one group to roll them out as one change, " +
 				"or a group each to let independent changes proceed independently. Changing it changes nothing on the host."},
-		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true,
-			CreateDescription: "How long creating may take, connecting, validating and reloading included. Default `10m`.",
-			ReadDescription:   "How long a refresh may take. Default `5m`.",
-			UpdateDescription: "How long an update may take. Default `10m`.",
-			DeleteDescription: "How long removing the files and running the destroy command may take. Default `10m`."}),
+		"timeouts": timeoutsAttribute(ctx),
 	}
 }
 
-// withHostAttributes adds hostAttributes to a resource's own.
-func withHostAttributes(ctx context.Context, own map[string]schema.Attribute, idDescription, sha256Description string) map[string]schema.Attribute {
+func timeoutsAttribute(ctx context.Context) schema.Attribute {
+	return timeouts.Attributes(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true,
+		CreateDescription: "How long creating may take, connecting, validating and reloading included. Default `10m`.",
+		ReadDescription:   "How long a refresh may take. Default `5m`.",
+		UpdateDescription: "How long an update may take. Default `10m`.",
+		DeleteDescription: "How long removing the files and running the destroy command may take. Default `10m`."})
+}
+
+// WithHostAttributes adds hostAttributes to a resource's own.
+func WithHostAttributes(ctx context.Context, own map[string]schema.Attribute, idDescription, sha256Description string) map[string]schema.Attribute {
 	for name, a := range hostAttributes(ctx, idDescription, sha256Description) {
 		own[name] = a
 	}
 	return own
 }
 
-func (r *hostResource[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+func (r *Resource[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
-func (r *hostResource[M, P]) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{sshValidator{}}
+func (r *Resource[M, P]) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return []resource.ConfigValidator{SSHValidator{}}
 }
 
 // sshOf is a resource's `ssh` with the provider's default_ssh applied.
-func (r *hostResource[M, P]) sshOf(ctx context.Context, h *hostFields, trusted types.String) (resolvedSSH, diag.Diagnostics) {
-	c, diags := sshFrom(ctx, h.SSH)
+func (r *Resource[M, P]) sshOf(ctx context.Context, h *Common, trusted types.String) (ResolvedSSH, diag.Diagnostics) {
+	c, diags := SSHFrom(ctx, h.SSH)
 	if diags.HasError() {
-		return resolvedSSH{}, diags
+		return ResolvedSSH{}, diags
 	}
-	m, err := resolveSSH(c, r.data.sshDefaults(), trusted.ValueString())
+	m, err := ResolveSSH(c, r.data.SSHDefaults(), trusted.ValueString())
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
 	}
 	return m, diags
 }
 
-// purpose says what a connection is for, which sets how long connecting
+// Purpose says what a connection is for, which sets how long connecting
 // may take: ssh.timeout to change the host, ssh.refresh_timeout to read it.
-type purpose int
+type Purpose int
 
 const (
-	toChange purpose = iota
-	toRead
+	ToChange Purpose = iota
+	ToRead
 )
 
 // connect opens (or reuses) the pooled connection.
-func (r *hostResource[M, P]) connect(ctx context.Context, m resolvedSSH, to purpose) (*remote.Client, diag.Diagnostics) {
+func (r *Resource[M, P]) connect(ctx context.Context, m ResolvedSSH, to Purpose) (*remote.Client, diag.Diagnostics) {
 	client, err := r.dial(ctx, m, to)
 	var diags diag.Diagnostics
 	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
+		diags.AddAttributeError(path.Root("ssh"), ConnectSummary(err), err.Error())
 	}
 	return client, diags
 }
 
-// connectSummary is the summary of a connect error; the engine's errors
+// ConnectSummary is the summary of a connect error; the engine's errors
 // all say "SSH Connection Failed".
-func connectSummary(err error) string {
+func ConnectSummary(err error) string {
 	var internal internalError
 	if errors.As(err, &internal) {
 		return internal.summary
@@ -237,31 +215,31 @@ func (e internalError) Error() string { return e.detail }
 
 // dial is connect with the engine's error as it is, which says whether
 // the host did not answer (remote.Unreachable).
-func (r *hostResource[M, P]) dial(ctx context.Context, m resolvedSSH, to purpose) (*remote.Client, error) {
-	return dialPooled(ctx, r.data, m, to)
+func (r *Resource[M, P]) dial(ctx context.Context, m ResolvedSSH, to Purpose) (*remote.Client, error) {
+	return DialPooled(ctx, r.data, m, to)
 }
 
-// dialPooled gets the pool's client for a resolved connection, for the
+// DialPooled gets the pool's client for a resolved connection, for the
 // purpose; the engine's error stays as it is.
-func dialPooled(ctx context.Context, data *providerData, m resolvedSSH, to purpose) (*remote.Client, error) {
-	if len(m.unknown) > 0 {
-		return nil, internalError{"Connection Not Known", "ssh." + strings.Join(m.unknown, ", ssh.") +
+func DialPooled(ctx context.Context, data *ProviderData, m ResolvedSSH, to Purpose) (*remote.Client, error) {
+	if len(m.Unknown) > 0 {
+		return nil, internalError{"Connection Not Known", "ssh." + strings.Join(m.Unknown, ", ssh.") +
 			" is still unknown. This is always a bug in the provider."}
 	}
 	if data == nil {
 		return nil, internalError{"Provider Not Configured", "The provider was not configured. This is always a bug in the provider."}
 	}
-	if to == toRead {
-		return data.pool.GetForRead(ctx, m.cfg)
+	if to == ToRead {
+		return data.pool.GetForRead(ctx, m.Config)
 	}
-	return data.pool.Get(ctx, m.cfg)
+	return data.pool.Get(ctx, m.Config)
 }
 
-// unreachable is the warning of a read that gave up on a host that does
+// Unreachable is the warning of a read that gave up on a host that does
 // not answer: the resource keeps what it had, and the plan goes on.
-func unreachable(id string, err error) diag.Diagnostics {
+func Unreachable(id string, err error) diag.Diagnostics {
 	var diags diag.Diagnostics
-	diags.AddAttributeWarning(path.Root("ssh"), "Host Unreachable: "+addressOfID(id),
+	diags.AddAttributeWarning(path.Root("ssh"), "Host Unreachable: "+AddressOfID(id),
 		fmt.Sprintf("%s was not read: the host did not answer (%v).\n\nThe resource keeps its prior state: no change on "+
 			"the host is assumed, and the plan goes on for every other host. A change to this resource fails until the host "+
 			"answers; how long a read tries is ssh.refresh_timeout (default 20s), how long a change tries is ssh.timeout.",
@@ -270,8 +248,8 @@ func unreachable(id string, err error) diag.Diagnostics {
 }
 
 // delivered says whether a model goes to a host.
-func delivered(out rendered, h *hostFields) bool {
-	return out.alwaysDelivered || !h.SSH.IsNull()
+func delivered(out Rendered, h *Common) bool {
+	return out.AlwaysDelivered || !h.SSH.IsNull()
 }
 
 // filesDigest is the digest of a set of files as the drift check compares
@@ -289,8 +267,8 @@ func filesDigest(files []remote.Item, digests []string) string {
 	return remote.SHA256([]byte(b.String()))
 }
 
-// desiredDigest is the digest of the files the configuration wants.
-func desiredDigest(files []remote.Item) string {
+// DesiredDigest is the digest of the files the configuration wants.
+func DesiredDigest(files []remote.Item) string {
 	digests := make([]string, len(files))
 	for i, f := range files {
 		digests[i] = f.Digest()
@@ -310,8 +288,8 @@ func idPath(files []remote.Item) string {
 	return path
 }
 
-// addressOfID returns the host:port part of a hostID, or "".
-func addressOfID(id string) string {
+// AddressOfID returns the host:port part of a hostID, or "".
+func AddressOfID(id string) string {
 	i := strings.Index(id, ":/")
 	if i <= 0 {
 		return ""
@@ -350,7 +328,7 @@ func changesStateOnly(plan, prior tftypes.Value) bool {
 
 // readHost lets a HostReader model read its host, and renders it again
 // from what it read; for other models out, what they rendered, stands.
-func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client, model, config *M, out rendered) (rendered, diag.Diagnostics) {
+func (r *Resource[M, P]) readHost(ctx context.Context, client *remote.Client, model, config *M, out Rendered) (Rendered, diag.Diagnostics) {
 	reader, ok := any(P(model)).(HostReader)
 	if !ok {
 		return out, nil
@@ -360,13 +338,13 @@ func (r *hostResource[M, P]) readHost(ctx context.Context, client *remote.Client
 	if err := reader.ReadHost(ctx, client, config == nil); err != nil {
 		var diags diag.Diagnostics
 		diags.AddError("Reading the Host Failed", err.Error())
-		return rendered{}, diags
+		return Rendered{}, diags
 	}
 	return P(model).Render(config)
 }
 
-// summary joins the details of a diagnostics' errors.
-func summary(d diag.Diagnostics) string {
+// Summary joins the details of a diagnostics' errors.
+func Summary(d diag.Diagnostics) string {
 	var parts []string
 	for _, e := range d.Errors() {
 		parts = append(parts, e.Detail())
@@ -377,7 +355,7 @@ func summary(d diag.Diagnostics) string {
 // loadState reads a state for Read and Delete: what it delivered, the
 // connection it was delivered over, and the private record. ok is false
 // when the state delivered nothing (or on error).
-func (r *hostResource[M, P]) loadState(ctx context.Context, st tfsdk.State, private privateState, state *M, diags *diag.Diagnostics) (out rendered, m resolvedSSH, rec privateRecord, ok bool) {
+func (r *Resource[M, P]) loadState(ctx context.Context, st tfsdk.State, private privateState, state *M, diags *diag.Diagnostics) (out Rendered, m ResolvedSSH, rec privateRecord, ok bool) {
 	diags.Append(st.Get(ctx, state)...)
 	if diags.HasError() {
 		return out, m, rec, false
@@ -393,4 +371,21 @@ func (r *hostResource[M, P]) loadState(ctx context.Context, st tfsdk.State, priv
 	rec, d = readPrivateRecord(ctx, private)
 	diags.Append(d...)
 	return out, m, rec, !diags.HasError()
+}
+
+// FilePathPattern is an absolute, clean path to a file (no "." or ".."
+// components, no trailing slash, no NUL or newline): what the SSH engine
+// can carry safely.
+var FilePathPattern = regexp.MustCompile(`^(/(\.\.[^/\x00\n]+|\.[^./\x00\n][^/\x00\n]*|[^./\x00\n][^/\x00\n]*))+$`)
+
+// MarkerPattern is what a block marker may hold.
+var MarkerPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// known reports whether a value is neither null nor unknown.
+func known(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
+
+// objectTypes are the attribute types of a nested object attribute
+// (`ssh`, `timeouts`).
+func objectTypes(a schema.Attribute) map[string]attr.Type {
+	return a.GetType().(attr.TypeWithAttributeTypes).AttributeTypes() //nolint:forcetypeassert // an object by construction
 }

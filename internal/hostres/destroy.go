@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+func (r *Resource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state M
 	out, m, rec, ok := r.loadState(ctx, req.State, req.Private, &state, &resp.Diagnostics)
 	h, own := P(&state).Fields(), rec.Ownership
 	if !ok {
 		return
 	}
-	timeout, d := h.Timeouts.Delete(ctx, defaultApplyTimeout)
+	timeout, d := h.Timeouts.Delete(ctx, DefaultApplyTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -29,20 +29,20 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if h.keeps() {
-		r.dropRecords(ctx, rec.Unreachable != "", m, r.owned(out.files, own, h, false), &resp.Diagnostics)
+		r.dropRecords(ctx, rec.Unreachable != "", m, r.owned(out.Files, own, h, false), &resp.Diagnostics)
 		return
 	}
-	if err := m.cfg.Validate(); err != nil {
+	if err := m.Config.Validate(); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("ssh"), "No Credentials to Remove Files",
 			err.Error()+". Destroy runs without the resource's configuration, so write-only secrets are not available: "+
 				"set them on the provider's default_ssh or use the SSH agent, or set on_destroy = \"keep\".")
 		return
 	}
-	client, d := r.connect(ctx, m, toChange)
+	client, d := r.connect(ctx, m, ToChange)
 	if d.HasError() {
 		for _, e := range d.Errors() {
 			resp.Diagnostics.AddAttributeError(path.Root("ssh"), e.Summary(), e.Detail()+hostGoneHint(e.Detail())+
-				destroyWayOut("kha_"+r.name, h.ID.ValueString()))
+				destroyWayOut("kha_"+r.Name, h.ID.ValueString()))
 		}
 		return
 	}
@@ -50,11 +50,11 @@ func (r *hostResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.Append(d...); d.HasError() {
 		return
 	}
-	if !removeAll(ctx, client, r.owned(out.files, own, h, false), out.removeCommand, &resp.Diagnostics) {
+	if !removeAll(ctx, client, r.owned(out.Files, own, h, false), out.RemoveCommand, &resp.Diagnostics) {
 		return
 	}
-	if _, ok := any(P(&state)).(HandingOver); ok && len(out.files) > 0 {
-		if err := removeRecord(ctx, client, idPath(out.files)); err != nil {
+	if _, ok := any(P(&state)).(HandingOver); ok && len(out.Files) > 0 {
+		if err := removeRecord(ctx, client, idPath(out.Files)); err != nil {
 			resp.Diagnostics.AddWarning("Handover Record Left on the Host", err.Error())
 		}
 	}
@@ -99,7 +99,7 @@ func destroyWayOut(typeName, id string) string {
 // them, so that a later resource may write them without adopt. It never
 // fails a destroy: a host that did not answer the refresh is not
 // contacted, and any failure is a warning that the records stay.
-func (r *hostResource[M, P]) dropRecords(ctx context.Context, unreachable bool, m resolvedSSH, files []remote.Item, diags *diag.Diagnostics) {
+func (r *Resource[M, P]) dropRecords(ctx context.Context, unreachable bool, m ResolvedSSH, files []remote.Item, diags *diag.Diagnostics) {
 	var records []remote.File
 	for _, it := range files {
 		if f, ok := it.(remote.File); ok && f.Claim != nil {
@@ -107,11 +107,11 @@ func (r *hostResource[M, P]) dropRecords(ctx context.Context, unreachable bool, 
 			records = append(records, f)
 		}
 	}
-	if len(records) == 0 || unreachable || m.cfg.Validate() != nil {
+	if len(records) == 0 || unreachable || m.Config.Validate() != nil {
 		return
 	}
 	tflog.Info(ctx, "on_destroy = keep: leaving the files, removing kha's records of them")
-	client, err := r.dial(ctx, m, toRead)
+	client, err := r.dial(ctx, m, ToRead)
 	for _, f := range records {
 		if err == nil {
 			err = client.Remove(ctx, f, "")

@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -49,10 +49,10 @@ func (c ownership) savedKnown(path string, hasPrior bool) (saved, known bool) {
 // note says who a claim is for another resource that finds the path
 // taken: the resource type, the directory Terraform runs in (its
 // configuration's), the machine and the time.
-func (r *hostResource[M, P]) note() string {
+func (r *Resource[M, P]) note() string {
 	dir, _ := os.Getwd()
 	host, _ := os.Hostname()
-	return fmt.Sprintf("kha_%s applied from %s on %s at %s", r.name, dir, host, time.Now().UTC().Format(time.RFC3339))
+	return fmt.Sprintf("kha_%s applied from %s on %s at %s", r.Name, dir, host, time.Now().UTC().Format(time.RFC3339))
 }
 
 // onDestroyOf is on_destroy as planned: the configuration's, else the
@@ -64,29 +64,29 @@ func onDestroyOf(config, prior types.String) types.String {
 	case known(prior) && !prior.IsNull():
 		return prior
 	}
-	return types.StringValue(onDestroyRestore)
+	return types.StringValue(OnDestroyRestore)
 }
 
 // onDestroyFor is on_destroy of a model: keep for a DestroyLeaver, else
 // onDestroyOf.
 func onDestroyFor(model any, config, prior types.String) types.String {
 	if _, ok := model.(DestroyLeaver); ok {
-		return types.StringValue(onDestroyKeep)
+		return types.StringValue(OnDestroyKeep)
 	}
 	return onDestroyOf(config, prior)
 }
 
 // keeps says whether destroy leaves the host as it is.
-func (h *hostFields) keeps() bool {
-	return h.KeepOnDestroy.ValueBool() || h.OnDestroy.ValueString() == onDestroyKeep
+func (h *Common) keeps() bool {
+	return h.KeepOnDestroy.ValueBool() || h.OnDestroy.ValueString() == OnDestroyKeep
 }
 
 // onRemoveOf is what removing a file of h does: put back what kha
 // found there with on_destroy = "restore", else delete it. A file left
 // by on_destroy = "keep" is never removed; only its record is
 // (dropRecords).
-func onRemoveOf(h *hostFields) remote.OnRemove {
-	if h.OnDestroy.ValueString() == onDestroyRestore {
+func onRemoveOf(h *Common) remote.OnRemove {
+	if h.OnDestroy.ValueString() == OnDestroyRestore {
 		return remote.OnRemoveRestore
 	}
 	return remote.OnRemoveDelete
@@ -102,24 +102,24 @@ func itemKey(it remote.Item) string {
 	return path
 }
 
-// destroyActions is destroy_actions for items: unknown while whether
+// DestroyActions is destroy_actions for items: unknown while whether
 // the host saved a file is not known (saved), unless complete, when such
 // a file counts as kha's own.
-func destroyActions(items []remote.Item, h *hostFields, saved func(path string) (bool, bool), complete bool) types.Map {
+func DestroyActions(items []remote.Item, h *Common, saved func(path string) (bool, bool), complete bool) types.Map {
 	actions := map[string]string{}
 	for _, it := range items {
-		action := onDestroyKeep
+		action := OnDestroyKeep
 		if !h.keeps() {
 			switch f := it.(type) {
 			case remote.File:
-				action = onDestroyDelete
-				if h.OnDestroy.ValueString() == onDestroyRestore {
+				action = OnDestroyDelete
+				if h.OnDestroy.ValueString() == OnDestroyRestore {
 					wasSaved, known := saved(f.Path)
 					if !known && !complete {
 						return types.MapUnknown(types.StringType)
 					}
 					if wasSaved {
-						action = onDestroyRestore
+						action = OnDestroyRestore
 					}
 				}
 			case remote.Block:
@@ -139,7 +139,7 @@ func destroyActions(items []remote.Item, h *hostFields, saved func(path string) 
 // what remove needs to put back what was there (h's on_destroy and
 // destroy_actions). Without a claim (a resource from before claims, on
 // destroy) the files go as they are.
-func (r *hostResource[M, P]) owned(items []remote.Item, c ownership, h *hostFields, capture bool) []remote.Item {
+func (r *Resource[M, P]) owned(items []remote.Item, c ownership, h *Common, capture bool) []remote.Item {
 	if c.ID == "" {
 		return items
 	}
@@ -161,7 +161,7 @@ func (r *hostResource[M, P]) owned(items []remote.Item, c ownership, h *hostFiel
 			continue
 		}
 		f.Claim = &remote.Claim{ID: c.ID, Note: note, Adopt: h.Adopt.ValueBool() || c.Imported, Capture: capture,
-			OnRemove: onRemoveOf(h), Saved: actions[f.Path] == onDestroyRestore || c.Saved[f.Path]}
+			OnRemove: onRemoveOf(h), Saved: actions[f.Path] == OnDestroyRestore || c.Saved[f.Path]}
 		out[i] = f
 	}
 	return out
@@ -190,8 +190,8 @@ func (c *ownership) record(files []remote.Item, outcomes []remote.Outcome) {
 
 // settle fills destroy_actions where the plan could not know them, from
 // what the host saved of files: after an apply, which knows.
-func (c ownership) settle(h *hostFields, files []remote.Item) {
+func (c ownership) settle(h *Common, files []remote.Item) {
 	if h.DestroyActions.IsUnknown() {
-		h.DestroyActions = destroyActions(files, h, func(p string) (bool, bool) { return c.savedKnown(p, true) }, true)
+		h.DestroyActions = DestroyActions(files, h, func(p string) (bool, bool) { return c.savedKnown(p, true) }, true)
 	}
 }

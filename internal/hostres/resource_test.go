@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func TestTrustedKeyOfALostConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key, d := trustedKeyOf(client); d.HasError() || key.ValueString() != s.HostKey.Public() {
+	if key, d := TrustedKeyOf(client); d.HasError() || key.ValueString() != s.HostKey.Public() {
 		t.Fatalf("a live connection records %q (%v), want the host's Ed25519 key", key.ValueString(), d)
 	}
 	s.Stop()
@@ -36,7 +36,7 @@ func TestTrustedKeyOfALostConnection(t *testing.T) {
 	if err == nil {
 		t.Fatal("read a stopped host")
 	}
-	key, d := trustedKeyOf(client)
+	key, d := TrustedKeyOf(client)
 	if !d.HasError() || !strings.Contains(d.Errors()[0].Detail(), "lost before its host key could be recorded") || !key.IsUnknown() {
 		t.Fatalf("want an error and no key, got %q, %v", key, d)
 	}

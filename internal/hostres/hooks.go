@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -7,48 +7,47 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// This file is the contract between the host lifecycle (hostResource)
+// This file is the contract between the host lifecycle (Resource)
 // and a resource's model: what every model gives, then each optional
 // hook in the order the lifecycle calls it. A model's resource file
 // asserts the hooks it implements (var _ HostReader = ...), so a changed
 // signature fails to compile instead of turning the hook off.
 
-// hostModel is what every resource's model gives the lifecycle.
-type hostModel[M any] interface {
+// Model is what every resource's model gives the lifecycle.
+type Model[M any] interface {
 	*M
-	// fields are the attributes every host resource has.
-	Fields() *hostFields
-	// render returns the files to keep, filling the attributes rendering
+	// Fields are the attributes every host resource has.
+	Fields() *Common
+	// Render returns the files to keep, filling the attributes rendering
 	// computes. It reads the plan (or the state); config carries the
 	// write-only values and is nil when rendering a state. Attributes
 	// that are optional and computed without a default read as unset
 	// when unknown: the plan leaves them unknown exactly when the
 	// configuration does not set them.
-	Render(config *M) (rendered, diag.Diagnostics)
+	Render(config *M) (Rendered, diag.Diagnostics)
 	reserver
 }
 
 // reserver is a model as a plan's reservations of a host's files see it
 // (reservations.go).
 type reserver interface {
-	// conflictName names it in the plan error of another resource that
+	// ConflictName names it in the plan error of another resource that
 	// would manage one of its files: its type and the values that tell
 	// it apart from others of its type, e.g. `kha_haproxy_config with
 	// role = "external" listening on 10.0.0.100:8443`.
 	ConflictName() string
-	// pathSettings are the attributes that set its files' paths; a
+	// PathSettings are the attributes that set its files' paths; a
 	// conflict's error points at the one that sets the file.
-	PathSettings() []pathSetting
+	PathSettings() []PathSetting
 }
 
-// pathSetting is an attribute that sets the path of a file a model keeps.
-type pathSetting struct {
-	attribute path.Path
-	value     types.String
+// PathSetting is an attribute that sets the path of a file a model keeps.
+type PathSetting struct {
+	Attribute path.Path
+	Value     types.String
 }
 
 // Plan (ModifyPlan), in this order.
@@ -58,24 +57,24 @@ type pathSetting struct {
 // the change from the prior state (nil on create) would break. Shown in
 // every plan, not again at apply.
 type PlanChecker[M any] interface {
-	PlanProblems(prior *M) problem.Problems
+	CheckPlan(prior *M) diag.Diagnostics
 }
 
 // HandingOver is a model that can hand over (handover.go): plan sets its
 // handover_sha256, apply puts an interim configuration in place while its
 // places move, destroy removes its record.
 type HandingOver interface {
-	// handoverOn says whether an apply that moves it hands over.
+	// HandoverOn says whether an apply that moves it hands over.
 	HandoverOn() bool
-	// places are where it serves, as a handover names them:
+	// Places are where it serves, as a handover names them:
 	// "address:port" of a listener, "address/prefix" of a VIP.
 	Places() []string
-	// renderServing renders its files with extra places served beside its
+	// RenderServing renders its files with extra places served beside its
 	// own; it leaves the model as it was.
-	RenderServing(extra []string) (rendered, diag.Diagnostics)
-	// handoverPath is the configuration file that changes.
+	RenderServing(extra []string) (Rendered, diag.Diagnostics)
+	// HandoverPath is the configuration file that changes.
 	HandoverPath() string
-	// setHandoverSHA256 sets handover_sha256.
+	// SetHandoverSHA256 sets handover_sha256.
 	SetHandoverSHA256(types.String)
 }
 

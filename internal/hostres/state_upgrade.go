@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 // before schemas had versions; it carries over attribute by attribute:
 // attributes added since start null (what a resource computes is computed
 // again at the next plan), and attributes since removed are dropped.
-var unversionedStateUpgrader = map[int64]resource.StateUpgrader{0: {StateUpgrader: upgradeUnversionedState}}
+var unversionedStateUpgrader = map[int64]resource.StateUpgrader{0: {StateUpgrader: UpgradeUnversionedState}}
 
-func upgradeUnversionedState(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+func UpgradeUnversionedState(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
 	typ := resp.State.Schema.Type().TerraformType(ctx)
 	value, err := req.RawState.UnmarshalWithOpts(typ, tfprotov6.UnmarshalOpts{
 		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
@@ -28,6 +28,6 @@ func upgradeUnversionedState(ctx context.Context, req resource.UpgradeStateReque
 	resp.State.Raw = value
 }
 
-func (r *hostResource[M, P]) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+func (r *Resource[M, P]) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
 	return unversionedStateUpgrader
 }

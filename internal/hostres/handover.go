@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 // always holds the final configuration; the interim one counts as in
 // sync while its record is pending.
 
-// handoverSHA256Attribute is handover_sha256 of a model that hands over.
-var handoverSHA256Attribute = schema.StringAttribute{Computed: true,
+// HandoverSHA256Attribute is handover_sha256 of a model that hands over.
+var HandoverSHA256Attribute = schema.StringAttribute{Computed: true,
 	MarkdownDescription: "Digest of the record a handover of this resource leaves on the host: the final configuration, its " +
 		"path and the commands that put it in place, known at plan time. Pass it to `kha_handover`'s `target_sha256`: " +
 		"`kha_handover` uses a record only when it has this digest, so what kha runs and writes when it ends a handover " +
@@ -32,7 +32,7 @@ var handoverSHA256Attribute = schema.StringAttribute{Computed: true,
 
 // planHandoverSHA256 sets handover_sha256 of a model that hands over
 // (HandingOver) from what it renders.
-func planHandoverSHA256(model any, out rendered) diag.Diagnostics {
+func planHandoverSHA256(model any, out Rendered) diag.Diagnostics {
 	ho, ok := model.(HandingOver)
 	if !ok {
 		return nil
@@ -48,15 +48,15 @@ func planHandoverSHA256(model any, out rendered) diag.Diagnostics {
 // final: what it puts where, with which commands, and what proves it
 // served, sealed (HandoverRecord.Seal) before anything of the host is
 // known.
-func finalRecord(ho HandingOver, final rendered) (remote.HandoverRecord, diag.Diagnostics) {
+func finalRecord(ho HandingOver, final Rendered) (remote.HandoverRecord, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	path := ho.HandoverPath()
-	finalFile, ok := fileAt(final.files, path)
+	finalFile, ok := fileAt(final.Files, path)
 	if !ok {
 		diags.AddError("Internal Error", fmt.Sprintf("%s is not among the files rendered. This is always a bug in the provider.", path))
 		return remote.HandoverRecord{}, diags
 	}
-	record := remote.HandoverRecord{Path: path, At: idPath(final.files), Final: string(finalFile.Content),
+	record := remote.HandoverRecord{Path: path, At: idPath(final.Files), Final: string(finalFile.Content),
 		ValidateCommand: finalFile.ValidateCommand, ReloadCommand: finalFile.ReloadCommand}
 	if v, ok := finalFile.Verify.(json.Marshaler); ok {
 		raw, err := v.MarshalJSON()
@@ -100,7 +100,7 @@ func previousPlaces(pending *pendingHandover, prior, planned []string) []string 
 // interimPlan is an apply's interim configuration: the files that serve
 // the previous places too, and the record that ends it.
 type interimPlan struct {
-	out rendered
+	out Rendered
 	// record is what ends it; putRecord fills in the claim.
 	record remote.HandoverRecord
 	// at is the file the resource's id names, which the record sits next
@@ -112,7 +112,7 @@ type interimPlan struct {
 // (the plan's) from prior (the prior state's), or nil when the apply
 // hands nothing over. pending is the handover the host may serve the
 // interim configuration of already; final is what the plan renders.
-func planInterim(model, prior any, pending *pendingHandover, final rendered) (*interimPlan, diag.Diagnostics) {
+func planInterim(model, prior any, pending *pendingHandover, final Rendered) (*interimPlan, diag.Diagnostics) {
 	ho, ok := model.(HandingOver)
 	if !ok || !ho.HandoverOn() {
 		return nil, nil
@@ -133,8 +133,8 @@ func planInterim(model, prior any, pending *pendingHandover, final rendered) (*i
 	}
 	record, d := finalRecord(ho, final)
 	diags.Append(d...)
-	interimFile, interimOK := fileAt(out.files, record.Path)
-	if diags.HasError() || !interimOK || len(out.files) != len(final.files) {
+	interimFile, interimOK := fileAt(out.Files, record.Path)
+	if diags.HasError() || !interimOK || len(out.Files) != len(final.Files) {
 		diags.AddError("Internal Error", fmt.Sprintf("the interim configuration of %s does not match the final one. This is always a bug in the provider.", record.Path))
 		return nil, diags
 	}
@@ -171,13 +171,13 @@ func removeRecord(ctx context.Context, client *remote.Client, at string) error {
 
 // pending is what the lifecycle remembers of the interim configuration.
 func (p *interimPlan) pending() pendingHandover {
-	return pendingHandover{Previous: p.record.Previous, Interim: desiredDigest(p.out.files)}
+	return pendingHandover{Previous: p.record.Previous, Interim: DesiredDigest(p.out.Files)}
 }
 
 // acceptInterim counts a host that has the interim configuration of a
 // pending handover as in sync with the state's final one. The pending
 // handover is forgotten once the host has the final configuration.
-func acceptInterim(ctx context.Context, rec *privateRecord, h *hostFields, o *observation) {
+func acceptInterim(ctx context.Context, rec *privateRecord, h *Common, o *observation) {
 	pending := rec.Handover
 	switch {
 	case pending == nil:

@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"

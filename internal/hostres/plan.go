@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -33,31 +33,31 @@ func renderInputsKnown(raw tftypes.Value) bool {
 // planRun is one plan of a create or update. Its steps fill the plan's
 // computed attributes in the order ModifyPlan calls them; a step that
 // returns false ends the plan.
-type planRun[M any, P hostModel[M]] struct {
-	r      *hostResource[M, P]
+type planRun[M any, P Model[M]] struct {
+	r      *Resource[M, P]
 	rec    privateRecord
 	plan   M
 	config M
 	state  M
-	h      *hostFields // the plan's
-	prior  *hostFields // the prior state's
+	h      *Common // the plan's
+	prior  *Common // the prior state's
 	resp   *resource.ModifyPlanResponse
 
-	out     rendered
+	out     Rendered
 	desired string // the digest of out's files
-	m       resolvedSSH
+	m       ResolvedSSH
 	// sameHost: the prior state delivered to the host the plan delivers
 	// to, whose record of the files stands.
 	sameHost bool
 }
 
-func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	rec, diags := readPrivateRecord(ctx, req.Private)
 	if resp.Diagnostics.Append(diags...); diags.HasError() {
 		return
 	}
 	if req.Plan.Raw.IsNull() {
-		resp.Diagnostics.Append(planDestroy(ctx, "kha_"+r.name, req.State, rec)...)
+		resp.Diagnostics.Append(planDestroy(ctx, "kha_"+r.Name, req.State, rec)...)
 		return
 	}
 	if !renderInputsKnown(req.Config.Raw) {
@@ -67,7 +67,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	if !run.render(ctx, req) {
 		return
 	}
-	wasDelivered := !req.State.Raw.IsNull() && addressOfID(run.prior.ID.ValueString()) != ""
+	wasDelivered := !req.State.Raw.IsNull() && AddressOfID(run.prior.ID.ValueString()) != ""
 	if !delivered(run.out, run.h) {
 		run.h.ID, run.h.RemoteSHA256, run.h.TrustedHostKey = types.StringValue(run.desired), types.StringNull(), types.StringNull()
 		run.h.DestroyActions = types.MapNull(types.StringType)
@@ -85,7 +85,7 @@ func (r *hostResource[M, P]) ModifyPlan(ctx context.Context, req resource.Modify
 	if run.sameHost {
 		var d diag.Diagnostics
 		id := run.prior.ID.ValueString()
-		run.h.RemoteSHA256, d = r.planRemote(ctx, rec, run.m, id, run.out.files, run.desired, run.h.TrustedHostKey)
+		run.h.RemoteSHA256, d = r.planRemote(ctx, rec, run.m, id, run.out.Files, run.desired, run.h.TrustedHostKey)
 		resp.Diagnostics.Append(d...)
 		resp.Diagnostics.Append(warnPendingHandover(rec.Handover, id)...)
 	}
@@ -115,9 +115,9 @@ func (run *planRun[M, P]) render(ctx context.Context, req resource.ModifyPlanReq
 		if !req.State.Raw.IsNull() {
 			prior = &run.state
 		}
-		appendProblems(diags, c.PlanProblems(prior), false)
+		diags.Append(c.CheckPlan(prior)...)
 	}
-	run.out, run.desired = out, desiredDigest(out.files)
+	run.out, run.desired = out, DesiredDigest(out.Files)
 	run.h, run.prior = P(&run.plan).Fields(), P(&run.state).Fields()
 	run.h.SHA256 = types.StringValue(run.desired)
 	diags.Append(planHandoverSHA256(P(&run.plan), out)...)
@@ -139,21 +139,21 @@ func (run *planRun[M, P]) connection(ctx context.Context, wasDelivered bool) boo
 	run.h.RemoteSHA256 = types.StringValue(run.desired)
 	run.h.ID = types.StringUnknown()
 	if m.addressKnown() {
-		if m.cfg.Host == "" {
+		if m.Config.Host == "" {
 			diags.AddAttributeError(path.Root("ssh").AtName("host"), "Missing Host",
 				"ssh.host is not set here or on the provider's default_ssh: set the host's address.")
 			return false
 		}
-		run.h.ID = types.StringValue(hostID(m.cfg, run.out.files))
-		diags.Append(run.r.data.reserve(m, P(&run.plan), run.desired, run.out.files)...)
+		run.h.ID = types.StringValue(hostID(m.Config, run.out.Files))
+		diags.Append(run.r.data.reserve(m, P(&run.plan), run.desired, run.out.Files)...)
 	}
-	if len(m.unknown) == 0 {
-		if err := m.cfg.Validate(); err != nil {
+	if len(m.Unknown) == 0 {
+		if err := m.Config.Validate(); err != nil {
 			diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
 			return false
 		}
 	}
-	moved := wasDelivered && (!m.addressKnown() || addressOfID(run.prior.ID.ValueString()) != m.cfg.Address())
+	moved := wasDelivered && (!m.addressKnown() || AddressOfID(run.prior.ID.ValueString()) != m.Config.Address())
 	if moved {
 		run.resp.RequiresReplace = append(run.resp.RequiresReplace, path.Root("ssh"))
 	}
@@ -169,7 +169,7 @@ func (run *planRun[M, P]) destroyActions() {
 	if run.sameHost {
 		own = run.rec.Ownership
 	}
-	run.h.DestroyActions = destroyActions(run.out.files, run.h,
+	run.h.DestroyActions = DestroyActions(run.out.Files, run.h,
 		func(p string) (bool, bool) { return own.savedKnown(p, run.sameHost) }, false)
 }
 
@@ -179,11 +179,11 @@ func (run *planRun[M, P]) destroyActions() {
 func (run *planRun[M, P]) trustedHostKey() {
 	m, h := run.m, run.h
 	h.TrustedHostKey = types.StringNull()
-	verificationUnknown := slices.Contains(m.unknown, "host_key") || slices.Contains(m.unknown, "known_hosts") ||
-		slices.Contains(m.unknown, "insecure_trust_on_first_use")
-	if m.cfg.TrustsOnFirstUse() || verificationUnknown {
+	verificationUnknown := slices.Contains(m.Unknown, "host_key") || slices.Contains(m.Unknown, "known_hosts") ||
+		slices.Contains(m.Unknown, "insecure_trust_on_first_use")
+	if m.Config.TrustsOnFirstUse() || verificationUnknown {
 		h.TrustedHostKey = types.StringUnknown()
-		if run.sameHost && known(run.prior.TrustedHostKey) && m.cfg.TrustsOnFirstUse() {
+		if run.sameHost && known(run.prior.TrustedHostKey) && m.Config.TrustsOnFirstUse() {
 			h.TrustedHostKey = run.prior.TrustedHostKey
 		}
 	}
@@ -198,7 +198,7 @@ func planDestroy(ctx context.Context, typeName string, state tfsdk.State, rec pr
 	if state.Raw.IsNull() {
 		return diags
 	}
-	var h hostFields
+	var h Common
 	diags.Append(state.GetAttribute(ctx, path.Root("id"), &h.ID)...)
 	diags.Append(state.GetAttribute(ctx, path.Root("keep_on_destroy"), &h.KeepOnDestroy)...)
 	diags.Append(state.GetAttribute(ctx, path.Root("on_destroy"), &h.OnDestroy)...)
@@ -217,7 +217,7 @@ func planDestroy(ctx context.Context, typeName string, state tfsdk.State, rec pr
 // that says what changed. When refresh could not look (write-only
 // credentials), the plan looks with the configuration's credentials and
 // leaves the value unknown if the host differs.
-func (r *hostResource[M, P]) planRemote(ctx context.Context, rec privateRecord, m resolvedSSH, id string, files []remote.Item, desired string, trusted types.String) (types.String, diag.Diagnostics) {
+func (r *Resource[M, P]) planRemote(ctx context.Context, rec privateRecord, m ResolvedSSH, id string, files []remote.Item, desired string, trusted types.String) (types.String, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if drift := rec.Drift; len(drift) > 0 {
 		// The ID (host:port:path) in the summary keeps Terraform from
@@ -225,10 +225,10 @@ func (r *hostResource[M, P]) planRemote(ctx context.Context, rec privateRecord, 
 		diags.AddWarning("Changed Outside Terraform: "+id, "The host no longer has what this resource put there; apply puts it back:\n  "+
 			strings.Join(drift, "\n  "))
 	}
-	if !rec.Unobserved || len(m.unknown) > 0 {
+	if !rec.Unobserved || len(m.Unknown) > 0 {
 		return types.StringValue(desired), diags
 	}
-	m.cfg.TrustedHostKey = trusted.ValueString()
+	m.Config.TrustedHostKey = trusted.ValueString()
 	o, d := r.observe(ctx, m, id, files, false)
 	diags.Append(d...)
 	if o.unreachable == nil && o.digest.ValueString() != desired {

@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func TestPrivateRecord_refuses(t *testing.T) {
 		"legacy broken": {privateMap{"drift": []byte(`"not a list"`)}, `decoding "drift"`},
 	} {
 		_, diags := readPrivateRecord(context.Background(), c.private)
-		if !diags.HasError() || !strings.Contains(summary(diags), c.want) {
+		if !diags.HasError() || !strings.Contains(Summary(diags), c.want) {
 			t.Errorf("%s: got %v, want an error with %q", name, diags, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"testing"
@@ -46,8 +46,8 @@ func TestDestroyActions(t *testing.T) {
 			"/etc/kubernetes/kubelet.conf": "undo edit"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &hostFields{OnDestroy: types.StringValue(tc.onDestroy), KeepOnDestroy: types.BoolValue(tc.keep)}
-			got := destroyActions(items, h, func(p string) (bool, bool) { return tc.own.savedKnown(p, tc.hasPrior) }, tc.complete)
+			h := &Common{OnDestroy: types.StringValue(tc.onDestroy), KeepOnDestroy: types.BoolValue(tc.keep)}
+			got := DestroyActions(items, h, func(p string) (bool, bool) { return tc.own.savedKnown(p, tc.hasPrior) }, tc.complete)
 			if tc.wantUnknown {
 				if !got.IsUnknown() {
 					t.Fatalf("got %v, want unknown", got)

@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-// trustedKeyOf is the key the client's host presented, to record on
+// TrustedKeyOf is the key the client's host presented, to record on
 // first use. A connection lost (and not re-established) since has none:
 // an error, never a key recorded from nothing.
-func trustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
+func TrustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	key := client.HostKey()
 	if key == nil {
@@ -43,23 +43,23 @@ type observation struct {
 // differs; with show, the drift of a whole file's content lists the
 // changed lines (changedLines). A host that does not answer is a warning
 // (unreachable).
-func (r *hostResource[M, P]) observe(ctx context.Context, m resolvedSSH, id string, files []remote.Item, show bool) (observation, diag.Diagnostics) {
+func (r *Resource[M, P]) observe(ctx context.Context, m ResolvedSSH, id string, files []remote.Item, show bool) (observation, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	o := observation{digest: types.StringNull()}
-	client, err := r.dial(ctx, m, toRead)
+	client, err := r.dial(ctx, m, ToRead)
 	if remote.Unreachable(err) {
 		o.unreachable = err
-		return o, unreachable(id, err)
+		return o, Unreachable(id, err)
 	}
 	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), connectSummary(err), err.Error())
+		diags.AddAttributeError(path.Root("ssh"), ConnectSummary(err), err.Error())
 		return o, diags
 	}
 	o.client = client
 	seen, err := client.Observe(ctx, files)
 	if remote.Unreachable(err) { // it stopped answering on a connection made while it still did
 		o.unreachable = err
-		return o, unreachable(id, err)
+		return o, Unreachable(id, err)
 	}
 	if err != nil {
 		diags.AddError("Reading Remote Files Failed", err.Error())
@@ -111,28 +111,28 @@ func changedText(ctx context.Context, client *remote.Client, f remote.Item, seen
 	return ":\n    " + strings.ReplaceAll(changed, "\n", "\n    ")
 }
 
-func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state M
 	out, m, rec, ok := r.loadState(ctx, req.State, req.Private, &state, &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	h := P(&state).Fields()
-	timeout, d := h.Timeouts.Read(ctx, defaultReadTimeout)
+	timeout, d := h.Timeouts.Read(ctx, DefaultReadTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := m.cfg.Validate(); err != nil || len(m.unknown) > 0 {
+	if err := m.Config.Validate(); err != nil || len(m.Unknown) > 0 {
 		// Write-only credentials are not stored: the plan looks instead.
 		tflog.Info(ctx, "refresh cannot reach the host without the configuration's credentials; the plan will look", nil)
 		rec.Unobserved = true
 		resp.Diagnostics.Append(rec.write(ctx, resp.Private)...)
 		return
 	}
-	o, d := r.observe(ctx, m, h.ID.ValueString(), out.files, showsDrift(P(&state)))
+	o, d := r.observe(ctx, m, h.ID.ValueString(), out.Files, showsDrift(P(&state)))
 	resp.Diagnostics.Append(d...)
 	if o.unreachable != nil {
 		// The prior state and what it found stay; a destroy plan fails.
@@ -143,10 +143,10 @@ func (r *hostResource[M, P]) Read(ctx context.Context, req resource.ReadRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if m.cfg.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
+	if m.Config.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
 		// Trust on first use turned on for an existing resource, or an
 		// import: the connection that read the files records the key.
-		h.TrustedHostKey, d = trustedKeyOf(o.client)
+		h.TrustedHostKey, d = TrustedKeyOf(o.client)
 		if resp.Diagnostics.Append(d...); d.HasError() {
 			return
 		}

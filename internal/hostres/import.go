@@ -1,10 +1,14 @@
-package provider
+package hostres
 
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -22,8 +26,8 @@ import (
 // when the host already has what the configuration renders, and changes
 // when the apply will rewrite it.
 
-// importDoc is the import section of these resources' descriptions.
-func importDoc(what, id string) string {
+// ImportDoc is the import section of these resources' descriptions.
+func ImportDoc(what, id string) string {
 	return "\n\n-> **Import** takes `" + id + "` (IPv6 hosts in brackets), with credentials and the host key from the " +
 		"provider's `default_ssh`, and records " + what + "'s digest: a rendered file does not give back the inputs it " +
 		"was rendered from, so import with the resource's full configuration (an `import` block, or `terraform import` " +
@@ -34,25 +38,25 @@ func importDoc(what, id string) string {
 		"\"restore\"`, destroy puts back the file as import found it."
 }
 
-// importedFile is what an imported state delivers until the first apply:
+// ImportedFile is what an imported state delivers until the first apply:
 // the file (or block) it found, known by its digest. mode is the mode the
 // resource gives the file, so that refresh does not report it as drift.
-func importedFile(h *hostFields, path, marker string, mode uint32) rendered {
+func ImportedFile(h *Common, path, marker string, mode uint32) Rendered {
 	if marker != "" {
-		return rendered{files: []remote.Item{remote.Block{Path: path, Marker: marker, SHA256: h.SHA256.ValueString()}}}
+		return Rendered{Files: []remote.Item{remote.Block{Path: path, Marker: marker, SHA256: h.SHA256.ValueString()}}}
 	}
-	return rendered{files: []remote.Item{remote.File{Path: path, Mode: mode, SHA256: h.SHA256.ValueString()}}}
+	return Rendered{Files: []remote.Item{remote.File{Path: path, Mode: mode, SHA256: h.SHA256.ValueString()}}}
 }
 
-// importRendered serves ImportState of a rendering resource. The ID is
+// ImportRendered serves ImportState of a rendering resource. The ID is
 // host:port:path, or host:port:path#marker for a resource that keeps a
 // marked block (withMarker; the marker defaults to defaultMarker). set
 // records the path and marker in the model; the file or block must exist.
-func (r *hostResource[M, P]) importRendered(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse,
+func (r *Resource[M, P]) ImportRendered(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse,
 	example string, withMarker bool, defaultMarker string, set func(m *M, path, marker string)) {
 	var m M
 	h := P(&m).Fields()
-	rest, client := r.importHost(ctx, req.ID, example, h, resp.Private, &resp.Diagnostics)
+	rest, client := r.ImportHost(ctx, req.ID, example, h, resp.Private, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -61,14 +65,14 @@ func (r *hostResource[M, P]) importRendered(ctx context.Context, req resource.Im
 		marker = defaultMarker
 		if i := strings.LastIndex(rest, "#"); i >= 0 {
 			p, marker = rest[:i], rest[i+1:]
-			if !markerPattern.MatchString(marker) {
+			if !MarkerPattern.MatchString(marker) {
 				resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not a block marker (letters, digits, '.', '-' or '_'), e.g. %s.",
 					marker, req.ID, example))
 				return
 			}
 		}
 	}
-	if !filePathPattern.MatchString(p) {
+	if !FilePathPattern.MatchString(p) {
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q in %q is not an absolute path to a file, e.g. %s.", p, req.ID, example))
 		return
 	}
@@ -90,4 +94,47 @@ func (r *hostResource[M, P]) importRendered(ctx context.Context, req resource.Im
 	set(&m, p, marker)
 	h.SHA256, h.RemoteSHA256 = types.StringValue(seen[0].SHA256), types.StringValue(seen[0].SHA256)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// ImportHost serves a resource's ImportState: it splits an ID
+// host:port:<rest> (IPv6 hosts in brackets), fills h's id, ssh,
+// keep_on_destroy and timeouts, and connects with the provider's defaults
+// and the usual host key rules. example is an ID to show when the ID does
+// not parse; rest is the part after host:port:.
+func (r *Resource[M, P]) ImportHost(ctx context.Context, id, example string, h *Common, private privateSetter, diags *diag.Diagnostics) (rest string, client *remote.Client) {
+	address := AddressOfID(id)
+	host, port, _ := net.SplitHostPort(address)
+	portNum, err := strconv.Atoi(port)
+	rest = strings.TrimPrefix(id, address+":")
+	if address == "" || err != nil || rest == "" {
+		diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not host:port:path, e.g. %s.", id, example))
+		return "", nil
+	}
+	// The port the configuration leaves out stays out, so the plan after
+	// the import does not change it.
+	importedPort := types.Int64Value(int64(portNum))
+	if defaults := r.data.SSHDefaults(); portNum == 22 && (defaults == nil || defaults.Port.IsNull()) ||
+		defaults != nil && defaults.Port.ValueInt64() == int64(portNum) {
+		importedPort = types.Int64Null()
+	}
+	ssh, d := types.ObjectValueFrom(ctx, objectTypes(ResourceSSHAttribute()), SSHModel{Host: types.StringValue(host), Port: importedPort})
+	diags.Append(d...)
+	if diags.HasError() {
+		return "", nil
+	}
+	// The file was there before: destroy leaves it unless the
+	// configuration says otherwise, and the next apply adopts it.
+	h.ID, h.KeepOnDestroy, h.SSH = types.StringValue(id), types.BoolValue(false), ssh
+	h.OnDestroy, h.Adopt = types.StringValue(OnDestroyKeep), types.BoolValue(false)
+	h.DestroyActions = types.MapValueMust(types.StringType, map[string]attr.Value{rest: types.StringValue(OnDestroyKeep)})
+	diags.Append(privateRecord{Ownership: newOwnership(true)}.write(ctx, private)...)
+	h.Timeouts.Object = types.ObjectNull(objectTypes(timeoutsAttribute(ctx)))
+	resolved, d := r.sshOf(ctx, h, types.StringNull())
+	diags.Append(d...)
+	if diags.HasError() {
+		return "", nil
+	}
+	client, d = r.connect(ctx, resolved, ToRead)
+	diags.Append(d...)
+	return rest, client
 }

@@ -1,4 +1,4 @@
-package provider
+package hostres
 
 import (
 	"context"
@@ -14,33 +14,33 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
-func (r *hostResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+func (r *Resource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	r.apply(ctx, req.Plan, req.Config, nil, &resp.State, resp.Private, &resp.Diagnostics)
 }
 
-func (r *hostResource[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+func (r *Resource[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.apply(ctx, req.Plan, req.Config, &req.State, &resp.State, resp.Private, &resp.Diagnostics)
 }
 
 // applyRun is one create or update. Its steps run in the order apply
 // calls them; each returns false when the run ends there (with the state
 // it leaves set).
-type applyRun[M any, P hostModel[M]] struct {
-	r                   *hostResource[M, P]
+type applyRun[M any, P Model[M]] struct {
+	r                   *Resource[M, P]
 	plan, config, prior M
 	// update is false for a create, which has no prior state.
 	update bool
-	h      *hostFields // the plan's
+	h      *Common // the plan's
 	rec    privateRecord
 	state  *tfsdk.State
 	diags  *diag.Diagnostics
 
 	// Filled as the run goes.
-	out            rendered // what the plan renders, after the host is read
-	old            rendered // what the prior state rendered
+	out            Rendered // what the plan renders, after the host is read
+	old            Rendered // what the prior state rendered
 	priorDelivered bool
 	capture        bool // the put saves what it finds (claim)
-	m              resolvedSSH
+	m              ResolvedSSH
 	client         *remote.Client
 	interim        *interimPlan
 	outcomes       []remote.Outcome // of the puts that succeeded
@@ -50,7 +50,7 @@ type applyRun[M any, P hostModel[M]] struct {
 // file or block the prior state had and the plan no longer has. Each whole
 // file carries the resource's ownership claim (owned): a create, or the first
 // apply after an import, saves on the host what it replaces.
-func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, priorState *tfsdk.State, state *tfsdk.State, private privateStore, diags *diag.Diagnostics) {
+func (r *Resource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, priorState *tfsdk.State, state *tfsdk.State, private privateStore, diags *diag.Diagnostics) {
 	run := &applyRun[M, P]{r: r, update: priorState != nil, state: state, diags: diags}
 	if !run.load(ctx, planned, cfg, priorState, private) {
 		return
@@ -59,9 +59,9 @@ func (r *hostResource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg 
 		run.stateOnly(ctx)
 		return
 	}
-	timeout, d := run.h.Timeouts.Create(ctx, defaultApplyTimeout)
+	timeout, d := run.h.Timeouts.Create(ctx, DefaultApplyTimeout)
 	if run.update {
-		timeout, d = run.h.Timeouts.Update(ctx, defaultApplyTimeout)
+		timeout, d = run.h.Timeouts.Update(ctx, DefaultApplyTimeout)
 	}
 	diags.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -110,7 +110,7 @@ func (run *applyRun[M, P]) load(ctx context.Context, planned tfsdk.Plan, cfg tfs
 func (run *applyRun[M, P]) stateOnly(ctx context.Context) {
 	tflog.Info(ctx, "only what destroy does or timeouts changed; the host is not contacted")
 	if out, d := P(&run.plan).Render(&run.config); !d.HasError() {
-		run.rec.Ownership.settle(run.h, out.files)
+		run.rec.Ownership.settle(run.h, out.Files)
 	}
 	run.diags.Append(run.state.Set(ctx, &run.plan)...)
 }
@@ -145,7 +145,7 @@ func (run *applyRun[M, P]) admit(ctx context.Context) (*rolloutTicket, bool) {
 		return nil, false
 	}
 	run.m = m
-	ticket, d := run.r.admit(ctx, run.h, hostID(m.cfg, run.out.files))
+	ticket, d := run.r.admit(ctx, run.h, hostID(m.Config, run.out.Files))
 	if d.HasError() {
 		run.diags.Append(d...)
 		run.keepPrior(ctx) // not attempted
@@ -156,14 +156,14 @@ func (run *applyRun[M, P]) admit(ctx context.Context) (*rolloutTicket, bool) {
 
 // connect connects to change the host, recording its key on first use.
 func (run *applyRun[M, P]) connect(ctx context.Context) bool {
-	client, d := run.r.connect(ctx, run.m, toChange)
+	client, d := run.r.connect(ctx, run.m, ToChange)
 	run.diags.Append(d...)
 	if run.diags.HasError() {
 		return false
 	}
 	run.client = client
 	if run.h.TrustedHostKey.IsUnknown() {
-		if run.h.TrustedHostKey, d = trustedKeyOf(client); d.HasError() {
+		if run.h.TrustedHostKey, d = TrustedKeyOf(client); d.HasError() {
 			run.diags.Append(d...)
 			return false
 		}
@@ -202,7 +202,7 @@ func (run *applyRun[M, P]) planInterim(ctx context.Context) bool {
 		}
 		run.interim = interim
 	}
-	run.h.ID = types.StringValue(hostID(run.m.cfg, run.out.files))
+	run.h.ID = types.StringValue(hostID(run.m.Config, run.out.Files))
 	if run.interim != nil {
 		if err := run.interim.putRecord(ctx, run.client, run.rec.Ownership.ID); err != nil {
 			run.diags.AddError("Applying File Failed", err.Error())
@@ -222,11 +222,11 @@ func (run *applyRun[M, P]) put(ctx context.Context, private privateSetter) bool 
 		toPut = run.interim.out
 	}
 	own := &run.rec.Ownership
-	toPut.files = run.r.owned(toPut.files, *own, run.h, run.capture)
-	toPut.files = run.r.data.withClusterTurns(run.h.ID.ValueString(), toPut.files)
+	toPut.Files = run.r.owned(toPut.Files, *own, run.h, run.capture)
+	toPut.Files = run.r.data.withClusterTurns(run.h.ID.ValueString(), toPut.Files)
 	failed, put, outcomes := run.r.putAll(ctx, run.client, run.m, toPut, run.diags)
 	run.outcomes = outcomes
-	own.record(toPut.files, outcomes)
+	own.record(toPut.Files, outcomes)
 	if !failed {
 		return true
 	}
@@ -241,9 +241,9 @@ func (run *applyRun[M, P]) put(ctx context.Context, private privateSetter) bool 
 		// Earlier files are on the host: keep a (tainted) state so that
 		// the next apply replaces the resource and cleans up.
 		h.RemoteSHA256 = types.StringNull()
-		own.settle(h, run.out.files)
+		own.settle(h, run.out.Files)
 		run.diags.Append(run.state.Set(ctx, &run.plan)...)
-	case run.update && put > 0 && editsOnly(toPut.files) && holdsAll(toPut.files, run.old.files):
+	case run.update && put > 0 && editsOnly(toPut.Files) && holdsAll(toPut.Files, run.old.Files):
 		// Only the state can take these changes back (what the model
 		// read before them, as kha_kubeconfig_server's
 		// previous_servers): it keeps the plan's, which has every path
@@ -263,13 +263,13 @@ func (run *applyRun[M, P]) put(ctx context.Context, private privateSetter) bool 
 func (run *applyRun[M, P]) finish(ctx context.Context, private privateSetter) {
 	own := &run.rec.Ownership
 	if run.priorDelivered {
-		run.r.removeLeftovers(ctx, run.client, run.r.owned(run.old.files, *own, run.h, false), run.out.files, run.diags)
+		run.r.removeLeftovers(ctx, run.client, run.r.owned(run.old.Files, *own, run.h, false), run.out.Files, run.diags)
 		if run.diags.HasError() {
 			return
 		}
 	}
 	own.Imported = false
-	own.settle(run.h, run.out.files)
+	own.settle(run.h, run.out.Files)
 	run.h.RemoteSHA256 = types.StringValue(run.h.SHA256.ValueString())
 	run.diags.Append(run.state.Set(ctx, &run.plan)...)
 	run.rec.observed(nil)
@@ -294,8 +294,8 @@ func (run *applyRun[M, P]) keepPrior(ctx context.Context) {
 // says how (rollback), and reports how many files the host keeps (or may
 // keep: remote.LeftInPlace) of this apply: 0 when it is as it was.
 // outcomes are the puts' that succeeded.
-func (r *hostResource[M, P]) putAll(ctx context.Context, client *remote.Client, m resolvedSSH, out rendered, diags *diag.Diagnostics) (failed bool, kept int, outcomes []remote.Outcome) {
-	for i, f := range out.files {
+func (r *Resource[M, P]) putAll(ctx context.Context, client *remote.Client, m ResolvedSSH, out Rendered, diags *diag.Diagnostics) (failed bool, kept int, outcomes []remote.Outcome) {
+	for i, f := range out.Files {
 		outcome, err := client.Put(ctx, f)
 		if err == nil {
 			outcomes = append(outcomes, outcome)
@@ -312,12 +312,12 @@ func (r *hostResource[M, P]) putAll(ctx context.Context, client *remote.Client, 
 		if remote.ReloadedAfterSwap(err) {
 			reload = f.Reload()
 		}
-		if i > 0 && len(out.rollback) > 0 && r.rollBack(ctx, m, out.rollback[:i], reload, diags) {
+		if i > 0 && len(out.Rollback) > 0 && r.rollBack(ctx, m, out.Rollback[:i], reload, diags) {
 			return true, left, outcomes
 		}
 		return true, i + left, outcomes
 	}
-	return false, len(out.files), outcomes
+	return false, len(out.Files), outcomes
 }
 
 // holdsAll says whether items has every place that old has.
@@ -352,11 +352,11 @@ func editsOnly(items []remote.Item) bool {
 // one), running reload after the last undo when the failed file's reload
 // ran. It reports whether the host is back as it was; when it is not,
 // the error says what is left.
-func (r *hostResource[M, P]) rollBack(ctx context.Context, m resolvedSSH, undo []*remote.EditedFile, reload string, diags *diag.Diagnostics) bool {
-	client, d := r.connect(ctx, m, toChange)
+func (r *Resource[M, P]) rollBack(ctx context.Context, m ResolvedSSH, undo []*remote.EditedFile, reload string, diags *diag.Diagnostics) bool {
+	client, d := r.connect(ctx, m, ToChange)
 	if d.HasError() {
 		diags.AddError("Rolling Back Failed", "the files changed before the failure could not be put back: "+
-			summary(d)+". The next apply puts the resource right.")
+			Summary(d)+". The next apply puts the resource right.")
 		return false
 	}
 	first := slices.IndexFunc(undo, func(f *remote.EditedFile) bool { return f != nil })
@@ -381,7 +381,7 @@ func (r *hostResource[M, P]) rollBack(ctx context.Context, m resolvedSSH, undo [
 // removeLeftovers removes the files of the prior state that the new set
 // does not have (a changed path, a static pod given up for systemd),
 // after the new ones are in place and reloaded.
-func (r *hostResource[M, P]) removeLeftovers(ctx context.Context, client *remote.Client, old, current []remote.Item, diags *diag.Diagnostics) {
+func (r *Resource[M, P]) removeLeftovers(ctx context.Context, client *remote.Client, old, current []remote.Item, diags *diag.Diagnostics) {
 	type place struct{ path, marker string }
 	keep := map[place]bool{}
 	for _, f := range current {
