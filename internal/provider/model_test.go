@@ -16,11 +16,6 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/hostres"
 )
 
-// modelOf gives the model a host resource decodes into.
-func modelOf[M any, P hostres.Model[M]](*hostres.Resource[M, P]) func() any {
-	return func() any { return new(M) }
-}
-
 // servedSchema is one schema the provider serves and the model it
 // decodes into.
 type servedSchema struct {
