@@ -16,6 +16,7 @@ import (
 // the bastion, which must be pinned; the verification tunnels, the
 // kubeconfig check and the preflight ride the host's verified connection.
 func TestTrustOnFirstUseIsNeverInherited(t *testing.T) {
+	t.Parallel()
 	defaults := &SSHModel{InsecureTrustOnFirstUse: types.BoolValue(true), Password: types.StringValue("pw")}
 	var r SSHModel
 	r.Host, r.BastionHost, r.PrivateKey = types.StringValue("10.0.0.11"), types.StringValue("10.0.0.1"), types.StringNull()

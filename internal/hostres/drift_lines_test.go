@@ -6,6 +6,7 @@ import (
 )
 
 func TestLineDiff(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		want, got, diff []string
 	}{

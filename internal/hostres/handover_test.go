@@ -6,6 +6,7 @@ import (
 )
 
 func TestPreviousPlaces(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name                string
 		pending             *pendingHandover

@@ -9,6 +9,7 @@ import (
 )
 
 func TestDestroyActions(t *testing.T) {
+	t.Parallel()
 	items := []remote.Item{
 		remote.File{Path: "/etc/haproxy/haproxy.cfg"},
 		remote.File{Path: "/etc/kha/check.sh"},
@@ -71,6 +72,7 @@ func TestDestroyActions(t *testing.T) {
 }
 
 func TestOnDestroyOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		config, prior types.String
 		want          string
@@ -87,6 +89,7 @@ func TestOnDestroyOf(t *testing.T) {
 }
 
 func TestOwnershipRecordsSavedFilesForGood(t *testing.T) {
+	t.Parallel()
 	own := ownership{ID: "x"}
 	files := []remote.Item{remote.File{Path: "/a"}, remote.Block{Path: "/etc/hosts", Marker: "m"}, remote.File{Path: "/b"}}
 	own.record(files, []remote.Outcome{{Saved: true}, {}, {Saved: false}})

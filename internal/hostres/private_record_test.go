@@ -30,6 +30,7 @@ func (p privateMap) SetKey(_ context.Context, key string, value []byte) diag.Dia
 // before the record keeps five keys; the record reads them all, and its
 // first write leaves the record alone under its key.
 func TestPrivateRecord_upgradesLegacyKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// As the earlier releases wrote them: the claim and the drift as JSON,
 	// "true" or "false", the unreachable host's reason as a JSON string,
@@ -72,6 +73,7 @@ func TestPrivateRecord_upgradesLegacyKeys(t *testing.T) {
 // TestPrivateRecord_empty: a new resource, or one from before claims,
 // has an empty record and no error.
 func TestPrivateRecord_empty(t *testing.T) {
+	t.Parallel()
 	rec, diags := readPrivateRecord(context.Background(), privateMap{})
 	if diags.HasError() || !reflect.DeepEqual(rec, privateRecord{}) {
 		t.Fatalf("got %+v, %v", rec, diags)
@@ -81,6 +83,7 @@ func TestPrivateRecord_empty(t *testing.T) {
 // TestPrivateRecord_refuses: a record this release cannot read is an
 // error that says what to do, never a record read half.
 func TestPrivateRecord_refuses(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct {
 		private privateMap
 		want    string

@@ -81,6 +81,7 @@ func hostsBlock(marker, content string) remote.Item {
 }
 
 func TestReservations_conflicts(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name         string
 		first, later testReserver
@@ -138,6 +139,7 @@ func TestReservations_conflicts(t *testing.T) {
 // TestReservations_bastion: one private address behind two bastions is two
 // machines; behind one, one.
 func TestReservations_bastion(t *testing.T) {
+	t.Parallel()
 	d := &ProviderData{reservations: newReservations()}
 	behind := func(bastion string) ResolvedSSH {
 		return ResolvedSSH{Config: remote.Config{Host: "10.0.0.5", Bastion: &remote.Config{Host: bastion}}}
@@ -160,6 +162,7 @@ func TestReservations_bastion(t *testing.T) {
 // TestReservations_detail: a third reserver names both before it, in order; the
 // error is at the attribute that sets the path, with the fix of each.
 func TestReservations_detail(t *testing.T) {
+	t.Parallel()
 	d := &ProviderData{reservations: newReservations()}
 	m := ResolvedSSH{Config: remote.Config{Host: "10.0.0.21"}}
 	take := func(name, digest string, settings []PathSetting, files ...remote.Item) diag.Diagnostics {
@@ -191,6 +194,7 @@ func TestReservations_detail(t *testing.T) {
 // TestReservations_parallel: of many resources claiming one file at once,
 // exactly one wins.
 func TestReservations_parallel(t *testing.T) {
+	t.Parallel()
 	d := &ProviderData{reservations: newReservations()}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -88,6 +88,7 @@ func receive(t *testing.T, ch chan admission) admission {
 }
 
 func TestRollout_nilAdmitsAtOnce(t *testing.T) {
+	t.Parallel()
 	var r *rollout
 	ticket, err := r.admit(context.Background(), "kha_file", "h:22:/a")
 	if ticket != nil || err != nil {
@@ -206,6 +207,7 @@ func TestRollout_waitEndsWithTheContext(t *testing.T) {
 }
 
 func TestRollout_groupPolicies(t *testing.T) {
+	t.Parallel()
 	r := newRollout(rolloutPolicy{canary: 1, stopOnFailure: true}, map[string]rolloutPolicy{"fast": {}})
 	admitNow(t, r, "fast", "h0:22:/f")
 	admitNow(t, r, "fast", "h1:22:/f") // no canary in "fast"
@@ -261,6 +263,7 @@ func TestRollout_concurrencyNeverExceedsBatch(t *testing.T) {
 // A group's values override rollout's one by one; the rest are rollout's,
 // whose own defaults are canary = 1, no batch, stop_on_failure = true.
 func TestRollout_policiesFromConfiguration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	typ := RolloutAttribute().GetType().(basetypes.ObjectType)
 	groupType := typ.AttrTypes["groups"].(basetypes.MapType).ElemType.(basetypes.ObjectType)
