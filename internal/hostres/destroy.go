@@ -32,18 +32,8 @@ func (r *Resource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest,
 		r.dropRecords(ctx, rec.Unreachable != "", m, r.owned(out.Files, own, h, false), &resp.Diagnostics)
 		return
 	}
-	if err := m.Config.Validate(); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("ssh"), "No Credentials to Remove Files",
-			err.Error()+". Destroy runs without the resource's configuration, so write-only secrets are not available: "+
-				"set them on the provider's default_ssh or use the SSH agent, or set on_destroy = \"keep\".")
-		return
-	}
-	client, d := r.connect(ctx, m, ToChange)
-	if d.HasError() {
-		for _, e := range d.Errors() {
-			resp.Diagnostics.AddAttributeError(path.Root("ssh"), e.Summary(), e.Detail()+hostGoneHint(e.Detail())+
-				destroyWayOut("kha_"+r.Name, h.ID.ValueString()))
-		}
+	client := r.connectToRemove(ctx, m, h.ID.ValueString(), &resp.Diagnostics)
+	if client == nil {
 		return
 	}
 	out, d = r.readHost(ctx, client, &state, nil, out)
@@ -58,6 +48,26 @@ func (r *Resource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest,
 			resp.Diagnostics.AddWarning("Handover Record Left on the Host", err.Error())
 		}
 	}
+}
+
+// connectToRemove connects for a destroy; nil when it cannot, with an
+// error that says the way out (on_destroy = "keep").
+func (r *Resource[M, P]) connectToRemove(ctx context.Context, m ResolvedSSH, id string, diags *diag.Diagnostics) *remote.Client {
+	if err := m.Config.Validate(); err != nil {
+		diags.AddAttributeError(path.Root("ssh"), "No Credentials to Remove Files",
+			err.Error()+". Destroy runs without the resource's configuration, so write-only secrets are not available: "+
+				"set them on the provider's default_ssh or use the SSH agent, or set on_destroy = \"keep\".")
+		return nil
+	}
+	client, d := r.connect(ctx, m, ToChange)
+	if d.HasError() {
+		for _, e := range d.Errors() {
+			diags.AddAttributeError(path.Root("ssh"), e.Summary(), e.Detail()+hostGoneHint(e.Detail())+
+				destroyWayOut("kha_"+r.Name, id))
+		}
+		return nil
+	}
+	return client
 }
 
 // removeAll removes files from the host, last first, running

@@ -140,23 +140,32 @@ func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, res
 		resp.Diagnostics.Append(rec.write(ctx, resp.Private)...)
 		return
 	}
-	if resp.Diagnostics.HasError() {
-		return
+	if !resp.Diagnostics.HasError() {
+		r.recordObservation(ctx, m, &state, &rec, &o, resp)
 	}
+}
+
+// recordObservation keeps what a refresh that reached the host found: the
+// host key on first use, an interim configuration a handover left, what a
+// HostWatcher sees, the digest and the drift.
+func (r *Resource[M, P]) recordObservation(ctx context.Context, m ResolvedSSH, state *M, rec *privateRecord, o *observation,
+	resp *resource.ReadResponse) {
+	h := P(state).Fields()
 	if m.Config.TrustsOnFirstUse() && h.TrustedHostKey.IsNull() {
 		// Trust on first use turned on for an existing resource, or an
 		// import: the connection that read the files records the key.
+		var d diag.Diagnostics
 		h.TrustedHostKey, d = TrustedKeyOf(o.client)
 		if resp.Diagnostics.Append(d...); d.HasError() {
 			return
 		}
 	}
-	acceptInterim(ctx, &rec, h, &o)
-	if watcher, ok := any(P(&state)).(HostWatcher); ok {
+	acceptInterim(ctx, rec, h, o)
+	if watcher, ok := any(P(state)).(HostWatcher); ok {
 		resp.Diagnostics.Append(watcher.WatchHost(ctx, o.client, h.ID.ValueString())...)
 	}
 	h.RemoteSHA256 = o.digest
 	rec.observed(o.drift)
 	resp.Diagnostics.Append(rec.write(ctx, resp.Private)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
