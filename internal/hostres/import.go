@@ -110,14 +110,7 @@ func (r *Resource[M, P]) ImportHost(ctx context.Context, id, example string, h *
 		diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not host:port:path, e.g. %s.", id, example))
 		return "", nil
 	}
-	// The port the configuration leaves out stays out, so the plan after
-	// the import does not change it.
-	importedPort := types.Int64Value(int64(portNum))
-	if defaults := r.data.SSHDefaults(); portNum == 22 && (defaults == nil || defaults.Port.IsNull()) ||
-		defaults != nil && defaults.Port.ValueInt64() == int64(portNum) {
-		importedPort = types.Int64Null()
-	}
-	ssh, d := types.ObjectValueFrom(ctx, objectTypes(ResourceSSHAttribute()), SSHModel{Host: types.StringValue(host), Port: importedPort})
+	ssh, d := r.data.ImportedSSH(ctx, host, types.Int64Value(int64(portNum)))
 	diags.Append(d...)
 	if diags.HasError() {
 		return "", nil

@@ -53,5 +53,17 @@ func (d *ProviderData) SSHDefaults() *SSHModel {
 	return d.defaults
 }
 
+// ImportedSSH is the `ssh` an import records for host and port (null:
+// the ID named none). The port the configuration leaves out stays out (22
+// without a default port, or default_ssh's port), so the plan after the
+// import does not change it.
+func (d *ProviderData) ImportedSSH(ctx context.Context, host string, port types.Int64) (types.Object, diag.Diagnostics) {
+	if defaults := d.SSHDefaults(); port.ValueInt64() == 22 && (defaults == nil || defaults.Port.IsNull()) ||
+		defaults != nil && defaults.Port.ValueInt64() == port.ValueInt64() {
+		port = types.Int64Null()
+	}
+	return types.ObjectValueFrom(ctx, objectTypes(ResourceSSHAttribute()), SSHModel{Host: types.StringValue(host), Port: port})
+}
+
 // Pool is the run's SSH connections, for a data source that reads a host.
 func (d *ProviderData) Pool() *remote.Pool { return d.pool }

@@ -142,6 +142,7 @@ func hostAttributes(ctx context.Context, idDescription, sha256Description string
 	}
 }
 
+// timeoutsAttribute is the `timeouts` of every host resource.
 func timeoutsAttribute(ctx context.Context) schema.Attribute {
 	return timeouts.Attributes(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true,
 		CreateDescription: "How long creating may take, connecting, validating and reloading included. Default `10m`.",

@@ -722,27 +722,21 @@ func (r *endpointConfigMapsResource) ImportState(ctx context.Context, req resour
 	if i := strings.Index(req.ID, ":/"); i >= 0 {
 		address, kubeconfigPath = req.ID[:i], req.ID[i+1:]
 	}
-	host, port := address, int64(0)
+	host, port := address, types.Int64Null()
 	if h, p, err := net.SplitHostPort(address); err == nil {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
 			resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q has an invalid port; use host, host:port or host:port:/etc/kubernetes/admin.conf.", req.ID))
 			return
 		}
-		host, port = h, int64(n)
+		host, port = h, types.Int64Value(int64(n))
 	}
 	if host == "" || strings.ContainsAny(host, "/ ") || !hostres.FilePathPattern.MatchString(kubeconfigPath) {
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q is not host, host:port or host:port:/path/to/admin.conf, "+
 			"e.g. 10.0.0.11:22:/etc/kubernetes/admin.conf.", req.ID))
 		return
 	}
-	// The port the configuration leaves out stays out.
-	importedPort := types.Int64Null()
-	if defaults := r.data.SSHDefaults(); port != 0 && !(port == 22 && (defaults == nil || defaults.Port.IsNull())) &&
-		(defaults == nil || defaults.Port.ValueInt64() != port) {
-		importedPort = types.Int64Value(port)
-	}
-	sshObj, d := types.ObjectValueFrom(ctx, attributeTypes(hostres.ResourceSSHAttribute()), hostres.SSHModel{Host: types.StringValue(host), Port: importedPort})
+	sshObj, d := r.data.ImportedSSH(ctx, host, port)
 	resp.Diagnostics.Append(d...)
 	var schemaResp resource.SchemaResponse
 	r.Schema(ctx, resource.SchemaRequest{}, &schemaResp)
