@@ -219,6 +219,28 @@ func (lb *liveLB) write(t *testing.T) {
 
 func (lb *liveLB) socket() string { return lb.spec.Runtime.StatsSocket }
 
+// reload signals haproxy's master (master-worker mode) until a worker with
+// server in its configuration answers: a master that has not finished
+// starting lets a reload signal go unanswered, which a test that reloads
+// within a fraction of a second of the start would otherwise take for a
+// failed reload.
+func (lb *liveLB) reload(t *testing.T, server string) {
+	t.Helper()
+	var signalled time.Time
+	waitFor(t, 15*time.Second, "a worker with "+server, func() bool {
+		if _, ok := haproxyStates(lb.socket())[server]; ok {
+			return true
+		}
+		if time.Since(signalled) > time.Second {
+			if err := lb.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+				t.Fatal(err)
+			}
+			signalled = time.Now()
+		}
+		return false
+	})
+}
+
 func (lb *liveLB) waitState(t *testing.T, server, state string) time.Duration {
 	return waitFor(t, 15*time.Second, server+" state "+state, func() bool { return haproxyStates(lb.socket())[server] == state })
 }
@@ -283,21 +305,30 @@ func TestLiveHAProxyReloadKeepsConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	streamDone := make(chan []string, 1)
+	streamDone, firstLine := make(chan []string, 1), make(chan struct{})
 	go func() {
 		var lines []string
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
-			lines = append(lines, sc.Text())
+			if lines = append(lines, sc.Text()); len(lines) == 1 {
+				close(firstLine)
+			}
 		}
 		streamDone <- lines
 	}()
-	time.Sleep(500 * time.Millisecond)
+	select { // the response is in flight once its first line is here
+	case <-firstLine:
+	case lines := <-streamDone:
+		t.Fatalf("the stream ended before the reload with %d lines", len(lines))
+	}
 
 	lb.spec.Backends = backendsOf(procs[1:]) // cp1 leaves, cp3 joins
 	lb.write(t)
-	if err := lb.cmd.Process.Signal(syscall.SIGUSR2); err != nil { // master-worker reload
-		t.Fatal(err)
+	lb.reload(t, "cp3")
+	select {
+	case lines := <-streamDone:
+		t.Fatalf("the stream had ended (%d lines) when the reload took: nothing was in flight", len(lines))
+	default:
 	}
 	lb.waitState(t, "cp3", "2")
 	lines := <-streamDone

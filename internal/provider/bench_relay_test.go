@@ -100,6 +100,7 @@ func (p *relayProcess) settled(b testing.TB) testhost.RelayStats {
 // TestFleetRelayProcess is not a test but the process startRelays runs;
 // it skips unless relayVariable is set.
 func TestFleetRelayProcess(t *testing.T) {
+	t.Parallel()
 	text := os.Getenv(relayVariable)
 	if text == "" {
 		t.Skip("BenchmarkFleet's relay process (startRelays)")

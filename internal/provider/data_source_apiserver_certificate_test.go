@@ -33,6 +33,7 @@ import (
 // endpoints verify against it and fails, at plan time, once a load
 // balancer name it lacks is added.
 func TestAccAPIServerCertificate_feedsExistingSANs(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	pki := testhost.TestPKI(t)
 	certFile, _ := pki.WriteServerFiles(t, t.TempDir())
@@ -88,6 +89,7 @@ func TestAccAPIServerCertificate_feedsExistingSANs(t *testing.T) {
 // TestAccAPIServerCertificate_errors: a file that is not a certificate and
 // an address nothing answers on fail the read with what went wrong.
 func TestAccAPIServerCertificate_errors(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	notPEM := filepath.Join(t.TempDir(), "apiserver.crt")
 	os.WriteFile(notPEM, []byte("not a certificate\n"), 0o644)
@@ -119,6 +121,7 @@ func TestAccAPIServerCertificate_errors(t *testing.T) {
 // before dialing: an impostor sshd on the node's address never sees a
 // connection, let alone the password. A pinned key reads as usual.
 func TestAccAPIServerCertificate_neverTrustsOnFirstUse(t *testing.T) {
+	t.Parallel()
 	pw := testhost.SetPassword(t)
 	impostor := testhost.Start(t, testhost.Options{Password: true})
 	pki := testhost.TestPKI(t)
@@ -157,6 +160,7 @@ func TestAccAPIServerCertificate_neverTrustsOnFirstUse(t *testing.T) {
 // chain to the cluster CA and, in a handshake, be valid for the address;
 // without it whatever is served is read.
 func TestAccAPIServerCertificate_caPEM(t *testing.T) {
+	t.Parallel()
 	pki := testhost.TestPKI(t)
 	apiserver := testhost.StartAPIServer(t, "cp1", "127.0.0.2")
 	read := func(address, ca, serverName string) string {
@@ -194,6 +198,7 @@ func TestAccAPIServerCertificate_caPEM(t *testing.T) {
 // there but holds no certificate still fails, and so does a missing file
 // without allow_missing.
 func TestAccAPIServerCertificate_allowMissing(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	notPEM := filepath.Join(t.TempDir(), "apiserver.crt")
 	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o644); err != nil {
@@ -271,6 +276,7 @@ resource "kha_cluster_endpoints" "c" {
 // trust on first use says how to pin the host, with ssh-keyscan run on the
 // bastion when the node is behind one.
 func TestAPIServerCertificate_firstUseRefusalBehindABastion(t *testing.T) {
+	t.Parallel()
 	cfg := remote.Config{Host: "10.0.0.11", Bastion: &remote.Config{Host: "203.0.113.10", User: "jump"}}
 	msg := errNoFirstUseForDataSources(cfg).Error()
 	for _, want := range []string{"`ssh -p 22 jump@203.0.113.10 ssh-keyscan -p 22 10.0.0.11`", "run ssh-keyscan on the bastion 203.0.113.10:22"} {
@@ -325,6 +331,7 @@ func frozenService(t *testing.T) (client *remote.Client, address string, thaw fu
 // TestHandshakeGivesUpOnAFrozenHost: a TLS handshake through a host that
 // stops answering ends with its context.
 func TestHandshakeGivesUpOnAFrozenHost(t *testing.T) {
+	t.Parallel()
 	client, address, thaw := frozenService(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -350,6 +357,7 @@ func TestHandshakeGivesUpOnAFrozenHost(t *testing.T) {
 // (and the engine then puts the previous configuration back), where it
 // used to wait for the host forever.
 func TestLBVerificationGivesUpOnAFrozenHost(t *testing.T) {
+	t.Parallel()
 	client, address, thaw := frozenService(t)
 	_, port, _ := net.SplitHostPort(address)
 	p, _ := strconv.Atoi(port)

@@ -91,6 +91,7 @@ func planDiagnostics(t *testing.T, r resource.Resource, config map[string]any) d
 // findings of one check again and again: the diagnostics come out in the
 // same order every time, so two identical plans print the same.
 func TestDiagnosticsComeInTheSameOrder(t *testing.T) {
+	t.Parallel()
 	listen := map[string]any{"address": "127.0.0.1", "port": 6443}
 	backends := []any{map[string]any{"name": "cp1", "address": "10.0.0.11", "port": 6443}}
 	for name, tc := range map[string]struct {

@@ -21,6 +21,7 @@ import (
 // summary, and the warning lists the changed lines; a kha_file's content
 // (which may be secret) is never shown.
 func TestAccHost_driftShowsChangedLines(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	dir := t.TempDir()
 	recorder := &planRecorder{}

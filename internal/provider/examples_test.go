@@ -157,6 +157,7 @@ var exampleOff = []struct {
 func isTrueOrUnknown(v any, unknown bool) bool { return unknown || v == true }
 
 func TestAccExamples_survivePlanApplyNoopDestroy(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("acceptance test: set TF_ACC=1")
 	}

@@ -13,6 +13,7 @@ import (
 )
 
 func TestFunctions(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
 		ProtoV6ProviderFactories: testAccProviders,
@@ -45,6 +46,7 @@ func TestFunctions(t *testing.T) {
 // and fails the plan on a loopback one such as endpoints.global behind
 // node-local load balancers.
 func TestFunctions_podEndpoint(t *testing.T) {
+	t.Parallel()
 	endpoint := func(url, host string, port int64) knownvalue.Check {
 		return knownvalue.ObjectExact(map[string]knownvalue.Check{
 			"url": knownvalue.StringExact(url), "host": knownvalue.StringExact(host), "port": knownvalue.Int64Exact(port)})
@@ -79,6 +81,7 @@ func TestFunctions_podEndpoint(t *testing.T) {
 // spelling of this host that a pod's resolver or curl would dial as one,
 // with the error of plain loopback.
 func TestFunctions_podEndpointLoopbackSpellings(t *testing.T) {
+	t.Parallel()
 	for _, u := range []string{"https://0x7f000001:6443", "https://2130706433:6443", "https://0177.0.0.1:6443",
 		"https://017700000001:6443", "https://127.1:6443", "https://0x7f.1:6443", "https://[::ffff:127.0.0.1]:6443",
 		"https://0.0.0.0:6443", "https://[::]:6443"} {

@@ -51,6 +51,7 @@ resource "kha_hosts_entries" "gone" {
 // and the apply), the destroy fails naming each way out: terraform state
 // rm of the resource, or on_destroy = "keep" applied first.
 func TestAccHost_destroyOnGoneHostNamesTheWayOut(t *testing.T) {
+	t.Parallel()
 	testhost.Require(t, os.Getenv("TF_ACC") != "", "TF_ACC is not set")
 	tf := terraformPath(t)
 	provider := buildProvider(t)

@@ -126,6 +126,7 @@ func TestAccHost_unreachableDuringRefresh(t *testing.T) {
 // process dials it anew, as the CLI's does, or finds a connection it
 // made while the host still answered.
 func TestAccHost_droppingHostWarns(t *testing.T) {
+	t.Parallel()
 	for name, factories := range map[string]func(*planRecorder) map[string]func() (tfprotov6.ProviderServer, error){
 		"a new provider process":    (*planRecorder).processPerCommand,
 		"a connection made earlier": (*planRecorder).factories,

@@ -31,6 +31,7 @@ import (
 // files import found, byte for byte and with their modes. A missing file
 // and a malformed ID are refused with what to do.
 func TestAccImport_renderedResources(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	dir := t.TempDir()
 	block := remote.BlockLines("api", "10.0.0.100 api.example.com")

@@ -17,6 +17,7 @@ import (
 // 1s and proxy_timeout 10m; its haproxy.cfg.j2 30s, 5m and 15m), and every
 // deviation from kubespray is stated where the attribute is documented.
 func TestKubesprayComparisons(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		resource  func() fwresource.Resource
 		attribute string // "" for the resource's own description
@@ -65,6 +66,7 @@ var kubesprayName = regexp.MustCompile("kubespray's (?:per-host )?`([a-z_][a-z0-
 // documentation names is in the kubespray guide's table, so the table
 // translates a whole kubespray cluster.
 func TestKubesprayGuideCoversTheSchema(t *testing.T) {
+	t.Parallel()
 	guide, err := os.ReadFile("../../templates/guides/kubespray.md.tmpl")
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 // Plugin logs follow the level at which Terraform shows them, and a level
 // the user set for the SDK or this provider is left alone.
 func TestUnsetLogLevels(t *testing.T) {
+	t.Parallel()
 	all := func(level string) map[string]string {
 		return map[string]string{"TF_LOG_SDK": level, "TF_LOG_SDK_PROTO": level, "TF_LOG_SDK_FRAMEWORK": level, "TF_LOG_PROVIDER_KHA": level}
 	}

@@ -112,6 +112,7 @@ func nullAttributes(typ tftypes.Object) tftypes.Value {
 // from a model, or one the schema no longer has, fails here instead of
 // in a real refresh.
 func TestModelsMatchSchemas(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, s := range servedSchemas(t) {
 		typ := s.schema.Schema.Type().TerraformType(ctx).(tftypes.Object)
@@ -129,6 +130,7 @@ func TestModelsMatchSchemas(t *testing.T) {
 // default_ssh) into the one sshModel: null gives an empty model, and with
 // every attribute set exactly the fields of that shape are set.
 func TestSSHDecodesInEveryShape(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	shapes := 0
 	for _, s := range servedSchemas(t) {

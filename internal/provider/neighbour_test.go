@@ -71,6 +71,7 @@ func nothingIn(dir string) resource.TestCheckFunc {
 // record directory of the neighbour's making) never make kha run a command
 // or write a file, and junk in their place fails no plan.
 func TestAccNeighbour_forgedHandoverRecords(t *testing.T) {
+	t.Parallel()
 	s := neighbourHost(t)
 	dir := testhost.StickyDir(t)
 	victim := filepath.Join(testhost.HostDir(t, 0o755, "root", "root"), "shadow")
@@ -133,6 +134,7 @@ func TestAccNeighbour_forgedHandoverRecords(t *testing.T) {
 // files root runs (as /etc/cron.hourly's), a target that is a link to a
 // directory, and a lock directory of the neighbour's.
 func TestAccNeighbour_linksAndNames(t *testing.T) {
+	t.Parallel()
 	s := neighbourHost(t)
 	dir := testhost.StickyDir(t)
 	cron := testhost.HostDir(t, 0o755, "root", "root")
@@ -171,6 +173,7 @@ func TestAccNeighbour_linksAndNames(t *testing.T) {
 // into the linked directory; once the link is gone, destroy puts the
 // file back.
 func TestAccNeighbour_destroyThroughALink(t *testing.T) {
+	t.Parallel()
 	s := neighbourHost(t)
 	dir := testhost.HostDir(t, 0o755, "root", "root")
 	elsewhere := testhost.HostDir(t, 0o755, "root", "root")
@@ -213,6 +216,7 @@ func TestAccNeighbour_destroyThroughALink(t *testing.T) {
 // can write without the sticky bit is refused at apply, naming it, why
 // and the fix; with the sticky bit kha works there.
 func TestAccNeighbour_writableDirectories(t *testing.T) {
+	t.Parallel()
 	s := neighbourHost(t)
 	open := testhost.HostDir(t, 0o777, "root", "root")
 	theirs := testhost.HostDir(t, 0o755, testhost.Neighbour, testhost.Neighbour)

@@ -92,6 +92,7 @@ func devTerraform(t testing.TB, tf, dir, bin string) func(args ...string) *exec.
 // The plugin binary logs at the level Terraform shows its lines at, and no
 // finer: debug lines with TF_LOG_PROVIDER=debug, trace lines only with trace.
 func TestPluginBinary_logsAtTerraformsLevel(t *testing.T) {
+	t.Parallel()
 	tf := terraformPath(t)
 	bin := buildProvider(t)
 	dir := t.TempDir()

@@ -79,6 +79,7 @@ func expectWarnings(recorder *planRecorder, want map[string][]string) plancheck.
 // values known at plan time; without a VIP the first control-plane node,
 // with a warning; a loopback override warns.
 func TestClusterEndpoints_podNetworkEndpoint(t *testing.T) {
+	t.Parallel()
 	recorder := &planRecorder{}
 	stringMapExact := func(m map[string]string) knownvalue.Check {
 		checks := map[string]knownvalue.Check{}
@@ -131,6 +132,7 @@ func TestClusterEndpoints_podNetworkEndpoint(t *testing.T) {
 // timeout) warn where their timing works against them, and stop once
 // fixed.
 func TestLBConfig_timingAgainstAPIServer(t *testing.T) {
+	t.Parallel()
 	recorder := &planRecorder{}
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),

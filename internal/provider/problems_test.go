@@ -16,6 +16,7 @@ import (
 // package's findings to is an attribute of its schema, so the finding
 // points at the configuration.
 func TestRenamesReachTheSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		resource func() resource.Resource
@@ -39,6 +40,7 @@ func TestRenamesReachTheSchema(t *testing.T) {
 // in front of the detail; warnings wait when errorsOnly; what the schema
 // checks too shows once, but never turns an error into success.
 func TestAppendProblems(t *testing.T) {
+	t.Parallel()
 	port := problem.Root("listen").At("port")
 	node := problem.Root("worker_nodes").Index(2).At("ip6")
 	var schemaError, plainError, warning problem.Problems
@@ -86,6 +88,7 @@ func TestAppendProblems(t *testing.T) {
 }
 
 func TestAttributePath(t *testing.T) {
+	t.Parallel()
 	p := problem.Root("worker_addresses").Key("w1")
 	if got := attributePath(p).String(); got != `worker_addresses["w1"]` {
 		t.Errorf("%s became %s", p, got)

@@ -16,6 +16,7 @@ import (
 // etcd and the ones that replace a member safely, for stacked etcd
 // (kha_cluster_endpoints) and etcd of its own (kha_etcd_access).
 func TestQuorumGuard(t *testing.T) {
+	t.Parallel()
 	recorder := &planRecorder{}
 	// quorumDiagnostics expects, from both resources, the plan's quorum
 	// diagnostics: summary → severity, at the members' list.

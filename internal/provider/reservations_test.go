@@ -17,6 +17,7 @@ import (
 // TestReservations_lbFix: a load balancer's fix names the attributes to set for
 // its delivery, role and kind.
 func TestReservations_lbFix(t *testing.T) {
+	t.Parallel()
 	lb := func(role, delivery string) lbConfigModel {
 		return lbConfigModel{Role: types.StringValue(role), Delivery: types.StringValue(delivery),
 			Listen: &lbListenModel{Address: types.StringValue("10.0.0.100"), Port: types.Int64Value(8443)}}
@@ -54,6 +55,7 @@ func TestReservations_lbFix(t *testing.T) {
 // other and the fix. Which of the two errs depends on the order Terraform
 // plans them in; the patterns take either.
 func TestHostReservations_sharedPlacesRefused(t *testing.T) {
+	t.Parallel()
 	words := func(s string) string { return strings.ReplaceAll(s, " ", `\s+`) }
 	cases := map[string]string{
 		"two_haproxy_at_defaults": `(?s)File Managed by Two Resources.*` + words(`kha_haproxy_config with role = "(node_local|external)"`) +
@@ -71,6 +73,7 @@ func TestHostReservations_sharedPlacesRefused(t *testing.T) {
 
 // TestHostReservations_distinctPlacesPlan: the layouts that do not collide plan.
 func TestHostReservations_distinctPlacesPlan(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps:                    []resource.TestStep{{ConfigDirectory: config.TestNameDirectory(), PlanOnly: true, ExpectNonEmptyPlan: true}},
@@ -84,6 +87,7 @@ const testHostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGtoYS1wcm9iZS1rZXktb2Y
 // external load balancers on one node plan as written, and without the
 // external one's own file and commands the plan fails, saying to set them.
 func TestHostReservations_coLocatedExamplesPlan(t *testing.T) {
+	t.Parallel()
 	provider := `provider "kha" {
   default_ssh = { host_key = "` + testHostKey + `", agent = true }
 }
@@ -118,6 +122,7 @@ func TestHostReservations_coLocatedExamplesPlan(t *testing.T) {
 // their own validate command (systemd-analyze verify), and HAProxy's is
 // the one kha_etcd_access's example delivers for its local proxy.
 func TestHostReservations_coLocatedUnitRecipes(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Skip("no systemd-analyze")
 	}

@@ -461,6 +461,7 @@ func mustParse(t *testing.T, pemText string) *x509.Certificate {
 // end notices) when the node's own deadline passes. Then the re-issue
 // succeeds.
 func TestAccAPIServerServingCertificate_rollsBack(t *testing.T) {
+	t.Parallel()
 	clientKey := testhost.NewKey(t)
 	n := startCertNodes(t, clientKey, "127.0.0.1")[0]
 	_, otherKey := testhost.WriteOtherCAPair(t, t.TempDir())

@@ -13,6 +13,7 @@ import (
 // local_lb_backends, deprecated, keeps the value of apiserver_backends,
 // its new name, so configurations that read it keep working.
 func TestClusterEndpointsBackendsUnderBothNames(t *testing.T) {
+	t.Parallel()
 	m := clusterEndpointsModel{
 		ControlPlaneNodes:      []nodeModel{{Name: types.StringValue("cp1"), IP: types.StringValue("10.0.0.11")}, {Name: types.StringValue("cp2"), IP: types.StringValue("10.0.0.12")}},
 		APIServerPort:          types.Int64Value(6443),
@@ -34,6 +35,7 @@ func TestClusterEndpointsBackendsUnderBothNames(t *testing.T) {
 // with every computed value computed again from its inputs, so the first
 // plan after the upgrade shows no change.
 func TestClusterEndpointsUpgradeFillsLocalLBNodeIPs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	raw := `{"id":"old","control_plane_nodes":[{"name":"cp1","ip":"10.0.0.11"}],"worker_nodes":[{"name":"w1","ip":"10.0.0.21"}],` +
 		`"apiserver_port":6443,"mode":"local_lb","local_lb_nodes":["w1"],` +

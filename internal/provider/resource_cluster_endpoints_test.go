@@ -32,6 +32,7 @@ func knownString(attr, want string) plancheck.PlanCheck {
 }
 
 func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
@@ -134,6 +135,7 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 }
 
 func TestClusterEndpoints_unknownInputsStayUnknown(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
@@ -150,6 +152,7 @@ func TestClusterEndpoints_unknownInputsStayUnknown(t *testing.T) {
 }
 
 func TestClusterEndpoints_diagnostics(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"node_in_both_lists_with_other_addresses": `(?s)Node listed twice with different addresses.*worker_nodes\[0\]: "cp1" is in\s+control_plane_nodes and among the workers`,
 		"compact_worker_with_a_bad_address":       `(?s)Invalid IP address.*worker_addresses\["w1"\]: ip "10\.0\.0\.300" is not an IP`,
@@ -170,6 +173,7 @@ func TestClusterEndpoints_diagnostics(t *testing.T) {
 }
 
 func TestClusterEndpoints_importIsRefused(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
@@ -186,6 +190,7 @@ func TestClusterEndpoints_importIsRefused(t *testing.T) {
 }
 
 func TestClusterEndpoints_epiphanyKubePrismAndMetalLB(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
@@ -220,6 +225,7 @@ func TestClusterEndpoints_epiphanyKubePrismAndMetalLB(t *testing.T) {
 // withComputed writes only the attributes computedValues names; one the
 // schema marks computed but the list forgets would stay unknown in the plan.
 func TestClusterEndpoints_computedValuesCoverTheSchema(t *testing.T) {
+	t.Parallel()
 	var resp fwresource.SchemaResponse
 	NewClusterEndpointsResource().Schema(context.Background(), fwresource.SchemaRequest{}, &resp)
 	var computed []string
@@ -245,6 +251,7 @@ func TestClusterEndpoints_computedValuesCoverTheSchema(t *testing.T) {
 // external_lb), and the plan warns at local_lb.enabled with the fix; with
 // the fix applied the plan is silent and a node-local load balancer runs.
 func TestClusterEndpoints_ignoredLocalLBSettingsWarn(t *testing.T) {
+	t.Parallel()
 	recorder := &planRecorder{}
 	step := func(warn bool, mode string) resource.TestStep {
 		return resource.TestStep{
@@ -293,6 +300,7 @@ func wrapped(text string) string {
 // first apiserver runs, checks nothing; empty lists are a certificate
 // without SANs, and the plan refuses it.
 func TestClusterEndpoints_noCertificateYet(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
@@ -310,6 +318,7 @@ func TestClusterEndpoints_noCertificateYet(t *testing.T) {
 // points at it, and the SANs keep it; in the second it is gone from every
 // value.
 func TestClusterEndpoints_drainThenRemove(t *testing.T) {
+	t.Parallel()
 	recorder := &planRecorder{}
 	step := func(draining bool) resource.TestStep {
 		checks := []plancheck.PlanCheck{

@@ -429,6 +429,7 @@ func TestAccEndpointConfigMaps_lifecycle(t *testing.T) {
 // apiServer: {}): the endpoint and certSANs are added, kube-proxy is left
 // alone, and destroy gives kubeadm's document back as it was.
 func TestAccEndpointConfigMaps_withoutKubeProxy(t *testing.T) {
+	t.Parallel()
 	c := startTestCluster(t)
 	kubeadmWrote := readClusterConfigurationTestdata(t, "init-defaults.yaml")
 	c.kubeadmInit(t, kubeadmWrote, false)
@@ -468,6 +469,7 @@ func TestAccEndpointConfigMaps_withoutKubeProxy(t *testing.T) {
 // TestEndpointConfigMaps_planTimeChecks: the values are checked at
 // validate time, each error naming its attribute and the fix.
 func TestEndpointConfigMaps_planTimeChecks(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]string{
 		"10.0.0.1:6443": "", "lb.example.com:6443": "", "[fd00::1]:6443": "", "localhost:8443": "",
 		"fd00::1:6443":        "IPv6 address without brackets: write \\[<address>\\]:<port>",
@@ -549,6 +551,7 @@ func (r *switchedRelay) off() {
 // not answer, refresh warns, naming it, and keeps the prior state, so the
 // plan goes on; once it answers again, destroy puts kubeadm's values back.
 func TestAccEndpointConfigMaps_unreachableDuringRefresh(t *testing.T) {
+	t.Parallel()
 	c := startTestCluster(t)
 	kubeadmWrote := readClusterConfigurationTestdata(t, "with-sans.yaml")
 	c.kubeadmInit(t, kubeadmWrote, false)
@@ -600,6 +603,7 @@ func TestAccEndpointConfigMaps_unreachableDuringRefresh(t *testing.T) {
 // node where nothing listens fails with the host and why, instead of
 // crashing the provider.
 func TestEndpointConfigMaps_importOfAHostThatDoesNotAnswer(t *testing.T) {
+	t.Parallel()
 	port := testhost.FreePort(t, "127.0.0.1") // nothing listens there
 	key := testhost.NewKey(t)
 	vars := config.Variables{"host": config.StringVariable("127.0.0.1"), "port": config.IntegerVariable(port),

@@ -22,6 +22,7 @@ import (
 )
 
 func TestEtcdAccess_modesKnownAtPlan(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
@@ -64,6 +65,7 @@ func TestEtcdAccess_modesKnownAtPlan(t *testing.T) {
 // haproxy, starts the real etcd with certificates carrying the computed
 // SANs, and uses the real etcdctl through every computed endpoint.
 func TestAccEtcdAccess_realCluster(t *testing.T) {
+	t.Parallel()
 	_, err := os.Stat("/usr/sbin/haproxy")
 	testhost.Require(t, err == nil, "haproxy is not installed")
 	s := testhost.Start(t, testhost.Options{})
@@ -158,6 +160,7 @@ func retry(limit time.Duration, f func() (string, error)) (string, error) {
 // stopped on destroy by default; a destroy_command set is kept, and other
 // modes have none.
 func TestEtcdAccess_localProxyStopsOnDestroy(t *testing.T) {
+	t.Parallel()
 	const members = `members = [{ name = "etcd1", ip = "10.0.0.11" }, { name = "etcd2", ip = "10.0.0.12" }]`
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,

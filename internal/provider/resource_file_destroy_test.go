@@ -71,6 +71,7 @@ func destroyActionIs(p, want string) statecheck.StateCheck {
 // on the host, never in state; a file in a directory kha made goes, and
 // the directory with it.
 func TestAccFile_destroyPutsBackWhatWasThere(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	dir := t.TempDir()
 	stock := found{path: filepath.Join(dir, "haproxy.cfg"), content: "# the distribution's haproxy.cfg: SECRET-LOOKING-LINE\n", mode: 0o640, uid: 65534}
@@ -128,6 +129,7 @@ func TestAccFile_destroyPutsBackWhatWasThere(t *testing.T) {
 // contacts the host (its sshd is stopped); delete deletes even a file
 // found before kha.
 func TestAccFile_onDestroyKeepAndDelete(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stock := found{path: filepath.Join(dir, "nginx.conf"), content: "stock\n", mode: 0o644}
 	stock.place(t)
@@ -172,6 +174,7 @@ func TestAccFile_onDestroyKeepAndDelete(t *testing.T) {
 // fails, names the way out and removes nothing; on_destroy = "delete" then
 // lets the file go.
 func TestAccFile_savedCopyRemovedByHand(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	dir := t.TempDir()
 	stock := found{path: filepath.Join(dir, "haproxy.cfg"), content: "stock\n", mode: 0o644}
@@ -207,6 +210,7 @@ func TestAccFile_savedCopyRemovedByHand(t *testing.T) {
 // adopt takes it over. The second state is applied while the first holds
 // the file, as another workspace would.
 func TestAccFile_oneOwnerPerFile(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "haproxy.cfg")
 	secondState := func(*terraform.State) error {
@@ -255,6 +259,7 @@ func mustReadFile(t *testing.T, p string) []byte {
 // (never read by import) plans content, and the apply writes nothing and
 // runs no reload command.
 func TestAccFile_importIsClean(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	dir := t.TempDir()
 	public := found{path: filepath.Join(dir, "ca.crt"), content: "frontend kube\n", mode: 0o644}

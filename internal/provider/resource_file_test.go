@@ -79,6 +79,7 @@ func mustWrite(t *testing.T, path, content string) func() {
 }
 
 func TestAccFile_lifecycleDriftImport(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "conf.d", "lb.cfg")
 	vars := fileVars(s, target, "mode", "0640")
@@ -174,6 +175,7 @@ func modeIs(path string, want os.FileMode) resource.TestCheckFunc {
 }
 
 func TestAccFile_failedValidationKeepsPreviousFile(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "haproxy.cfg")
 	v1 := fileVars(s, target, "content", "MUST stay\n", "validate_command", "grep -q MUST %s")
@@ -198,6 +200,7 @@ func TestAccFile_failedValidationKeepsPreviousFile(t *testing.T) {
 // Destroy runs destroy_command after the file is removed, and never
 // reload_command: a `sysctl -p FILE` would fail on the removed file.
 func TestAccFile_destroyRunsDestroyCommandNotReload(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	dir := t.TempDir()
 	target, ran := filepath.Join(dir, "99-kha.conf"), filepath.Join(dir, "ran")
@@ -266,6 +269,7 @@ func exampleStrings(t *testing.T, file, block string) map[string]string {
 // the reload must set net.ipv4.ip_nonlocal_bind there. The validate
 // command must refuse a misspelt key.
 func TestAccFile_nonlocalBindRecipe(t *testing.T) {
+	t.Parallel()
 	recipe := exampleStrings(t, "../../examples/resources/kha_file/resource.tf", `resource "kha_file" "nonlocal_bind"`)
 	for _, name := range []string{"path", "content", "validate_command", "reload_command", "destroy_command"} {
 		if strings.Contains(recipe[name], "'") && (name == "reload_command" || name == "destroy_command") || recipe[name] == "" {
@@ -304,6 +308,7 @@ func TestAccFile_nonlocalBindRecipe(t *testing.T) {
 // test host runs no systemd, so the recipe's daemon-reload commands are
 // left out.
 func TestAccFile_haproxyInstanceUnitRecipe(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Skip("no systemd-analyze")
 	}
@@ -331,6 +336,7 @@ func TestAccFile_haproxyInstanceUnitRecipe(t *testing.T) {
 // A reload command that hangs fails the apply at the resource's update
 // timeout, with the previous file restored.
 func TestAccFile_hangingReloadFailsAtItsTimeout(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "lb.cfg")
 	hangOnV2 := "! grep -q v2 " + remote.ShellQuote(target) + " || sleep 600"
@@ -354,6 +360,7 @@ func TestAccFile_hangingReloadFailsAtItsTimeout(t *testing.T) {
 }
 
 func TestAccFile_connectionErrors(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "x")
 	cases := map[string]struct {
@@ -503,6 +510,7 @@ func (c secretCheck) CheckState(_ context.Context, req statecheck.CheckStateRequ
 // TestAccFile_sudoThroughBastion writes a root-owned file into a root-only
 // directory as an unprivileged user, through a jump host.
 func TestAccFile_sudoThroughBastion(t *testing.T) {
+	t.Parallel()
 	testhost.RequireUnprivilegedUser(t)
 	target := testhost.Start(t, testhost.Options{ListenAddress: "127.0.0.2"})
 	bastion := testhost.Start(t, testhost.Options{AuthorizedKeys: []string{target.ClientKey.Public()}, LogLevel: "DEBUG1"})
@@ -539,6 +547,7 @@ func TestAccFile_sudoThroughBastion(t *testing.T) {
 // turned on, after an import), and an impostor on the host's address is
 // refused with the recovery in the error.
 func TestAccFile_trustOnFirstUse(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "tofu")
 	tofu := fileVars(s, target, "known_hosts", nil, "trust_on_first_use", true)
@@ -628,6 +637,7 @@ func TestAccFile_trustOnFirstUse(t *testing.T) {
 // TestAccFile_movingToAnotherHostReplaces: a changed ssh.port (another
 // host) replaces the resource, so the old host is cleaned.
 func TestAccFile_movingToAnotherHostReplaces(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := testhost.Start(t, testhost.Options{PrivateDir: dir})
 	b := testhost.Start(t, testhost.Options{PrivateDir: dir, AuthorizedKeys: []string{a.ClientKey.Public()}})
@@ -689,6 +699,7 @@ func TestAccFile_debugLogShowsEngineSteps(t *testing.T) {
 }
 
 func TestFile_planTimeChecks(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"malformed_private_key":         `(?s)ssh\.private_key: ssh\.private_key is not a valid private key`,
 		"certificate_not_a_certificate": `(?s)ssh\.certificate: ssh\.certificate is not an SSH user certificate`,
@@ -770,6 +781,7 @@ func (g goneForGood) goneError() *regexp.Regexp {
 // of the state without touching any host, and the resource on the live
 // host stays managed and is destroyed as usual.
 func TestAccFile_hostGoneForGood(t *testing.T) {
+	t.Parallel()
 	g := newGoneForGood(t)
 	fixture := func(name string) config.TestStepConfigFunc {
 		return config.StaticDirectory(filepath.Join("testdata", "TestAccFile_hostGoneForGood", name))
@@ -828,6 +840,7 @@ func TestAccFile_hostGoneForGood(t *testing.T) {
 // resource, or keep_on_destroy = true applied without a refresh (a change
 // of keep_on_destroy alone contacts no host).
 func TestAccFile_hostGoneForGoodCLI(t *testing.T) {
+	t.Parallel()
 	testhost.Require(t, os.Getenv("TF_ACC") != "", "TF_ACC is not set")
 	tf := terraformPath(t)
 	provider := buildProvider(t)

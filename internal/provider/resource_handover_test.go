@@ -24,6 +24,7 @@ import (
 )
 
 func TestHandover_diagnostics(t *testing.T) {
+	t.Parallel()
 	expectPlanErrors(t, map[string]string{
 		"target_not_delivered": `(?s)target_id.*host:port:/path`,
 	}, nil)
@@ -95,6 +96,7 @@ func getThrough(h *liveHAProxy, client string) error {
 // configuration leaves both served, the handover pending (drift of
 // kha_handover, none of the load balancer), and the next apply ends it.
 func TestAccHandover_portMovesInOneApply(t *testing.T) {
+	t.Parallel()
 	_, err := os.Stat("/usr/sbin/haproxy")
 	testhost.Require(t, err == nil, "haproxy is not installed")
 	s := testhost.Start(t, testhost.Options{})

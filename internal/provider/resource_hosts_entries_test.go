@@ -19,6 +19,7 @@ import (
 )
 
 func TestAccHostsEntries_blockInHostsFile(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	original := "127.0.0.1 localhost\n::1 localhost ip6-localhost\n10.0.0.5 bastion\n"
@@ -82,6 +83,7 @@ func TestAccHostsEntries_blockInHostsFile(t *testing.T) {
 }
 
 func TestHostsEntries_invalidEntry(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
@@ -95,6 +97,7 @@ func TestHostsEntries_invalidEntry(t *testing.T) {
 // made for its block goes with the block on destroy, as the host had no
 // file before; one that someone added a line to stays, with their line.
 func TestAccHostsEntries_destroyRemovesTheFileItMade(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	dir := t.TempDir()
 	for _, tc := range []struct {

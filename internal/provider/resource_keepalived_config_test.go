@@ -21,6 +21,7 @@ import (
 // TestAccKeepalivedConfig_pushedAndChecked renders one node's config at
 // plan time and pushes it, checked by the real `keepalived -t`.
 func TestAccKeepalivedConfig_pushedAndChecked(t *testing.T) {
+	t.Parallel()
 	_, err := os.Stat("/usr/sbin/keepalived")
 	testhost.Require(t, err == nil, "keepalived is not installed")
 	s := testhost.Start(t, testhost.Options{})
@@ -74,6 +75,7 @@ resource "kha_keepalived_config" "lb1" {
 }
 
 func TestKeepalivedConfig_diagnostics(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"router_id_out_of_range": `(?s)Invalid Attribute Value.*virtual_router_id.*between 1 and 255`,
 		"equal_priorities":       `(?s)Equal priorities.*nodes\[1\]\.priority`,
@@ -89,6 +91,7 @@ func TestKeepalivedConfig_diagnostics(t *testing.T) {
 // The resource's id names its track script, its first file: kha_handover
 // finds the handover by the id, not by the configuration's path.
 func TestAccKeepalivedConfig_vipMovesWithHandover(t *testing.T) {
+	t.Parallel()
 	_, err := os.Stat("/usr/sbin/keepalived")
 	testhost.Require(t, err == nil, "keepalived is not installed")
 	s := testhost.Start(t, testhost.Options{})
@@ -179,6 +182,7 @@ resource "kha_handover" "lb1" {
 // refused at `interface` and leaves the previous configuration, and
 // check_vip = false skips the check.
 func TestAccKeepalivedConfig_checksTheVIP(t *testing.T) {
+	t.Parallel()
 	check := newVIPCheckTest(t)
 	s, vip := check.sshd, check.vip
 	cfg, reloads := filepath.Join(t.TempDir(), "keepalived.conf"), filepath.Join(t.TempDir(), "reloads")

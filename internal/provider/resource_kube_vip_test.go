@@ -28,6 +28,7 @@ import (
 // plan time from kha_cluster_endpoints' VIP, the first control-plane node
 // reads super-admin.conf for kubeadm init, BGP and IPVS are expressed.
 func TestKubeVIP_renderedFromClusterEndpoints(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
@@ -46,6 +47,7 @@ func TestKubeVIP_renderedFromClusterEndpoints(t *testing.T) {
 }
 
 func TestKubeVIP_diagnostics(t *testing.T) {
+	t.Parallel()
 	expectPlanErrors(t, map[string]string{
 		"loopback_vip":                   `(?s)Invalid VIP.*address`,
 		"bgp_settings_in_arp_mode":       `(?s)BGP settings in ARP mode.*mode = "bgp"`,
@@ -62,6 +64,7 @@ func TestKubeVIP_diagnostics(t *testing.T) {
 // TestAccKubeVIP_bootstrapThenAdminConf delivers the manifest for kubeadm
 // init, switches it to admin.conf afterwards, and removes it on destroy.
 func TestAccKubeVIP_bootstrapThenAdminConf(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	manifest := filepath.Join(t.TempDir(), "manifests", "kube-vip.yml")
 	cfg := func(bootstrap bool) string {
@@ -113,6 +116,7 @@ resource "kha_kube_vip" "cp1" {
 // mounted and how to switch it off; the plans that turn it on or off do
 // not. Terraform plans the fixtures in testdata/<test>/<step>.
 func TestKubeVIP_bootstrapLeftOnWarns(t *testing.T) {
+	t.Parallel()
 	recorder := &planRecorder{}
 	step := func(warn bool) resource.TestStep {
 		return resource.TestStep{
@@ -229,6 +233,7 @@ func (f planCheckFunc) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest
 // next plan with where to look (the Lease), and plans vip_holders anew;
 // one off the default route's link is refused at `interface`.
 func TestAccKubeVIP_checksTheVIP(t *testing.T) {
+	t.Parallel()
 	check := newVIPCheckTest(t)
 	s, vip := check.sshd, check.vip
 	if out, err := exec.Command("ip", "-n", check.selfNS, "route", "add", "default", "via", check.otherIP, "dev", testhost.SegmentInterface).CombinedOutput(); err != nil {

@@ -243,6 +243,7 @@ func kubeconfigServersAre(want string, paths ...string) resource.TestCheckFunc {
 // back too; and the kubelet restarts once per apply, after the last
 // kubeconfig that changes.
 func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	pki := testhost.TestPKI(t)
 	serverA := "https://" + testhost.StartAPIServer(t, "a", "127.0.0.2")
@@ -359,6 +360,7 @@ func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
 // after them record no server of kha's as a previous one, and destroy puts
 // the originals back.
 func TestAccKubeconfigServer_lostConnectionKeepsOriginal(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	pki := testhost.TestPKI(t)
 	original, khas := "https://127.0.0.2:6443", "https://127.0.0.3:6443" // nothing checks them: verify = false
@@ -498,6 +500,7 @@ func (c priorStateHas) CheckPlan(_ context.Context, req plancheck.CheckPlanReque
 // first mode is direct) is recorded with it, so destroy puts it back after
 // later applies moved the node elsewhere; what was recorded before stays.
 func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
+	t.Parallel()
 	kubeadms, later, original := "https://127.0.0.3:6443", "https://localhost:7445", "https://127.0.0.2:6443"
 	m := kubeconfigServerModel{Paths: []types.String{types.StringValue("/etc/kubernetes/kubelet.conf"),
 		types.StringValue("/etc/kubernetes/admin.conf")}, Server: types.StringValue(kubeadms)}
@@ -538,6 +541,7 @@ func TestKubeconfigServer_adoptedServerIsPutBack(t *testing.T) {
 // made readable by other users (chmod 644) holds a client key: the next
 // plan warns with the path, the mode and the fix, and changes nothing.
 func TestAccKubeconfigServer_readableByOthersWarns(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	pki := testhost.TestPKI(t)
 	kubelet := filepath.Join(t.TempDir(), "kubelet.conf")
@@ -576,6 +580,7 @@ func TestAccKubeconfigServer_readableByOthersWarns(t *testing.T) {
 // restarts once, after the last kubeconfig put back, so it starts on its
 // recorded server.
 func TestAccKubeconfigServer_destroyKeepsAServerThatWorks(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	pki := testhost.TestPKI(t)
 	serverA := "https://" + testhost.StartAPIServer(t, "a", "127.0.0.2")
@@ -623,6 +628,7 @@ func TestAccKubeconfigServer_destroyKeepsAServerThatWorks(t *testing.T) {
 // that names the resource, the file, both servers, the reason and the
 // ways out; the restart moves to the kubeconfig that is put back.
 func TestKubeconfigServer_keptOnDestroyWarns(t *testing.T) {
+	t.Parallel()
 	kubelet, outside := "/etc/kubernetes/kubelet.conf", "/etc/kubernetes/admin-vip.conf"
 	current, retired, original := "https://10.0.0.100:9443", "https://10.0.0.100:8443", "https://10.0.0.11:6443"
 	m := kubeconfigServerModel{Paths: []types.String{types.StringValue(kubelet), types.StringValue(outside)},

@@ -29,6 +29,7 @@ import (
 // TestLBConfig_renderOnlyKnownAtPlan chains kha_cluster_endpoints into
 // both load balancers without a host: everything is known at plan time.
 func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
@@ -66,6 +67,7 @@ func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
 // for a hardened cluster with an external load balancer reach both load
 // balancers, with kubespray's tuning values expressed.
 func TestLBConfig_hardenedClusterWithFallback(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
@@ -87,6 +89,7 @@ func TestLBConfig_hardenedClusterWithFallback(t *testing.T) {
 }
 
 func TestLBConfig_diagnostics(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"anonymous_check_on_a_hardened_cluster":     `(?s)Anonymous health checks on apiservers that refuse them.*health_check\.type.*apiserver_anonymous_auth = false.*"https_client_cert".*"tcp"`,
 		"client_cert_check_without_a_cert":          `(?s)Missing client certificate.*health_check\.client_cert`,
@@ -214,6 +217,7 @@ func (h *liveHAProxy) waitAnswers(want ...string) resource.TestCheckFunc {
 // backend list while a response is in flight, survives a config the real
 // haproxy rejects, and rolls back a config it accepts that serves nothing.
 func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
+	t.Parallel()
 	_, err := os.Stat("/usr/sbin/haproxy")
 	testhost.Require(t, err == nil, "haproxy is not installed")
 	s := testhost.Start(t, testhost.Options{})
@@ -318,6 +322,7 @@ func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
 // run has no address at plan time; the rendered config and its digest are
 // known anyway, only the ID waits.
 func TestLBConfig_renderedKnownWithUnknownHost(t *testing.T) {
+	t.Parallel()
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
@@ -337,6 +342,7 @@ func TestLBConfig_renderedKnownWithUnknownHost(t *testing.T) {
 // TestAccLBConfig_pathAndDeliveryChanges: a changed config path and a
 // static pod given up for systemd leave no old file and no old manifest.
 func TestAccLBConfig_pathAndDeliveryChanges(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	dir := t.TempDir()
 	vars := func(nginxConfig, delivery string) config.Variables {

@@ -43,6 +43,7 @@ resource "kha_file" "lb" {
 // one host; every other host keeps its file byte for byte, reports "not
 // attempted: canary <id> failed" and keeps its state.
 func TestAccRollout_fleet(t *testing.T) {
+	t.Parallel()
 	testhost.RequireUnprivilegedUser(t)
 	tf := terraformPath(t)
 	n := 100
@@ -232,6 +233,7 @@ func mostAtOnce(spans []span) int {
 // A create that fails validation on every host: one host runs the
 // validator, the others are not attempted, and no resource is in state.
 func TestAccRollout_createNotAttempted(t *testing.T) {
+	t.Parallel()
 	testhost.RequireUnprivilegedUser(t)
 	tf := terraformPath(t)
 	bin := buildProvider(t)

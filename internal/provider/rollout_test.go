@@ -18,6 +18,7 @@ import (
 // Bad values of rollout and rollout_group fail the plan at their path
 // (testdata/TestRollout_planTimeValidation/<case>); good ones plan.
 func TestRollout_planTimeValidation(t *testing.T) {
+	t.Parallel()
 	expectPlanErrors(t, map[string]string{
 		"batch_zero":      `Attribute rollout\.batch value must be at least 1, got: 0`,
 		"canary_negative": `Attribute rollout\.canary value must be at least 0, got: -1`,
@@ -35,6 +36,7 @@ func TestRollout_planTimeValidation(t *testing.T) {
 // A change of rollout_group alone is the state's: the apply neither
 // contacts the host (stopped here) nor waits for a rollout.
 func TestAccRollout_groupChangeLeavesTheHostAlone(t *testing.T) {
+	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
 	target := filepath.Join(t.TempDir(), "lb.cfg")
 	cfg := func(group, onDestroy string) string {

@@ -12,6 +12,7 @@ import (
 // A kha_file state written before schemas had versions (no timeouts, no
 // content_wo) upgrades to the current schema with its values kept.
 func TestUpgradeUnversionedState(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	server := providerserver.NewProtocol6(New("test", "test")())()
 	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
@@ -52,6 +53,7 @@ func TestUpgradeUnversionedState(t *testing.T) {
 // value, local_lb_node_ips and pod_network_endpoint, so the first plan
 // after it shows no change.
 func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	server := providerserver.NewProtocol6(New("test", "test")())()
 	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})

@@ -19,6 +19,7 @@ import (
 // TestKhaNameIn: kha's own names next to a managed file are found in any
 // component of a path; names that merely look alike are not.
 func TestKhaNameIn(t *testing.T) {
+	t.Parallel()
 	for p, want := range map[string]string{
 		"/etc/haproxy/.kha-lock":                     ".kha-lock",
 		"/etc/haproxy/.haproxy.cfg.kha":              ".haproxy.cfg.kha",
@@ -45,6 +46,7 @@ func TestKhaNameIn(t *testing.T) {
 // own host-side names as the file it writes: the plan fails at the
 // attribute, saying what the name is and what to do.
 func TestManagedPaths_khaNamesRefused(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ fixture, path, at string }{
 		{"file", "/etc/haproxy/.kha-lock", `path`},
 		{"file", "/etc/haproxy/.haproxy.cfg.kha", `path`},
@@ -80,6 +82,7 @@ func TestManagedPaths_khaNamesRefused(t *testing.T) {
 // applyArgs replaces them all), that the copy is $KHA_NEW too, and so how
 // to write a literal %s.
 func TestValidateCommandDescriptions(t *testing.T) {
+	t.Parallel()
 	found := 0
 	for _, s := range servedSchemas(t) {
 		a, ok := s.schema.Schema.GetAttributes()["validate_command"]
@@ -104,6 +107,7 @@ func TestValidateCommandDescriptions(t *testing.T) {
 // attribute, when it does not match or does not fit Go's time.Duration
 // (which the resources would otherwise have read as 0).
 func TestDurationValidator(t *testing.T) {
+	t.Parallel()
 	at := path.Root("health_check").AtName("interval")
 	for value, want := range map[string]string{
 		"10s":                   "",
