@@ -128,12 +128,11 @@ stop() { # pidfile runtime-files...: stop the daemon, wait for it to exit, remov
   echo "if [ -s $1 ]; then p=\$(cat $1); kill \$p 2>/dev/null; for i in \$(seq 100); do kill -0 \$p 2>/dev/null || break; sleep 0.05; done; fi; rm -f $*"
 }
 
-# tf COMMAND ARGS...: the terraform CLI ($tf) in the working copy ($work),
-# bounded, its output in $T/COMMAND.log.
-tf() {
-  local log=$T/$1.log
-  (cd "$work" && timeout 900 "$tf" "$1" -no-color -input=false "${@:2}") > "$log" 2>&1 || { cat "$log"; fail "terraform $*"; }
-}
+# tf_run COMMAND ARGS...: the terraform CLI ($tf) in the working copy
+# ($work), bounded, its output in $T/COMMAND.log; returns the CLI's status.
+tf_run() { (cd "$work" && timeout 900 "$tf" "$1" -no-color -input=false "${@:2}") > "$T/$1.log" 2>&1; }
+# tf COMMAND ARGS...: tf_run, and the run fails (printing the log) if the CLI does.
+tf() { tf_run "$@" || { cat "$T/$1.log"; fail "terraform $*"; }; }
 out() { (cd "$work" && "$tf" output -json "$1"); }
 
 # Requests with each node's own kubeconfig, read afresh for each request,

@@ -270,7 +270,7 @@ if [[ "$("$tf" version)" == *OpenTofu* ]]; then
   # Terraform's plan goes on past cp3's resources with the warning below;
   # OpenTofu's fails at their destroy instead, and its error names the same
   # way out that follows (state rm).
-  ! (cd "$work" && timeout 900 "$tf" plan -no-color -input=false) > "$T/plan.log" 2>&1 ||
+  ! tf_run plan ||
     { cat "$T/plan.log"; fail "OpenTofu planned to destroy cp3's resources while cp3 does not answer"; }
   tr -s ' \n│' ' ' < "$T/plan.log" | grep -q "Error: SSH Connection Failed.*tofu state rm" ||
     { cat "$T/plan.log"; fail "OpenTofu's plan error does not name the way out (tofu state rm)"; }
