@@ -39,9 +39,10 @@ function keep(res, net, prefix) {
 }
 BEGIN { split("first noop change", phases, " ") }
 /^BenchmarkFleet\// {
-  n = split($1, parts, "/"); res = parts[2]; rtt = "-"; par = "-"; hosts = "-"
+  n = split($1, parts, "/"); res = parts[2]; cli = "-"; rtt = "-"; par = "-"; hosts = "-"
   sub(/-[0-9]+$/, "", parts[n])
   for (i = 3; i <= n; i++) {
+    if (parts[i] ~ /^cli=/) { cli = parts[i]; sub(/^cli=/, "", cli) }
     if (parts[i] ~ /^hosts=/) { hosts = parts[i]; sub(/^hosts=/, "", hosts) }
     if (parts[i] ~ /^rtt=/) { rtt = parts[i]; sub(/^rtt=/, "", rtt) }
     if (parts[i] ~ /^p=/) { par = parts[i]; sub(/^p=/, "", par) }
@@ -51,15 +52,16 @@ BEGIN { split("first noop change", phases, " ") }
   for (p = 1; p <= 3; p++) {
     ph = phases[p]
     state = metric(ph "-state-B/host")
-    fleet[++rows] = sprintf("| %-18s | %5s | %5s | %3s | %-6s | %7.2f | %7s | %5s | %6.1f / %5s | %6s | %6.1f / %5s | %3.1f / %3s | %3.1f / %3s | %4.1f / %4s | %5s / %5s | %5s |",
-      res, hosts, rtt, par, ph, metric(ph "-s"), num(metric("raw-" ph "-s"), "%.2f"), ratio(metric(ph "-s"), metric("raw-" ph "-s")),
+    writes = metric(ph "-state-writes")
+    fleet[++rows] = sprintf("| %-18s | %-14s | %5s | %5s | %3s | %-6s | %7.2f | %7s | %5s | %6.1f / %5s | %6s | %6.1f / %5s | %3.1f / %3s | %3.1f / %3s | %4.1f / %4s | %5s / %5s | %5s | %6s |",
+      res, cli, hosts, rtt, par, ph, metric(ph "-s"), num(metric("raw-" ph "-s"), "%.2f"), ratio(metric(ph "-s"), metric("raw-" ph "-s")),
       metric(ph "-ctl-ms/host"), num(metric("raw-" ph "-ctl-ms/host"), "%.1f"), num(metric(ph "-provider-ms/host"), "%.1f"), metric(ph "-sshd-ms/host"), num(metric("raw-" ph "-sshd-ms/host"), "%.1f"),
       metric(ph "-conns/host"), num(metric("raw-" ph "-conns/host"), "%.1f"), metric(ph "-sessions/host"), num(metric("raw-" ph "-sessions/host"), "%.1f"),
       metric(ph "-procs/host"), num(metric("raw-" ph "-procs/host"), "%.1f"),
-      num(metric(ph "-rtts/host"), "%.1f"), num(metric("raw-" ph "-rtts/host"), "%.1f"), state == "-" ? "-" : sprintf("%.1f", state / 1000))
+      num(metric(ph "-rtts/host"), "%.1f"), num(metric("raw-" ph "-rtts/host"), "%.1f"), state == "-" ? "-" : sprintf("%.1f", state / 1000), num(writes, "%d"))
   }
   if (rtt != "-") {
-    net = rtt SUBSEP par SUBSEP hosts
+    net = cli SUBSEP rtt SUBSEP par SUBSEP hosts
     keep(res, net, "")
     if (("raw-first-s" in m) && (res == "kha_file" || res == "kha_haproxy_config")) {
       keep("floor (" family(res) ")", net, "raw-")
@@ -94,8 +96,8 @@ END {
   if (rows) {
     print "Fleet: each resource through its CLI vs the raw x/crypto/ssh floor (per host: resource / floor; state kB: Terraform'\''s state after an apply)"
     print ""
-    print "| resource           | hosts | rtt   | P   | phase  | CLI s   | floor s | ratio | controller ms   | of it provider ms | sshd ms         | conns     | sessions  | processes   | round trips   | state kB |"
-    print "|--------------------|------:|------:|----:|--------|--------:|--------:|------:|----------------:|------:|----------------:|----------:|----------:|------------:|--------------:|------:|"
+    print "| resource           | cli            | hosts | rtt   | P   | phase  | CLI s   | floor s | ratio | controller ms   | of it provider ms | sshd ms         | conns     | sessions  | processes   | round trips   | state kB | state writes |"
+    print "|--------------------|----------------|------:|------:|----:|--------|--------:|--------:|------:|----------------:|------:|----------------:|----------:|----------:|------------:|--------------:|------:|------:|"
     for (i = 1; i <= rows; i++) print fleet[i]
     print ""
   }
@@ -103,19 +105,19 @@ END {
     print "Latency: wall seconds and round trips per host per phase behind relays of a round-trip time, at -parallelism (forks) P;"
     print "× floor is wall time over the floor doing the same host work (kha_file'\''s for files, kha_haproxy_config'\''s for HAProxy)"
     print ""
-    print "| resource           | rtt   | P   | hosts | first s | noop s  | change s | first rtts | noop rtts | change rtts | first × floor | noop × floor | change × floor |"
-    print "|--------------------|------:|----:|------:|--------:|--------:|---------:|-----------:|----------:|------------:|--------------:|-------------:|---------------:|"
+    print "| resource           | cli            | rtt   | P   | hosts | first s | noop s  | change s | first rtts | noop rtts | change rtts | first × floor | noop × floor | change × floor |"
+    print "|--------------------|----------------|------:|----:|------:|--------:|--------:|---------:|-----------:|----------:|------------:|--------------:|-------------:|---------------:|"
     cmd = "sort | cut -f2-"
     for (i = 1; i <= lrows; i++) {
-      split(lrow[i], k, SUBSEP); res = k[1]; net = k[2] SUBSEP k[3] SUBSEP k[4]
-      line = sprintf("| %-18s | %5s | %3s | %5s | %7s | %7s | %8s | %10s | %9s | %11s | %13s | %12s | %14s |", res, k[2], k[3], k[4],
+      split(lrow[i], k, SUBSEP); res = k[1]; net = k[2] SUBSEP k[3] SUBSEP k[4] SUBSEP k[5]
+      line = sprintf("| %-18s | %-14s | %5s | %3s | %5s | %7s | %7s | %8s | %10s | %9s | %11s | %13s | %12s | %14s |", res, k[2], k[3], k[4], k[5],
         num(wall[res, net, "first"], "%.2f"), num(wall[res, net, "noop"], "%.2f"), num(wall[res, net, "change"], "%.2f"),
         num(rtts[res, net, "first"], "%.1f"), num(rtts[res, net, "noop"], "%.1f"), num(rtts[res, net, "change"], "%.1f"),
         res ~ /^floor/ ? "1.00" : ratio(wall[res, net, "first"], floor_of(res, net, "first")),
         res ~ /^floor/ ? "1.00" : ratio(wall[res, net, "noop"], floor_of(res, net, "noop")),
         res ~ /^floor/ ? "1.00" : ratio(wall[res, net, "change"], floor_of(res, net, "change")))
-      printf "%012.3f %06d %07d %d\t%s\n", ms(k[2]), k[3], k[4], rank(res), line | cmd
-      nets[net] = sprintf("%012.3f %06d %07d", ms(k[2]), k[3], k[4])
+      printf "%-14s %012.3f %06d %07d %d\t%s\n", k[2], ms(k[3]), k[4], k[5], rank(res), line | cmd
+      nets[net] = sprintf("%-14s %012.3f %06d %07d", k[2], ms(k[3]), k[4], k[5])
     }
     close(cmd)
     print ""
@@ -123,7 +125,7 @@ END {
     print ""
     for (net in nets) {
       split(net, k, SUBSEP)
-      text = sprintf("- rtt %s, P %s, %s hosts:", k[1], k[2], k[3])
+      text = sprintf("- %srtt %s, P %s, %s hosts:", k[1] == "-" ? "" : k[1] ", ", k[2], k[3], k[4])
       for (p = 1; p <= 3; p++) {
         ph = phases[p]; best = ""
         split("kha_file kha_haproxy_config provisioners ansible", four, " ")

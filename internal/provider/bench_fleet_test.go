@@ -52,38 +52,47 @@ import (
 // times (a comma list of durations such as 2ms,20ms,60ms; default none:
 // loopback) and KHA_BENCH_PARALLELISM sets -parallelism (a comma list;
 // default 10); each value is a level of the sub-benchmarks' names, as in
-// kha_file/rtt=20ms/p=10/hosts=200. KHA_BENCH_PROVIDER_DIR measures a
-// prebuilt provider instead of this tree.
+// kha_file/rtt=20ms/p=10/hosts=200. KHA_BENCH_CLI (fleetCLIs) runs the
+// CLI kinds under each of terraform, opentofu and terraform+http (the
+// state in an http backend), a level of its own: kha_file/cli=opentofu/...
+// KHA_BENCH_PROVIDER_DIR measures a prebuilt provider instead of this tree.
 func BenchmarkFleet(b *testing.B) {
 	testhost.RequireUnprivilegedUser(b)
-	tf := terraformPath(b)
 	bin := buildProvider(b)
 	sizes := benchList(b, "KHA_BENCH_HOSTS", []int{10, 50, 100, 200}, positive)
 	networks := fleetNetworks(b)
+	clis := fleetCLIs(b)
 	for _, kind := range []fleetKind{fileFleet, fileRolloutFleet, haproxyFleet, provisionersFleet, ansibleFleet} {
-		for _, network := range networks {
-			for _, n := range sizes {
-				b.Run(kind.name()+network.name+fmt.Sprintf("/hosts=%d", n), func(b *testing.B) {
-					if kind.ansible {
-						requireAnsible(b)
-					}
-					f := startFleet(b, n, kind, network)
-					for b.Loop() {
-						run := f.terraform
+		kindCLIs := clis
+		if kind.ansible {
+			// Ansible keeps no state; the CLI only renders its template.
+			kindCLIs = []fleetCLI{{path: clis[0].path}}
+		}
+		for _, cli := range kindCLIs {
+			for _, network := range networks {
+				for _, n := range sizes {
+					b.Run(kind.name()+cli.name+network.name+fmt.Sprintf("/hosts=%d", n), func(b *testing.B) {
 						if kind.ansible {
-							run = f.ansible
+							requireAnsible(b)
 						}
-						for _, p := range run(b, tf, bin) {
-							p.report(b, "")
+						f := startFleet(b, n, kind, network)
+						for b.Loop() {
+							run := func() []phase { return f.terraform(b, cli, bin) }
+							if kind.ansible {
+								run = func() []phase { return f.ansible(b, cli.path, bin) }
+							}
+							for _, p := range run() {
+								p.report(b, "")
+							}
+							if kind.rawWrite == "" {
+								continue // the floor of another kind
+							}
+							for _, p := range f.raw(b) {
+								p.report(b, "raw-")
+							}
 						}
-						if kind.rawWrite == "" {
-							continue // the floor of another kind
-						}
-						for _, p := range f.raw(b) {
-							p.report(b, "raw-")
-						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}
@@ -288,6 +297,9 @@ type phase struct {
 	// providerCPU is the provider processes' share of controllerCPU; 0
 	// where there is no provider or it did not say (an earlier build).
 	providerCPU time.Duration
+	// stateWrites is how often an http backend received the state in the
+	// phase; 0 for a local one, whose writes are not counted.
+	stateWrites int
 }
 
 func (p phase) report(b *testing.B, prefix string) {
@@ -306,6 +318,9 @@ func (p phase) report(b *testing.B, prefix string) {
 	}
 	if p.stateBytes > 0 {
 		b.ReportMetric(float64(p.stateBytes)/n, prefix+p.name+"-state-B/host")
+	}
+	if p.stateWrites > 0 {
+		b.ReportMetric(float64(p.stateWrites), prefix+p.name+"-state-writes")
 	}
 }
 
@@ -488,8 +503,13 @@ func (f *fleet) processCounters(b testing.TB) []int {
 }
 
 // terraform runs the three phases through the CLI, then destroys.
-func (f *fleet) terraform(b *testing.B, tf, bin string) []phase {
-	terraform := devTerraform(b, tf, f.work, bin)
+func (f *fleet) terraform(b *testing.B, cli fleetCLI, bin string) []phase {
+	terraform := devTerraform(b, cli.path, f.work, bin)
+	if cli.states != nil {
+		b.StopTimer()
+		cli.useBackend(b, terraform, f.work, bin)
+		b.StartTimer()
+	}
 	parallelism := fmt.Sprintf("-parallelism=%d", f.network.parallelism)
 	// providerCPU is the last command's provider processes' CPU.
 	var providerCPU time.Duration
@@ -519,14 +539,14 @@ func (f *fleet) terraform(b *testing.B, tf, bin string) []phase {
 	// share of its CPU and, after an apply, the state it leaves, whose size
 	// sets what Terraform spends writing it after each resource.
 	phaseOf := func(name string, args ...string) phase {
+		writes := cli.stateWrites(f.work)
 		p := f.measure(b, name, timed(must(args...)))
 		p.providerCPU = providerCPU
+		if writes >= 0 {
+			p.stateWrites = cli.stateWrites(f.work) - writes
+		}
 		if args[0] == "apply" {
-			info, err := os.Stat(filepath.Join(f.work, "terraform.tfstate"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			p.stateBytes = info.Size()
+			p.stateBytes = cli.stateBytes(b, f.work)
 		}
 		return p
 	}
