@@ -577,17 +577,6 @@ Subsystem sftp internal-sftp
 	return fmt.Errorf("sshd did not answer on %s: %s", s.Address(), s.Log())
 }
 
-// FreePort asks the kernel for a port that is free at the moment.
-func FreePort(t testing.TB, host string) int {
-	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return portOf(t, l)
-}
-
 // portOf is the TCP port a listener listens on.
 func portOf(t testing.TB, l net.Listener) int {
 	t.Helper()
