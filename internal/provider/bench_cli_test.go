@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,7 +78,7 @@ func cliPath(b *testing.B, kind string) string {
 // provider from a filesystem mirror of bin, since dev_overrides (which
 // the other commands keep using) make init look for it in a registry.
 func (c fleetCLI) useBackend(b testing.TB, terraform func(args ...string) *exec.Cmd, work, bin string) {
-	address := c.states.url + "/" + filepath.Base(work)
+	address := c.states.url + "/" + stateName(work)
 	backend := fmt.Sprintf("terraform {\n  backend \"http\" {\n    address        = %q\n    lock_address   = %q\n    unlock_address = %q\n  }\n}\n",
 		address, address, address)
 	if err := os.WriteFile(filepath.Join(work, "backend.tf"), []byte(backend), 0o600); err != nil {
@@ -108,7 +108,7 @@ func (c fleetCLI) useBackend(b testing.TB, terraform func(args ...string) *exec.
 // stateBytes is the size of the state the CLI keeps for work.
 func (c fleetCLI) stateBytes(b testing.TB, work string) int64 {
 	if c.states != nil {
-		return c.states.size(filepath.Base(work))
+		return c.states.size(stateName(work))
 	}
 	info, err := os.Stat(filepath.Join(work, "terraform.tfstate"))
 	if err != nil {
@@ -130,16 +130,16 @@ type stateServer struct {
 }
 
 func startStateServer(b *testing.B) *stateServer {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := &stateServer{url: "http://" + l.Addr().String() + "/state", states: map[string][]byte{}, locks: map[string][]byte{}, writes: map[string]int{}}
-	server := &http.Server{Handler: s}
-	go func() { _ = server.Serve(l) }()
-	b.Cleanup(func() { server.Close() })
+	s := &stateServer{states: map[string][]byte{}, locks: map[string][]byte{}, writes: map[string]int{}}
+	server := httptest.NewServer(s)
+	b.Cleanup(server.Close)
+	s.url = server.URL + "/state"
 	return s
 }
+
+// stateName is the name the http backend keeps the state of the
+// configuration in work under.
+func stateName(work string) string { return filepath.Base(work) }
 
 func (s *stateServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/state/")
@@ -184,12 +184,13 @@ func (s *stateServer) size(name string) int64 {
 }
 
 // stateWrites is how often the CLI has persisted the state kept for work
-// in the http backend so far, or -1 for a local backend.
+// in the http backend so far; 0 for a local backend, whose writes are not
+// counted.
 func (c fleetCLI) stateWrites(work string) int {
 	if c.states == nil {
-		return -1
+		return 0
 	}
 	c.states.mu.Lock()
 	defer c.states.mu.Unlock()
-	return c.states.writes[filepath.Base(work)]
+	return c.states.writes[stateName(work)]
 }

@@ -542,9 +542,7 @@ func (f *fleet) terraform(b *testing.B, cli fleetCLI, bin string) []phase {
 		writes := cli.stateWrites(f.work)
 		p := f.measure(b, name, timed(must(args...)))
 		p.providerCPU = providerCPU
-		if writes >= 0 {
-			p.stateWrites = cli.stateWrites(f.work) - writes
-		}
+		p.stateWrites = cli.stateWrites(f.work) - writes
 		if args[0] == "apply" {
 			p.stateBytes = cli.stateBytes(b, f.work)
 		}

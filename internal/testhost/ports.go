@@ -32,7 +32,7 @@ var ports struct {
 // until the span wraps.
 func FreePort(t testing.TB, host string) int {
 	t.Helper()
-	low, err := ephemeralLow()
+	low, err := ephemeralStart()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +57,9 @@ func FreePort(t testing.TB, host string) int {
 	t.Fatalf("no free port on %s between %d and %d", host, first, low-1)
 	return 0
 }
+
+// ephemeralStart is ephemeralLow, read once per process.
+var ephemeralStart = sync.OnceValues(ephemeralLow)
 
 // ephemeralLow is the first port of the range the kernel picks
 // ephemeral ports from.
