@@ -86,10 +86,15 @@ func (r *Resource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsd
 	run.finish(ctx, private)
 }
 
-// load reads the plan, configuration, prior state and private record.
+// load reads the plan, configuration (configOf), prior state and private
+// record.
 func (run *applyRun[M, P]) load(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, priorState *tfsdk.State, private privateState) bool {
-	run.diags.Append(planned.Get(ctx, &run.plan)...)
-	run.diags.Append(cfg.Get(ctx, &run.config)...)
+	if run.diags.Append(planned.Get(ctx, &run.plan)...); run.diags.HasError() {
+		return false
+	}
+	config, d := configOf(ctx, cfg, &run.plan)
+	run.diags.Append(d...)
+	run.config = config
 	if run.update {
 		run.diags.Append(priorState.Get(ctx, &run.prior)...)
 	}

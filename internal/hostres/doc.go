@@ -11,7 +11,7 @@
 // hooks.go is the whole contract, in the order the lifecycle calls it.
 // Every model gives Model: Fields (the attributes every host resource has,
 // by embedding Common), Render, ConflictName and PathSettings. The rest
-// are optional hooks (PlanChecker, HandingOver, DestroyLeaver,
+// are optional hooks (PlanChecker, ChangeChecker, HandingOver, DestroyLeaver,
 // ConflictMover, HostReader, HostWatcher, DriftShower); a resource file
 // asserts the ones its model implements (var _ hostres.HostReader =
 // (*kubeconfigServerModel)(nil)), so a changed signature fails to compile
@@ -38,6 +38,17 @@
 //     kha's records.
 //   - Import (import.go): connect, record the file found, and let the
 //     next apply adopt it.
+//
+// # What each request decodes
+//
+// Decoding a whole model (Get) or encoding one (Set) walks every attribute
+// of the schema, and it is most of the provider's CPU per host. A request
+// decodes the plan or the state it works on, and sets the one it answers:
+// the configuration is read as configOf says (the plan's values with the
+// configuration's `ssh`, on_destroy and write-only attributes, each read
+// alone), and a plan reads the prior state's few attributes it needs
+// (priorFields) unless a ChangeChecker compares whole models. Apply
+// decodes the prior state too: it renders what the update removes.
 //
 // # Private state
 //

@@ -52,12 +52,17 @@ type PathSetting struct {
 
 // Plan (ModifyPlan), in this order.
 
-// PlanChecker is a model whose plans check what its configuration alone
-// cannot: warnings of what it does not make invalid, and errors of what
-// the change from the prior state (nil on create) would break. Shown in
-// every plan, not again at apply.
-type PlanChecker[M any] interface {
-	CheckPlan(prior *M) diag.Diagnostics
+// PlanChecker is a model whose plans warn of what its configuration does
+// not make invalid. Shown in every plan, not again at apply.
+type PlanChecker interface {
+	CheckPlan() diag.Diagnostics
+}
+
+// ChangeChecker is a model whose plans fail on what the change from the
+// prior state (nil on create) would break. Only for these models does a
+// plan decode the whole prior state.
+type ChangeChecker[M any] interface {
+	CheckChange(prior *M) diag.Diagnostics
 }
 
 // HandingOver is a model that can hand over (handover.go): plan sets its

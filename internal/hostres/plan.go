@@ -37,10 +37,9 @@ type planRun[M any, P Model[M]] struct {
 	r      *Resource[M, P]
 	rec    privateRecord
 	plan   M
-	config M
-	state  M
+	config M       // configOf's
 	h      *Common // the plan's
-	prior  *Common // the prior state's
+	prior  *Common // the prior state's id, trusted_host_key and on_destroy
 	resp   *resource.ModifyPlanResponse
 
 	out     Rendered
@@ -98,10 +97,14 @@ func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 func (run *planRun[M, P]) render(ctx context.Context, req resource.ModifyPlanRequest) bool {
 	diags := &run.resp.Diagnostics
 	diags.Append(req.Plan.Get(ctx, &run.plan)...)
-	diags.Append(req.Config.Get(ctx, &run.config)...)
-	if !req.State.Raw.IsNull() {
-		diags.Append(req.State.Get(ctx, &run.state)...)
+	if diags.HasError() {
+		return false
 	}
+	var d diag.Diagnostics
+	run.config, d = configOf(ctx, req.Config, &run.plan)
+	diags.Append(d...)
+	run.prior, d = priorFields(ctx, req.State)
+	diags.Append(d...)
 	if diags.HasError() {
 		return false
 	}
@@ -110,19 +113,41 @@ func (run *planRun[M, P]) render(ctx context.Context, req resource.ModifyPlanReq
 	if diags.HasError() {
 		return false
 	}
-	if c, ok := any(P(&run.plan)).(PlanChecker[M]); ok {
+	if c, ok := any(P(&run.plan)).(PlanChecker); ok {
+		diags.Append(c.CheckPlan()...)
+	}
+	if c, ok := any(P(&run.plan)).(ChangeChecker[M]); ok {
 		var prior *M
 		if !req.State.Raw.IsNull() {
-			prior = &run.state
+			prior = new(M)
+			if diags.Append(req.State.Get(ctx, prior)...); diags.HasError() {
+				return false
+			}
 		}
-		diags.Append(c.CheckPlan(prior)...)
+		diags.Append(c.CheckChange(prior)...)
 	}
 	run.out, run.desired = out, DesiredDigest(out.Files)
-	run.h, run.prior = P(&run.plan).Fields(), P(&run.state).Fields()
+	run.h = P(&run.plan).Fields()
 	run.h.SHA256 = types.StringValue(run.desired)
 	diags.Append(planHandoverSHA256(P(&run.plan), out)...)
 	run.h.OnDestroy = onDestroyFor(P(&run.plan), P(&run.config).Fields().OnDestroy, run.prior.OnDestroy)
 	return !diags.HasError()
+}
+
+// priorFields are the attributes of the prior state (nil on create) that
+// a plan reads, each read alone: id, keep_on_destroy, on_destroy and
+// trusted_host_key.
+func priorFields(ctx context.Context, state tfsdk.State) (*Common, diag.Diagnostics) {
+	var h Common
+	var diags diag.Diagnostics
+	if state.Raw.IsNull() {
+		return &h, diags
+	}
+	diags.Append(state.GetAttribute(ctx, path.Root("id"), &h.ID)...)
+	diags.Append(state.GetAttribute(ctx, path.Root("keep_on_destroy"), &h.KeepOnDestroy)...)
+	diags.Append(state.GetAttribute(ctx, path.Root("on_destroy"), &h.OnDestroy)...)
+	diags.Append(state.GetAttribute(ctx, path.Root("trusted_host_key"), &h.TrustedHostKey)...)
+	return &h, diags
 }
 
 // connection resolves the plan's connection: the id, the reservations of the
@@ -198,10 +223,8 @@ func planDestroy(ctx context.Context, typeName string, state tfsdk.State, rec pr
 	if state.Raw.IsNull() {
 		return diags
 	}
-	var h Common
-	diags.Append(state.GetAttribute(ctx, path.Root("id"), &h.ID)...)
-	diags.Append(state.GetAttribute(ctx, path.Root("keep_on_destroy"), &h.KeepOnDestroy)...)
-	diags.Append(state.GetAttribute(ctx, path.Root("on_destroy"), &h.OnDestroy)...)
+	h, d := priorFields(ctx, state)
+	diags.Append(d...)
 	if diags.HasError() || h.keeps() || rec.Unreachable == "" {
 		return diags
 	}

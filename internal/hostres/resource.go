@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -372,6 +373,46 @@ func (r *Resource[M, P]) loadState(ctx context.Context, st tfsdk.State, private 
 	rec, d = readPrivateRecord(ctx, private)
 	diags.Append(d...)
 	return out, m, rec, !diags.HasError()
+}
+
+// configOf is the configuration as the lifecycle and Model.Render read
+// it: the plan's values, with the configuration's own `ssh` (the plan has
+// no write-only credentials), on_destroy (null unless set) and top-level
+// write-only attributes, each read alone. Nothing else a model reads
+// differs between the two, and decoding the whole configuration costs as
+// much as decoding the plan.
+func configOf[M any](ctx context.Context, cfg tfsdk.Config, plan *M) (M, diag.Diagnostics) {
+	config := *plan
+	var diags diag.Diagnostics
+	for name, a := range cfg.Schema.GetAttributes() {
+		if name != "ssh" && name != "on_destroy" && !a.IsWriteOnly() {
+			continue
+		}
+		field, ok := fieldTagged(reflect.ValueOf(&config).Elem(), name)
+		if !ok {
+			diags.AddError("Attribute Not in the Model", fmt.Sprintf("The model has no field for %q. This is always a bug in the provider.", name))
+			continue
+		}
+		diags.Append(cfg.GetAttribute(ctx, path.Root(name), field.Addr().Interface())...)
+	}
+	return config, diags
+}
+
+// fieldTagged is the field of a model struct, or of a struct it embeds,
+// that holds the attribute name.
+func fieldTagged(v reflect.Value, name string) (reflect.Value, bool) {
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Tag.Get("tfsdk") == name {
+			return v.Field(i), true
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if field, ok := fieldTagged(v.Field(i), name); ok {
+				return field, true
+			}
+		}
+	}
+	return reflect.Value{}, false
 }
 
 // FilePathPattern is an absolute, clean path to a file (no "." or ".."

@@ -32,7 +32,7 @@ var (
 	_ resource.ResourceWithUpgradeState     = (*etcdAccessResource)(nil)
 	_ resource.ResourceWithImportState      = (*etcdAccessResource)(nil)
 
-	_ hostres.PlanChecker[etcdAccessModel] = (*etcdAccessModel)(nil)
+	_ hostres.ChangeChecker[etcdAccessModel] = (*etcdAccessModel)(nil)
 )
 
 // NewEtcdAccessResource is the constructor of kha_etcd_access.
@@ -260,8 +260,8 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 	}
 }
 
-// CheckPlan guards etcd's quorum against the plan's change of members.
-func (m *etcdAccessModel) CheckPlan(prior *etcdAccessModel) diag.Diagnostics {
+// CheckChange guards etcd's quorum against the plan's change of members.
+func (m *etcdAccessModel) CheckChange(prior *etcdAccessModel) diag.Diagnostics {
 	var before []endpoints.QuorumMember
 	if prior != nil { // an imported state lists no members until its first apply: nil, as on create
 		before = etcdMembers(prior.Members)

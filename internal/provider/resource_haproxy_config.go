@@ -35,10 +35,10 @@ type haproxyConfigResource struct {
 
 // The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ hostres.PlanChecker[haproxyConfigModel] = (*haproxyConfigModel)(nil)
-	_ hostres.HandingOver                     = (*haproxyConfigModel)(nil)
-	_ hostres.ConflictMover                   = (*haproxyConfigModel)(nil)
-	_ hostres.DriftShower                     = (*haproxyConfigModel)(nil)
+	_ hostres.PlanChecker   = (*haproxyConfigModel)(nil)
+	_ hostres.HandingOver   = (*haproxyConfigModel)(nil)
+	_ hostres.ConflictMover = (*haproxyConfigModel)(nil)
+	_ hostres.DriftShower   = (*haproxyConfigModel)(nil)
 )
 
 var haproxyKind = lbKind{
@@ -105,7 +105,7 @@ func (m *haproxyConfigModel) RenderServing(extra []string) (hostres.Rendered, di
 }
 
 // CheckPlan shows its timing warnings in every plan.
-func (m *haproxyConfigModel) CheckPlan(*haproxyConfigModel) diag.Diagnostics {
+func (m *haproxyConfigModel) CheckPlan() diag.Diagnostics {
 	return problemDiagnostics(m.spec().CheckTiming(lbconfig.HAProxy))
 }
 

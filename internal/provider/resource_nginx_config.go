@@ -35,10 +35,10 @@ type nginxConfigResource struct {
 
 // The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ hostres.PlanChecker[nginxConfigModel] = (*nginxConfigModel)(nil)
-	_ hostres.HandingOver                   = (*nginxConfigModel)(nil)
-	_ hostres.ConflictMover                 = (*nginxConfigModel)(nil)
-	_ hostres.DriftShower                   = (*nginxConfigModel)(nil)
+	_ hostres.PlanChecker   = (*nginxConfigModel)(nil)
+	_ hostres.HandingOver   = (*nginxConfigModel)(nil)
+	_ hostres.ConflictMover = (*nginxConfigModel)(nil)
+	_ hostres.DriftShower   = (*nginxConfigModel)(nil)
 )
 
 // debianStreamModule is where Debian's libnginx-mod-stream puts the module.
@@ -87,7 +87,7 @@ func (m *nginxConfigModel) RenderServing(extra []string) (hostres.Rendered, diag
 }
 
 // CheckPlan shows its timing warnings in every plan.
-func (m *nginxConfigModel) CheckPlan(*nginxConfigModel) diag.Diagnostics {
+func (m *nginxConfigModel) CheckPlan() diag.Diagnostics {
 	return problemDiagnostics(m.spec().CheckTiming(lbconfig.Nginx))
 }
 
