@@ -55,7 +55,9 @@ if [ -n "$expect" ]; then
   sum=$(sha256sum <"$target") || exit $EXIT_CHANGED
   [ "${sum%% *}" = "$expect" ] || exit $EXIT_CHANGED
 fi
-if [ -e "$target" ] || [ -L "$target" ]; then
+# The backup is what restore puts back after a failed reload or
+# verification; without either nothing restores it.
+if { [ -n "$reload" ] || [ "$verify" = 1 ]; } && { [ -e "$target" ] || [ -L "$target" ]; }; then
   ln -- "$target" previous 2>/dev/null || cp -p -- "$target" previous || exit $EXIT_BACKUP
 fi
 claim_record

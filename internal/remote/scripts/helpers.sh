@@ -1,4 +1,10 @@
-umask0=$(umask)
+# The umask the session started with, from the kernel: $(umask) would
+# start a subshell on every run.
+umask0=
+while IFS= read -r umask_line; do
+  case $umask_line in Umask:*[0-7][0-7][0-7][0-7]) umask0=${umask_line##*[!0-7]}; break ;; esac
+done 2>/dev/null </proc/self/status
+[ -n "$umask0" ] || umask0=$(umask)
 safe_dir() {
   # shellcheck disable=SC2046 # stat's five fields become $1 to $5
   set -- $(stat -L -c '%a %u %g %U %G' -- "$dir") || exit $EXIT_DIRECTORY
