@@ -39,7 +39,7 @@ type planRun[M any, P Model[M]] struct {
 	plan   M
 	config M       // configOf's
 	h      *Common // the plan's
-	prior  *Common // the prior state's id, trusted_host_key and on_destroy
+	prior  *Common // the prior state's priorFields
 	resp   *resource.ModifyPlanResponse
 
 	out     Rendered
