@@ -37,7 +37,7 @@ function keep(res, net, prefix) {
     wall[res, net, ph] = metric(prefix ph "-s"); rtts[res, net, ph] = metric(prefix ph "-rtts/host")
   }
 }
-BEGIN { split("first noop change", phases, " ") }
+BEGIN { split("first noop change norefresh", phases, " ") }
 /^BenchmarkFleet\// {
   n = split($1, parts, "/"); res = parts[2]; cli = "-"; rtt = "-"; par = "-"; hosts = "-"
   sub(/-[0-9]+$/, "", parts[n])
@@ -49,16 +49,19 @@ BEGIN { split("first noop change", phases, " ") }
   }
   delete m
   for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
-  for (p = 1; p <= 3; p++) {
+  for (p = 1; p <= 4; p++) {
     ph = phases[p]
+    if (!((ph "-s") in m)) continue
+    # A change without refresh is compared with the change of the floor.
+    floor = ph == "norefresh" ? "change" : ph
     state = metric(ph "-state-B/host")
     writes = metric(ph "-state-writes")
     fleet[++rows] = sprintf("| %-18s | %-14s | %5s | %5s | %3s | %-6s | %7.2f | %7s | %5s | %6.1f / %5s | %6s | %6.1f / %5s | %3.1f / %3s | %3.1f / %3s | %4.1f / %4s | %5s / %5s | %5s | %6s |",
-      res, cli, hosts, rtt, par, ph, metric(ph "-s"), num(metric("raw-" ph "-s"), "%.2f"), ratio(metric(ph "-s"), metric("raw-" ph "-s")),
-      metric(ph "-ctl-ms/host"), num(metric("raw-" ph "-ctl-ms/host"), "%.1f"), num(metric(ph "-provider-ms/host"), "%.1f"), metric(ph "-sshd-ms/host"), num(metric("raw-" ph "-sshd-ms/host"), "%.1f"),
-      metric(ph "-conns/host"), num(metric("raw-" ph "-conns/host"), "%.1f"), metric(ph "-sessions/host"), num(metric("raw-" ph "-sessions/host"), "%.1f"),
-      metric(ph "-procs/host"), num(metric("raw-" ph "-procs/host"), "%.1f"),
-      num(metric(ph "-rtts/host"), "%.1f"), num(metric("raw-" ph "-rtts/host"), "%.1f"), state == "-" ? "-" : sprintf("%.1f", state / 1000), num(writes, "%d"))
+      res, cli, hosts, rtt, par, ph, metric(ph "-s"), num(metric("raw-" floor "-s"), "%.2f"), ratio(metric(ph "-s"), metric("raw-" floor "-s")),
+      metric(ph "-ctl-ms/host"), num(metric("raw-" floor "-ctl-ms/host"), "%.1f"), num(metric(ph "-provider-ms/host"), "%.1f"), metric(ph "-sshd-ms/host"), num(metric("raw-" floor "-sshd-ms/host"), "%.1f"),
+      metric(ph "-conns/host"), num(metric("raw-" floor "-conns/host"), "%.1f"), metric(ph "-sessions/host"), num(metric("raw-" floor "-sessions/host"), "%.1f"),
+      metric(ph "-procs/host"), num(metric("raw-" floor "-procs/host"), "%.1f"),
+      num(metric(ph "-rtts/host"), "%.1f"), num(metric("raw-" floor "-rtts/host"), "%.1f"), state == "-" ? "-" : sprintf("%.1f", state / 1000), num(writes, "%d"))
   }
   if (rtt != "-") {
     net = cli SUBSEP rtt SUBSEP par SUBSEP hosts

@@ -56,6 +56,9 @@ import (
 // CLI kinds under each of terraform, opentofu and terraform+http (the
 // state in an http backend), a level of its own: kha_file/cli=opentofu/...
 // KHA_BENCH_PROVIDER_DIR measures a prebuilt provider instead of this tree.
+// KHA_BENCH_NO_REFRESH adds a phase norefresh: a change applied with
+// -refresh=false, which reads no host during the plan (the floor's is the
+// change's).
 func BenchmarkFleet(b *testing.B) {
 	testhost.RequireUnprivilegedUser(b)
 	bin := buildProvider(b)
@@ -553,6 +556,10 @@ func (f *fleet) terraform(b *testing.B, cli fleetCLI, bin string) []phase {
 	phases = append(phases, phaseOf("noop", "plan", "-detailed-exitcode"))
 	f.variables(b, 2)
 	phases = append(phases, phaseOf("change", "apply", "-auto-approve"))
+	if os.Getenv("KHA_BENCH_NO_REFRESH") != "" {
+		f.variables(b, 3)
+		phases = append(phases, phaseOf("norefresh", "apply", "-auto-approve", "-refresh=false"))
+	}
 	b.StopTimer()
 	must("destroy", "-auto-approve")()
 	b.StartTimer()
