@@ -30,15 +30,9 @@ func TestConfigOfTakesWhatOnlyTheConfigurationHas(t *testing.T) {
 		"secret": schema.StringAttribute{Optional: true, WriteOnly: true},
 	}, "id", "sha256")}
 	typ := s.Type().TerraformType(ctx).(tftypes.Object) //nolint:forcetypeassert // a schema's type is an object
-	attrs := map[string]tftypes.Value{}
-	for name, at := range typ.AttributeTypes {
-		attrs[name] = tftypes.NewValue(at, nil)
-	}
+	attrs := nullAttributes(typ)
 	sshType := typ.AttributeTypes["ssh"].(tftypes.Object) //nolint:forcetypeassert // ssh is an object
-	ssh := map[string]tftypes.Value{}
-	for name, at := range sshType.AttributeTypes {
-		ssh[name] = tftypes.NewValue(at, nil)
-	}
+	ssh := nullAttributes(sshType)
 	ssh["host"], ssh["password_wo"] = tftypes.NewValue(tftypes.String, "10.0.0.1"), tftypes.NewValue(tftypes.String, "hunter2")
 	attrs["ssh"] = tftypes.NewValue(sshType, ssh)
 	attrs["secret"], attrs["plain"] = tftypes.NewValue(tftypes.String, "s3cret"), tftypes.NewValue(tftypes.String, "config")
@@ -63,4 +57,13 @@ func TestConfigOfTakesWhatOnlyTheConfigurationHas(t *testing.T) {
 	if !plan.Secret.IsNull() || !plan.SSH.IsNull() {
 		t.Errorf("the plan changed: secret %s, ssh %s", plan.Secret, plan.SSH)
 	}
+}
+
+// nullAttributes are an object's attributes, all null.
+func nullAttributes(typ tftypes.Object) map[string]tftypes.Value {
+	attrs := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		attrs[name] = tftypes.NewValue(at, nil)
+	}
+	return attrs
 }

@@ -25,7 +25,7 @@ func BenchmarkProviderRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	configure(b, server)
+	configure(b, server, schemas.Provider.ValueType())
 	for _, c := range []struct {
 		typeName, config string
 		rendersOnly      bool
@@ -44,7 +44,10 @@ func BenchmarkProviderRequest(b *testing.B) {
 		created := planned(b, server, c.typeName, null, config, config)
 		b.Run(c.typeName+"/validate", func(b *testing.B) {
 			for b.Loop() {
-				resp, _ := server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: c.typeName, Config: config})
+				resp, err := server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: c.typeName, Config: config})
+				if err != nil {
+					b.Fatal(err)
+				}
 				noErrors(b, resp.Diagnostics)
 			}
 		})
@@ -70,7 +73,10 @@ func BenchmarkProviderRequest(b *testing.B) {
 		})
 		b.Run(c.typeName+"/read", func(b *testing.B) {
 			for b.Loop() {
-				resp, _ := server.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: c.typeName, CurrentState: state})
+				resp, err := server.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: c.typeName, CurrentState: state})
+				if err != nil {
+					b.Fatal(err)
+				}
 				noErrors(b, resp.Diagnostics)
 			}
 		})
@@ -81,14 +87,10 @@ func BenchmarkProviderRequest(b *testing.B) {
 // use (the key is never presented: nothing is dialled).
 const benchHostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINYRrhOa7pDVnchbQhAPTJxyDm7mtJH/66tOC9GoTDVL"
 
-func configure(b *testing.B, server tfprotov6.ProviderServer) {
-	ctx := context.Background()
-	schema, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	resp, err := server.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{
-		TerraformVersion: "1.11.4", Config: dynamicValue(b, schema.Provider.ValueType(), "{}", true)})
+// configure configures the provider with an empty configuration.
+func configure(b *testing.B, server tfprotov6.ProviderServer, typ tftypes.Type) {
+	resp, err := server.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{
+		TerraformVersion: "1.11.4", Config: dynamicValue(b, typ, "{}", true)})
 	if err != nil {
 		b.Fatal(err)
 	}
