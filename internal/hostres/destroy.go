@@ -135,13 +135,18 @@ func (r *Resource[M, P]) dropRecords(ctx context.Context, unreachable bool, m Re
 }
 
 // leftToItsOwner says whether a removal is done: it succeeded, or the file
-// was another resource's (adopt), which a warning says.
+// was another resource's (adopt) or not known to be kha's, which a warning
+// says.
 func leftToItsOwner(err error, diags *diag.Diagnostics) bool {
 	if err == nil {
 		return true
 	}
 	if errors.Is(err, remote.ErrClaimedElsewhere) {
 		diags.AddWarning("File Left to Its New Owner", err.Error())
+		return true
+	}
+	if errors.Is(err, remote.ErrUnvouched) {
+		diags.AddWarning("File Left on the Host", err.Error()+". Remove it by hand if it is the file kha wrote.")
 		return true
 	}
 	return false

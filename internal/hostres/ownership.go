@@ -160,8 +160,9 @@ func (r *Resource[M, P]) owned(items []remote.Item, c ownership, h *Common, capt
 			out[i] = it
 			continue
 		}
+		_, recorded := c.Saved[f.Path] // a put of the path succeeded
 		f.Claim = &remote.Claim{ID: c.ID, Note: note, Adopt: h.Adopt.ValueBool() || c.Imported, Capture: capture,
-			OnRemove: onRemoveOf(h), Saved: actions[f.Path] == OnDestroyRestore || c.Saved[f.Path]}
+			OnRemove: onRemoveOf(h), Saved: actions[f.Path] == OnDestroyRestore || c.Saved[f.Path], Recorded: recorded}
 		out[i] = f
 	}
 	return out

@@ -105,6 +105,10 @@ type Claim struct {
 	// Saved says the owner knows a file was saved, so a saved copy that
 	// is gone fails a Remove that restores before anything is removed.
 	Saved bool
+	// Recorded says the owner knows the path has a record (a put of it
+	// succeeded): a Remove that finds none, or one kha did not make,
+	// leaves the file (ErrUnvouched).
+	Recorded bool
 }
 
 // OnRemove is what Remove does with a claimed file.
@@ -451,9 +455,11 @@ func (c *Client) Observe(ctx context.Context, items []Item) ([]Observed, error) 
 	if len(whole) == 0 {
 		return out, nil
 	}
-	paths := make([]string, len(whole))
+	paths, claimed := make([]string, len(whole)), make([]bool, len(whole))
 	for j, i := range whole {
 		paths[j], _ = items[i].Place()
+		f, ok := items[i].(File)
+		claimed[j] = ok && f.Claim != nil
 	}
 	c.log(ctx, LevelDebug, "reading digests", map[string]any{"paths": paths})
 	stdout, stderr, exit, err := c.script(ctx, statScript.with(statArgs{Paths: paths}), nil)
@@ -463,7 +469,7 @@ func (c *Client) Observe(ctx context.Context, items []Item) ([]Observed, error) 
 	if err != nil {
 		return nil, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: strings.Join(paths, ", "), Output: trimOutput(stderr), Err: err}
 	}
-	observed, err := parseStat(strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n"), len(paths))
+	observed, err := parseStat(strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n"), paths, claimed)
 	if err != nil {
 		return nil, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: strings.Join(paths, ", "), Err: err}
 	}
@@ -473,30 +479,46 @@ func (c *Client) Observe(ctx context.Context, items []Item) ([]Observed, error) 
 	return out, nil
 }
 
-// parseStat reads statScript's output for n paths.
-func parseStat(lines []string, n int) ([]Observed, error) {
+// parseStat reads statScript's output for paths; a record not kha's is a
+// notice only where claimed says kha keeps one.
+func parseStat(lines []string, paths []string, claimed []bool) ([]Observed, error) {
 	bad := fmt.Errorf("unexpected output %q", strings.Join(lines, "\n"))
-	if len(lines) < n {
-		return nil, bad
-	}
-	out := make([]Observed, n)
+	out := make([]Observed, len(paths))
 	var present []int
-	for i := range n {
-		switch lines[i] {
+	for i := range paths {
+		for ; len(lines) > 0; lines = lines[1:] {
+			word, text, _ := strings.Cut(lines[0], " ")
+			if word == wordUnsafe {
+				out[i].Notice = Notice{Summary: "Directory Not Safe", Detail: fmt.Sprintf("An apply or destroy will refuse "+
+					"%s: another local user could change where a path through its directory leads: %s. Make every "+
+					"directory from / to it root's (or the connection user's) and writable by no one else (chown root; "+
+					"chmod go-w; setfacl -b), or set the sticky bit (chmod +t) of one everyone writes to.", paths[i], Printable(text))}
+			} else if word == wordForeignRecord && claimed[i] && out[i].Notice.Detail == "" {
+				out[i].Notice = Notice{Summary: "Record Not kha's", Detail: fmt.Sprintf("%s, where kha keeps its record of %s, "+
+					"is a link, not a directory, or another user's: kha did not make it (was it replaced?). An apply refuses "+
+					"it, and destroy leaves %s as it is. Remove it, then apply again.", Printable(text), paths[i], paths[i])}
+			} else if word != wordForeignRecord {
+				break
+			}
+		}
+		if len(lines) == 0 {
+			return nil, bad
+		}
+		switch lines[0] {
 		case wordPresent:
 			present = append(present, i)
 		case wordMissing:
 		default:
 			return nil, bad
 		}
+		lines = lines[1:]
 	}
-	rest := lines[n:]
-	if len(rest) != 2*len(present) {
+	if len(lines) != 2*len(present) {
 		return nil, bad
 	}
 	for j, i := range present {
-		sum := strings.TrimPrefix(rest[j], `\`) // sha256sum escapes names with backslashes
-		stat := strings.Fields(rest[len(present)+j])
+		sum := strings.TrimPrefix(lines[j], `\`) // sha256sum escapes names with backslashes
+		stat := strings.Fields(lines[len(present)+j])
 		if len(sum) < 64 || len(stat) != 5 {
 			return nil, bad
 		}
@@ -504,7 +526,8 @@ func parseStat(lines []string, n int) ([]Observed, error) {
 		if err != nil {
 			return nil, bad
 		}
-		out[i] = Observed{Exists: true, SHA256: sum[:64], Mode: uint32(mode), Owner: stat[1], Group: stat[2], UID: stat[3], GID: stat[4]}
+		out[i] = Observed{Exists: true, SHA256: sum[:64], Mode: uint32(mode), Owner: stat[1], Group: stat[2], UID: stat[3], GID: stat[4],
+			Notice: out[i].Notice}
 	}
 	return out, nil
 }
@@ -512,6 +535,11 @@ func parseStat(lines []string, n int) ([]Observed, error) {
 // ErrClaimedElsewhere means Remove left a file alone because another
 // kha resource took it over (adopt): it is that resource's now.
 var ErrClaimedElsewhere = errors.New("another kha resource took the file over; it is left as it is")
+
+// ErrUnvouched means Remove left a file alone because kha's record of it,
+// which the owner's state says there is, is gone or not kha's: nothing
+// says the file there is the one kha wrote.
+var ErrUnvouched = errors.New("kha cannot vouch that the file there is the one it wrote; it is left as it is")
 
 // remove takes f off the host and then runs command, if that changed the
 // file: with a Claim, the saved file is put back (Restore) and the record
@@ -523,7 +551,7 @@ func (f File) remove(ctx context.Context, c *Client, command string) error {
 	}
 	args := removeArgs{Target: f.Path, Command: command, Limit: commandLimit(ctx), Rand: randomSuffix()}
 	if f.Claim != nil {
-		args.Claim, args.Saved = f.Claim.ID, f.Claim.Saved
+		args.Claim, args.Saved, args.Recorded = f.Claim.ID, f.Claim.Saved, f.Claim.Recorded
 		args.Restore, args.Keep = f.Claim.OnRemove == OnRemoveRestore, f.Claim.OnRemove == OnRemoveKeep
 	}
 	c.log(ctx, LevelDebug, "removing", map[string]any{"path": f.Path, "command": command != "", "restore": args.Restore})
@@ -531,6 +559,10 @@ func (f File) remove(ctx context.Context, c *Client, command string) error {
 	if err == nil && exit == exitClaimed {
 		c.log(ctx, LevelWarn, "left to the resource that took it over", map[string]any{"path": f.Path})
 		return &StepError{Host: host, Step: StepRemove, Path: f.Path, Output: trimOutput(errOut), Err: ErrClaimedElsewhere}
+	}
+	if err == nil && exit == exitUnvouched {
+		c.log(ctx, LevelWarn, "left: kha's record of it is gone or not kha's", map[string]any{"path": f.Path})
+		return &StepError{Host: host, Step: StepRemove, Path: f.Path, Output: trimOutput(errOut), Err: ErrUnvouched}
 	}
 	if err == nil && exit != exitOK {
 		step := StepRemove

@@ -59,6 +59,7 @@ const (
 	exitForeign     exitCode = 46
 	exitMode        exitCode = 47
 	exitReloadAgain exitCode = 48
+	exitUnvouched   exitCode = 49
 	exitTimeout     exitCode = 124 // timeout(1)'s, when the command ran out of time
 	exitHangup      exitCode = 129 // 128 + the signal, as a shell reports it
 	exitInterrupt   exitCode = 130
@@ -116,6 +117,8 @@ var exitCodes = map[exitCode]exitMeaning{
 		"so kha cannot keep what it writes there safe; nothing was changed"},
 	exitNotFile: {"EXIT_NOT_FILE", "check the target", "it is a symbolic link or a directory, not a file kha replaces; " +
 		"nothing was changed"},
+	exitUnvouched: {"EXIT_UNVOUCHED", "vouch for the file", "kha's record of it is gone or not kha's, so kha cannot vouch " +
+		"that the file there is the one it wrote; it is left as it is"},
 	exitForeign:     {"EXIT_FOREIGN", "read kha's record", "what is at kha's record's place was not written by kha; it was not used"},
 	exitNoTimeout:   {"EXIT_NO_TIMEOUT", "find timeout(1)", "the host has no timeout(1)"},
 	exitMakeLockDir: {"EXIT_MAKE_LOCK_DIR", "create the lock directory", "the file is untouched"},
@@ -165,6 +168,9 @@ const (
 	// 1 when the path's record saved a file that was there before kha, 0
 	// when not.
 	wordUnchanged = "unchanged"
+	// statScript: before a path's line, what a refresh warns of.
+	wordUnsafe        = "unsafe"         // followed by the directory or link and why an apply would refuse it
+	wordForeignRecord = "foreign-record" // followed by the record's path: not a directory of the effective user's
 	// vipScript: what the host sees of a VIP, a line each.
 	wordRoute     = "route"     // followed by `ip route get`'s first line
 	wordInterface = "interface" // followed by the interface asked on ("" for none)
@@ -175,25 +181,27 @@ const (
 )
 
 var protocolWords = map[string]string{
-	"WORD_READY":     wordReady,
-	"WORD_COMMIT":    wordCommit,
-	"WORD_RELOADED":  wordReloaded,
-	"WORD_KEEP":      wordKeep,
-	"WORD_ROLLBACK":  wordRollback,
-	"WORD_STARTED":   wordStarted,
-	"WORD_STOP":      wordStop,
-	"WORD_EXITED":    wordExited,
-	"WORD_PRESENT":   wordPresent,
-	"WORD_MISSING":   wordMissing,
-	"WORD_KEEP_MODE": wordKeepMode,
-	"WORD_CREATED":   wordCreated,
-	"WORD_UNCHANGED": wordUnchanged,
-	"WORD_ROUTE":     wordRoute,
-	"WORD_INTERFACE": wordInterface,
-	"WORD_LINK":      wordLink,
-	"WORD_LOCAL":     wordLocal,
-	"WORD_ANSWER":    wordAnswer,
-	"WORD_UNPROBED":  wordUnprobed,
+	"WORD_READY":          wordReady,
+	"WORD_COMMIT":         wordCommit,
+	"WORD_RELOADED":       wordReloaded,
+	"WORD_KEEP":           wordKeep,
+	"WORD_ROLLBACK":       wordRollback,
+	"WORD_STARTED":        wordStarted,
+	"WORD_STOP":           wordStop,
+	"WORD_EXITED":         wordExited,
+	"WORD_PRESENT":        wordPresent,
+	"WORD_MISSING":        wordMissing,
+	"WORD_KEEP_MODE":      wordKeepMode,
+	"WORD_CREATED":        wordCreated,
+	"WORD_UNCHANGED":      wordUnchanged,
+	"WORD_UNSAFE":         wordUnsafe,
+	"WORD_FOREIGN_RECORD": wordForeignRecord,
+	"WORD_ROUTE":          wordRoute,
+	"WORD_INTERFACE":      wordInterface,
+	"WORD_LINK":           wordLink,
+	"WORD_LOCAL":          wordLocal,
+	"WORD_ANSWER":         wordAnswer,
+	"WORD_UNPROBED":       wordUnprobed,
 }
 
 // shellDefinitions assigns the exit codes and the words to shell

@@ -47,9 +47,22 @@ import _ "embed"
 //     owner), and the directories kha made for it ($made: "made=<dir>"
 //     lines, deepest first). A $rec that is not a directory of the
 //     effective user's is refused: it would not be kha's.
-//
+var scriptHelpers = pathCheck + helpersBody
+
 //go:embed scripts/helpers.sh
-var scriptHelpers string
+var helpersBody string
+
+// pathCheck is what every script that touches a path as root starts
+// with: the session's umask, effective and connection users
+// (session.sh), and safe_path, the one rule for a directory kha works in
+// (safepath.sh): every directory from / to it, links and ACLs included.
+var pathCheck = sessionBody + safePathBody
+
+//go:embed scripts/session.sh
+var sessionBody string
+
+//go:embed scripts/safepath.sh
+var safePathBody string
 
 // claimHelpers are applyScript's helpers for the record (see record):
 //   - claim_record makes the record before the target changes, or puts
@@ -119,8 +132,12 @@ type applyArgs struct {
 // statScript prints a line $WORD_PRESENT or $WORD_MISSING for each path
 // argument, then sha256sum's and stat's lines for the present ones: one
 // sha256sum and one stat however many files there are, stat in the
-// shell's own process.
-var statScript = newScript[statArgs](statBody)
+// shell's own process. Before a path's line come its warnings, a line
+// each: $WORD_UNSAFE and why, when an apply would refuse its directory
+// (safe_path: one more stat for all the paths' directories), and
+// $WORD_FOREIGN_RECORD, when what is at its record's place is not a
+// directory of the effective user's.
+var statScript = newScript[statArgs](pathCheck + statBody)
 
 //go:embed scripts/stat.sh
 var statBody string
@@ -157,6 +174,9 @@ type removeArgs struct {
 	// Saved says the owner knows one was saved.
 	Restore bool `sh:"restore"`
 	Saved   bool `sh:"saved"`
+	// Recorded says the owner's state has the path's record: a target
+	// found without it, or with one kha did not make, is left as it is.
+	Recorded bool `sh:"recorded"`
 	// Keep leaves the target as it is and removes only the record.
 	Keep bool `sh:"keep"`
 }

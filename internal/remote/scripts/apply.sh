@@ -1,6 +1,7 @@
 dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 rec=$dir/.$base.kha fresh=0 newdirs='' placed=0 held='' existed=0
+safe_dir
 if [ ! -d "$dir" ]; then
   [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
   d=$dir
@@ -9,7 +10,6 @@ if [ ! -d "$dir" ]; then
   # shellcheck disable=SC2174 # the parents get the host's umask, as with mkdir -p alone
   mkdir -p -m 0755 -- "$dir" || exit $EXIT_DIRECTORY
 fi
-safe_dir
 regular_target
 if [ -n "$claim" ]; then
   record

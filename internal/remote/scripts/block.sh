@@ -1,10 +1,10 @@
 dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
+safe_dir
 if [ ! -e "$target" ] && [ ! -L "$target" ]; then
   [ "$apply" = 1 ] || exit $EXIT_OK
   [ -d "$dir" ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
 fi
-safe_dir
 regular_target
 locks=
 if command -v flock >/dev/null; then

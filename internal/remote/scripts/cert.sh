@@ -6,6 +6,8 @@ if [ ! -f "$ca_cert" ] || [ ! -f "$ca_key" ]; then
 fi
 command -v openssl >/dev/null || { echo "openssl is not installed on the host" >&2; exit $EXIT_ISSUE; }
 safe_dir
+safe_dir "${ca_cert%/*}" "use the CA's certificate $ca_cert"
+safe_dir "${ca_key%/*}" "use the CA's key $ca_key"
 for t in "$target" "$key"; do regular_target "$t"; done
 case $alg in
   RSA-2048|RSA-3072|RSA-4096) set -- -algorithm RSA -pkeyopt "rsa_keygen_bits:${alg#RSA-}" ;;

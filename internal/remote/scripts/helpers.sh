@@ -1,27 +1,3 @@
-# The umask the session started with, from the kernel: $(umask) would
-# start a subshell on every run.
-umask0=
-while IFS= read -r umask_line; do
-  case $umask_line in Umask:*[0-7][0-7][0-7][0-7]) umask0=${umask_line##*[!0-7]}; break ;; esac
-done 2>/dev/null </proc/self/status
-[ -n "$umask0" ] || umask0=$(umask)
-safe_dir() {
-  # shellcheck disable=SC2046 # stat's five fields become $1 to $5
-  set -- $(stat -L -c '%a %u %g %U %G' -- "$dir") || exit $EXIT_DIRECTORY
-  perm=$1 special=0 why=
-  case $perm in ????) special=${perm%???} perm=${perm#?} ;; esac
-  group=${perm#?} group=${group%?} other=${perm#??}
-  if [ "$2" != 0 ] && [ ! -O "$dir" ]; then why="it is owned by $4, who can rename anything in it"
-  elif [ $((special & 1)) = 0 ]; then
-    if [ $((other & 2)) != 0 ]; then why="every local user can write to it (mode $1) and it has no sticky bit"
-    elif [ $((group & 2)) != 0 ] && [ "$3" != 0 ] && [ "$3" != "$(id -g)" ]; then
-      why="the members of group $5 can write to it (mode $1) and it has no sticky bit"
-    fi
-  fi
-  [ -z "$why" ] && return 0
-  echo "refusing to manage $target: another local user could swap what kha writes in $dir: $why. Make $dir $(id -un)'s and writable only by $(id -un) (chown; chmod go-w), or set its sticky bit (chmod +t) as /tmp has, or manage a file in another directory" >&2
-  exit $EXIT_UNSAFE_DIR
-}
 regular_target() {
   set -- "${1-$target}"
   if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then

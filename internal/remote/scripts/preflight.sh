@@ -1,5 +1,6 @@
 dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
+safe_dir "$dir" "run the preflight instance for $target"
 if [ ! -d "$dir" ]; then
   [ "$mkdirs" = 1 ] || { echo "directory $dir does not exist" >&2; exit $EXIT_DIRECTORY; }
   # shellcheck disable=SC2174 # the parents get the host's umask, as with mkdir -p alone

@@ -1,7 +1,19 @@
 dir=${target%/*} base=${target##*/}
 [ -n "$dir" ] || dir=/
 rec=$dir/.$base.kha held='' existed=0 made='' changed=0
-if [ -d "$dir" ]; then safe_dir; regular_target; fi
+safe_dir
+regular_target
+# Where kha's state says it keeps a record of the path, a file without
+# one, or with one kha did not make, is not known to be kha's: it stays.
+if [ "$recorded" = 1 ] && [ "$keep" != 1 ] && [ -e "$target" ]; then
+  if [ ! -e "$rec" ] && [ ! -L "$rec" ]; then
+    echo "$target is left as it is: kha's record of it, $rec, is gone, so kha cannot vouch that the file there is the one it wrote (was its directory replaced, or the record removed by hand?)" >&2
+    exit $EXIT_UNVOUCHED
+  elif [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
+    echo "$target is left as it is: $rec, where kha keeps its record of it, is not a directory that $(id -un) owns (it is $(owner_of "$rec")'s): kha did not make it, so it cannot vouch for the file" >&2
+    exit $EXIT_UNVOUCHED
+  fi
+fi
 [ -z "$claim" ] || record
 if [ -n "$held" ] && [ "$held" != "$claim" ]; then
   echo "$target is left as it is: another kha resource took it over ($held_note)" >&2

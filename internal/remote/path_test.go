@@ -1,0 +1,228 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kha/terraform-provider-kha/internal/testhost"
+)
+
+// setfacl gives an ACL entry to a directory of the test host.
+func setfacl(t *testing.T, entry, dir string) {
+	t.Helper()
+	if out, err := exec.Command("setfacl", "-m", entry, dir).CombinedOutput(); err != nil {
+		t.Fatalf("setfacl -m %s %s: %v\n%s", entry, dir, err, out)
+	}
+}
+
+// asRoot runs a shell command as root, the test's own user, and fails the
+// test when it fails.
+func asRoot(t *testing.T, command string) {
+	t.Helper()
+	if out, err := exec.Command("sh", "-c", command).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", command, err, out)
+	}
+}
+
+// TestNeighbourAncestors: kha judges every directory from / to the file,
+// as OpenSSH's StrictModes judges a key's: an ACL entry that lets the
+// neighbour write, a root-owned directory inside the neighbour's, and a
+// link into or out of the neighbour's tree are each refused before
+// anything is written, naming the directory, why and the fix; the
+// refresh warns of the same; a link between root's directories and an
+// ACL that grants no write are followed as before.
+func TestNeighbourAncestors(t *testing.T) {
+	c := neighbourHost(t)
+	ctx := context.Background()
+	put := func(target string) error {
+		_, err := c.Put(ctx, File{Path: target, Content: []byte("x\n"), CreateParentDirs: true, Claim: &Claim{ID: "lb", Capture: true}})
+		return err
+	}
+	for _, tc := range []struct {
+		name string
+		// layout makes the directories and returns the target and the
+		// directory the refusal must name.
+		layout func(t *testing.T) (target, unsafe string)
+		why    string
+	}{
+		{"an ACL entry for the neighbour", func(t *testing.T) (string, string) {
+			dir := testhost.HostDir(t, 0o755, "root", "root")
+			setfacl(t, "u:"+testhost.Neighbour+":rwx", dir)
+			return filepath.Join(dir, "lb.cfg"), dir
+		}, "its ACL lets " + testhost.Neighbour + " write to it"},
+		{"an ACL entry for the neighbour's group", func(t *testing.T) (string, string) {
+			dir := testhost.HostDir(t, 0o755, "root", "root")
+			setfacl(t, "g:"+testhost.Neighbour+":rwx", dir)
+			return filepath.Join(dir, "lb.cfg"), dir
+		}, "group " + testhost.Neighbour + " can write to it (mode 775, through its ACL)"},
+		{"an ACL entry on an ancestor", func(t *testing.T) (string, string) {
+			dir := testhost.HostDir(t, 0o755, "root", "root")
+			setfacl(t, "u:"+testhost.Neighbour+":rwx", filepath.Dir(dir))
+			return filepath.Join(dir, "lb.cfg"), filepath.Dir(dir)
+		}, "its ACL lets " + testhost.Neighbour + " write to it"},
+		{"a root-owned directory in the neighbour's", func(t *testing.T) (string, string) {
+			theirs := testhost.HostDir(t, 0o755, testhost.Neighbour, testhost.Neighbour)
+			asRoot(t, "mkdir -m 0755 "+ShellQuote(filepath.Join(theirs, "conf")))
+			return filepath.Join(theirs, "conf", "lb.cfg"), theirs
+		}, "owned by " + testhost.Neighbour},
+		{"directories to make in the neighbour's", func(t *testing.T) (string, string) {
+			theirs := testhost.HostDir(t, 0o755, testhost.Neighbour, testhost.Neighbour)
+			return filepath.Join(theirs, "a", "b", "lb.cfg"), theirs
+		}, "owned by " + testhost.Neighbour},
+		{"the neighbour's link to root's directory", func(t *testing.T) (string, string) {
+			theirs := testhost.HostDir(t, 0o755, testhost.Neighbour, testhost.Neighbour)
+			roots := testhost.HostDir(t, 0o755, "root", "root")
+			testhost.AsNeighbour(t, "ln -s "+ShellQuote(roots)+" "+ShellQuote(filepath.Join(theirs, "conf")))
+			return filepath.Join(theirs, "conf", "lb.cfg"), theirs
+		}, "owned by " + testhost.Neighbour},
+		{"root's link into the neighbour's directory", func(t *testing.T) (string, string) {
+			roots := testhost.HostDir(t, 0o755, "root", "root")
+			theirs := testhost.HostDir(t, 0o755, testhost.Neighbour, testhost.Neighbour)
+			if err := os.Symlink(theirs, filepath.Join(roots, "conf")); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(roots, "conf", "lb.cfg"), theirs
+		}, "owned by " + testhost.Neighbour},
+		{"the neighbour's link in a sticky directory", func(t *testing.T) (string, string) {
+			sticky := testhost.StickyDir(t)
+			roots := testhost.HostDir(t, 0o755, "root", "root")
+			link := filepath.Join(sticky, "conf")
+			testhost.AsNeighbour(t, "ln -s "+ShellQuote(roots)+" "+ShellQuote(link))
+			return filepath.Join(link, "lb.cfg"), link
+		}, "it is " + testhost.Neighbour + "'s, in a directory others can write to"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target, unsafe := tc.layout(t)
+			err := put(target)
+			if !refused(err, exitUnsafeDir) || !strings.Contains(err.Error(), unsafe+" is not safe: ") || !strings.Contains(err.Error(), tc.why) ||
+				!strings.Contains(err.Error(), "chmod go-w") {
+				t.Fatalf("want %s refused (%s), got %v", unsafe, tc.why, err)
+			}
+			if _, err := os.Lstat(target); err == nil {
+				t.Fatalf("%s was written", target)
+			}
+			if _, err := c.Put(ctx, Block{Path: target, Marker: "api", Content: []byte("10.0.0.1 api")}); !refused(err, exitUnsafeDir) {
+				t.Fatalf("a block: want it refused, got %v", err)
+			}
+			o := observe(t, c, File{Path: target, Claim: &Claim{ID: "lb"}})
+			if o.Notice.Summary != "Directory Not Safe" || !strings.Contains(o.Notice.Detail, unsafe+": ") || !strings.Contains(o.Notice.Detail, tc.why) {
+				t.Fatalf("the refresh: want a warning naming %s, got %+v", unsafe, o.Notice)
+			}
+			err = c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "lb", Recorded: true}}, "touch /nonexistent/x")
+			if !refused(err, exitUnsafeDir) {
+				t.Fatalf("a removal: want it refused, got %v", err)
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		name   string
+		layout func(t *testing.T) (target, real string)
+	}{
+		{"a link between root's directories", func(t *testing.T) (string, string) {
+			roots, other := testhost.HostDir(t, 0o755, "root", "root"), testhost.HostDir(t, 0o755, "root", "root")
+			if err := os.Symlink("../../"+filepath.Base(filepath.Dir(other))+"/conf", filepath.Join(roots, "etc")); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(roots, "etc", "lb.cfg"), filepath.Join(other, "lb.cfg")
+		}},
+		{"an ACL that lets the neighbour only read", func(t *testing.T) (string, string) {
+			dir := testhost.HostDir(t, 0o755, "root", "root")
+			setfacl(t, "u:"+testhost.Neighbour+":rx", dir)
+			return filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "lb.cfg")
+		}},
+		{"root's directory with a root-writable group", func(t *testing.T) (string, string) {
+			dir := testhost.HostDir(t, 0o775, "root", "root")
+			return filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "lb.cfg")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target, real := tc.layout(t)
+			if err := put(target); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(mustRead(t, real)); got != "x\n" {
+				t.Fatalf("%s has %q", real, got)
+			}
+			if o := observe(t, c, File{Path: target, Claim: &Claim{ID: "lb"}}); o.Notice.Detail != "" {
+				t.Fatalf("the refresh warns: %+v", o.Notice)
+			}
+		})
+	}
+}
+
+// TestDestroyLeavesWhatItCannotVouchFor: a file whose record kha's state
+// says there is, but which the host has not (its directory swapped for a
+// link to another of root's, the record removed) or has as another
+// user's, is left on destroy with ErrUnvouched, and the refresh warns of
+// a record that is not kha's.
+func TestDestroyLeavesWhatItCannotVouchFor(t *testing.T) {
+	c := neighbourHost(t)
+	ctx := context.Background()
+	owner := func() *Claim { return &Claim{ID: "lb", OnRemove: OnRemoveRestore, Recorded: true} }
+	for _, tc := range []struct {
+		name string
+		// swap changes the host after the apply; it returns the file that
+		// must be left as it is, with its content.
+		swap func(t *testing.T, dir string) (left, content string)
+	}{
+		{"the directory swapped for a link to root's", func(t *testing.T, dir string) (string, string) {
+			victim := testhost.HostDir(t, 0o755, "root", "root")
+			if err := os.WriteFile(filepath.Join(victim, "x.conf"), []byte("root's\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			asRoot(t, "mv "+ShellQuote(filepath.Join(dir, "d2"))+" "+ShellQuote(filepath.Join(dir, "old"))+" && ln -s "+
+				ShellQuote(victim)+" "+ShellQuote(filepath.Join(dir, "d2")))
+			return filepath.Join(victim, "x.conf"), "root's\n"
+		}},
+		{"the record removed", func(t *testing.T, dir string) (string, string) {
+			asRoot(t, "rm -rf "+ShellQuote(filepath.Join(dir, "d2", ".x.conf.kha")))
+			return filepath.Join(dir, "d2", "x.conf"), "kha's\n"
+		}},
+		{"the record the neighbour's", func(t *testing.T, dir string) (string, string) {
+			rec := filepath.Join(dir, "d2", ".x.conf.kha")
+			asRoot(t, "rm -rf "+ShellQuote(rec)+" && mkdir "+ShellQuote(rec)+" && chown "+testhost.Neighbour+" "+ShellQuote(rec))
+			return filepath.Join(dir, "d2", "x.conf"), "kha's\n"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := testhost.HostDir(t, 0o755, "root", "root")
+			target := filepath.Join(dir, "d2", "x.conf")
+			if _, err := c.Put(ctx, File{Path: target, Content: []byte("kha's\n"), CreateParentDirs: true,
+				Claim: &Claim{ID: "lb", Capture: true}}); err != nil {
+				t.Fatal(err)
+			}
+			left, content := tc.swap(t, dir)
+			o := observe(t, c, File{Path: target, Claim: owner()})
+			if _, err := os.Lstat(filepath.Join(filepath.Dir(left), ".x.conf.kha")); err == nil &&
+				(o.Notice.Summary != "Record Not kha's" || !strings.Contains(o.Notice.Detail, target)) {
+				t.Fatalf("the refresh: want a warning that the record is not kha's, got %+v", o.Notice)
+			}
+			err := c.Remove(ctx, File{Path: target, Claim: owner()}, "")
+			if !errors.Is(err, ErrUnvouched) || !strings.Contains(err.Error(), target+" is left as it is") {
+				t.Fatalf("want the file left with ErrUnvouched, got %v", err)
+			}
+			if got := string(mustRead(t, left)); got != content {
+				t.Fatalf("%s has %q, want %q", left, got, content)
+			}
+		})
+	}
+	t.Run("a record kha's state does not know of is not asked for", func(t *testing.T) {
+		dir := testhost.HostDir(t, 0o755, "root", "root")
+		target := filepath.Join(dir, "imported.conf")
+		if err := os.WriteFile(target, []byte("imported\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "lb"}}, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(target); err == nil {
+			t.Fatal("an imported file kha's state keeps no record of was left")
+		}
+	})
+}
