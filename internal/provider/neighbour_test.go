@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -226,7 +227,7 @@ func TestAccNeighbour_writableDirectories(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "file_path", filepath.Join(open, "lb.cfg")),
-				ExpectError: inOrder("another local user could swap what kha writes in", "every local user can write to it (mode 777)", "chmod"),
+				ExpectError: inOrder("another local user could change where a path through", "every local user can write to it (mode 777)", "chmod"),
 			},
 			{
 				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "hosts_path", filepath.Join(theirs, "hosts")),
@@ -239,5 +240,84 @@ func TestAccNeighbour_writableDirectories(t *testing.T) {
 		if err := nothingIn(dir)(nil); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestAccNeighbour_pathAncestors: every directory from / to the file
+// counts, ACLs and links included. An ACL entry that lets the neighbour
+// write to an ancestor fails the apply before anything is written; once
+// it is gone the apply goes on. An ancestor handed to the neighbour, who
+// swaps the file's directory for a link to root's, fails destroy, and
+// root's file there stays; a record removed by hand leaves destroy the
+// file, which it can no longer vouch for, and a warning.
+func TestAccNeighbour_pathAncestors(t *testing.T) {
+	t.Parallel()
+	s := neighbourHost(t)
+	conf := testhost.HostDir(t, 0o755, "root", "root")
+	parent := filepath.Dir(conf)
+	target := filepath.Join(conf, "d2", "lb.cfg")
+	victim := filepath.Join(testhost.HostDir(t, 0o755, "root", "root"), "lb.cfg")
+	if err := os.WriteFile(victim, []byte("root's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	vars := func(content string) config.Variables {
+		return neighbourVars(s, "file_path", target, "content", content)
+	}
+	run := func(command string) func() {
+		return func() {
+			if out, err := exec.Command("sh", "-c", command).CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", command, err, out)
+			}
+		}
+	}
+	has := func(path, want string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			if got, err := os.ReadFile(path); err != nil || string(got) != want {
+				return fmt.Errorf("%s has %q (%v), want %q", path, got, err, want)
+			}
+			return nil
+		}
+	}
+	q := remote.ShellQuote
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: neighbourFixture, ConfigVariables: vars("v1\n"), Check: has(target, "v1\n")},
+			{
+				PreConfig:       run("setfacl -m u:" + testhost.Neighbour + ":rwx " + q(parent)),
+				ConfigDirectory: neighbourFixture, ConfigVariables: vars("v2\n"),
+				ExpectError: inOrder(parent+" is not safe", "its ACL lets "+testhost.Neighbour+" write to it", "setfacl"),
+			},
+			{
+				PreConfig:       run("setfacl -b " + q(parent)),
+				ConfigDirectory: neighbourFixture, ConfigVariables: vars("v2\n"), Check: has(target, "v2\n"),
+			},
+			{
+				PreConfig: func() {
+					run("chown " + testhost.Neighbour + " " + q(conf))()
+					testhost.AsNeighbour(t, "mv "+q(filepath.Dir(target))+" "+q(filepath.Join(conf, "old"))+" && ln -s "+
+						q(filepath.Dir(victim))+" "+q(filepath.Dir(target)))
+				},
+				Destroy: true, ConfigDirectory: neighbourFixture, ConfigVariables: vars("v2\n"),
+				ExpectError: inOrder(conf+" is not safe", "it is owned by "+testhost.Neighbour),
+			},
+			{
+				PreConfig: func() {
+					if got := string(mustReadFile(t, victim)); got != "root's\n" {
+						t.Fatalf("destroy through the link changed root's file: %q", got)
+					}
+					run("rm " + q(filepath.Dir(target)) + " && mv " + q(filepath.Join(conf, "old")) + " " + q(filepath.Dir(target)) +
+						" && chown root " + q(conf) + " && rm -r " + q(filepath.Join(filepath.Dir(target), ".lb.cfg.kha")))()
+				},
+				Destroy: true, ConfigDirectory: neighbourFixture, ConfigVariables: vars("v2\n"),
+				Check: has(target, "v2\n"),
+			},
+		},
+	}))
+	if got := string(mustReadFile(t, target)); got != "v2\n" {
+		t.Fatalf("destroy without kha's record removed the file: %q", got)
 	}
 }

@@ -56,7 +56,9 @@ func (c durationCheck) ValidateString(ctx context.Context, req validator.StringR
 // replaces every %s in it (strings.ReplaceAll), so no literal one is left.
 const validateCommandPaths = "Every `%s` in it is replaced by the quoted path of the uploaded copy, which is also " +
 	"exported as `$KHA_NEW`, so a literal `%s` cannot be written: a command that needs printf-style text names the " +
-	"copy `\"$KHA_NEW\"` and splits each `%s` with shell quotes, e.g. `printf '%''s\\n' \"$KHA_NEW\"`."
+	"copy `\"$KHA_NEW\"` and splits each `%s` with shell quotes, e.g. `printf '%''s\\n' \"$KHA_NEW\"`. The path is a " +
+	"descriptor the command inherits (`/dev/fd/7`), so nothing another local user renames can change what it reads; a " +
+	"relative `include` in the copy resolves against `/dev/fd/`, as it resolved against kha's private directory before."
 
 func filePathValidator() validator.String {
 	return stringvalidator.RegexMatches(hostres.FilePathPattern, `must be an absolute path to a file, such as "/etc/haproxy/haproxy.cfg", without "." or ".." components`)

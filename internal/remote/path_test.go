@@ -3,11 +3,13 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
@@ -225,4 +227,51 @@ func TestDestroyLeavesWhatItCannotVouchFor(t *testing.T) {
 			t.Fatal("an imported file kha's state keeps no record of was left")
 		}
 	})
+}
+
+// TestCommandsReadWhatKhaWrote: the validate command and the throwaway
+// preflight instance read the new file through a descriptor, so a private
+// directory swapped while they run (here by the command itself, at the
+// moment a racer would) for one holding another file changes nothing
+// they read, and the file put in place is kha's.
+func TestCommandsReadWhatKhaWrote(t *testing.T) {
+	c := neighbourHost(t)
+	ctx := context.Background()
+	dir := testhost.HostDir(t, 0o755, "root", "root")
+	target := filepath.Join(dir, "lb.cfg")
+	read := filepath.Join(t.TempDir(), "read")
+	// swap renames the private directory away and puts one with the
+	// racer's file in its place, then reads the new file as a command would.
+	swap := "for w in " + ShellQuote(dir) + "/.lb.cfg.kha-*; do mv \"$w\" \"$w.gone\" && mkdir \"$w\" && echo racer >\"$w/new\" && " +
+		"echo racer >\"$w/candidate\"; done; cat %s >" + ShellQuote(read)
+	if _, err := c.Put(ctx, File{Path: target, Content: []byte("kha's\n"), ValidateCommand: swap}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{read, target} {
+		if got := string(mustRead(t, p)); got != "kha's\n" {
+			t.Fatalf("validate: %s has %q, want kha's file", p, got)
+		}
+	}
+	pf := &Preflight{Command: swap + " && exec sleep 3132", Timeout: 5 * time.Second, Candidate: func(string) ([]byte, Verifier, error) {
+		return []byte("kha's candidate\n"), verifyFunc(func(ctx context.Context, c *Client) error {
+			for ctx.Err() == nil {
+				if got, err := os.ReadFile(read); err == nil && string(got) == "kha's candidate\n" {
+					return nil
+				} else if err == nil && len(got) > 0 {
+					return fmt.Errorf("the instance read %q", got)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			return ctx.Err()
+		}), nil
+	}}
+	if err := os.Remove(read); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, File{Path: target, Content: []byte("kha's v2\n"), Preflight: pf}); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustRead(t, target)); got != "kha's v2\n" {
+		t.Fatalf("%s has %q", target, got)
+	}
 }

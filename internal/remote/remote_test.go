@@ -1182,17 +1182,19 @@ func TestVerifyAfterReload(t *testing.T) {
 }
 
 // TestPreflight: a throwaway instance runs the new configuration before it
-// replaces the live one. Its instance here writes what it serves into its
-// private directory; the check reads it back over the connection.
+// replaces the live one. Its instance here writes what it serves into a
+// file of the test's; the check reads it back over the connection.
 func TestPreflight(t *testing.T) {
 	c, dir, target, reloads, reload := reloadedService(t)
+	serving := filepath.Join(t.TempDir(), "serving")
 	// A marker in the command line finds leftover instances.
-	const serve = `cp "%s" "${KHA_CANDIDATE%/*}/serving" && exec sleep 3131`
+	serve := `cp "%s" ` + ShellQuote(serving) + ` && exec sleep 3131`
 	served := func(want string) func(dir string) ([]byte, Verifier, error) {
-		return func(work string) ([]byte, Verifier, error) {
+		return func(string) ([]byte, Verifier, error) {
+			_ = os.Remove(serving) // an earlier instance's
 			return []byte(want), verifyFunc(func(ctx context.Context, c *Client) error {
 				for ctx.Err() == nil {
-					out, _, err := c.Run(ctx, "cat "+ShellQuote(work+"/serving"), nil)
+					out, _, err := c.Run(ctx, "cat "+ShellQuote(serving), nil)
 					if err == nil && string(out) == "v2\n" {
 						return nil
 					}

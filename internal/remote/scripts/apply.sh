@@ -40,14 +40,16 @@ if [ -f "$target" ] && [ ! -L "$target" ] && cmp -s new "$target" && meta=$(stat
   if [ "$reload_again" = 1 ] && [ -n "$reload" ]; then run "$reload" || exit $EXIT_RELOAD_AGAIN; fi
   exit $EXIT_OK
 fi
-KHA_NEW=$work/new; export KHA_NEW
 if [ -n "$validate" ]; then
+  descriptor new
+  KHA_NEW=$descriptor; export KHA_NEW
   run "$validate"; rc=$?
   [ $rc = $EXIT_OK ] || [ $rc = $EXIT_TIMEOUT ] || [ -s log ] || [ -z "$explain" ] || {
     echo "--- the validate command printed no reason; running it again without -q:" >&2
     run "$explain"
   }
   [ $rc = $EXIT_OK ] || { [ $rc = $EXIT_TIMEOUT ] && exit $EXIT_VALIDATE_END; exit $EXIT_VALIDATE; }
+  exec 7<&-
 fi
 echo "$WORD_READY $existed"
 IFS= read -r answer && [ "$answer" = "$WORD_COMMIT" ] || exit $EXIT_NO_COMMIT

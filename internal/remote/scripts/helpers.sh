@@ -27,6 +27,15 @@ enter() {
     replaced
   fi
 }
+# descriptor opens a file of the private directory on descriptor 7, which
+# the commands run inherit, and names it in $descriptor: a command reads
+# the file through the descriptor, so no rename of a directory on its
+# path (a private directory swapped for a link) changes what it reads.
+descriptor() {
+  exec 7<"$1" || exit "$EXIT_UPLOAD"
+  descriptor=/dev/fd/7
+  [ -e "$descriptor" ] || descriptor=/proc/self/fd/7
+}
 unmake() {
   [ -n "${newdirs-}" ] && [ "${placed-0}" != 1 ] || return 0
   set -f; IFS='

@@ -11,7 +11,8 @@ sweep
 enter
 umask 077
 head -c "$size" >candidate || exit $EXIT_UPLOAD
-KHA_CANDIDATE=$work/candidate; export KHA_CANDIDATE
+descriptor candidate
+KHA_CANDIDATE=$descriptor; export KHA_CANDIDATE
 exec 3<&0
 (cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 2 "$limit" sh -c "$command") </dev/null >plog 2>&1 &
 pid=$!
