@@ -335,8 +335,8 @@ func (c *Client) command(s invocation) string {
 // script runs a script to its end and returns its output and exit status.
 func (c *Client) script(ctx context.Context, s invocation, stdin []byte) (stdout, stderr []byte, exit exitCode, err error) {
 	var in io.Reader
-	if stdin != nil {
-		in = bytes.NewReader(stdin)
+	if stdin != nil || s.lines != nil {
+		in = io.MultiReader(bytes.NewReader(s.lines), bytes.NewReader(stdin))
 	}
 	out, errOut, err := c.Run(ctx, c.command(s), in)
 	if status, ok := exitStatus(err); ok {
@@ -376,7 +376,7 @@ func (c *Client) converse(ctx context.Context, s invocation, content []byte) (*c
 		return nil, err
 	}
 	conv.lines = bufio.NewReader(stdout)
-	go func() { _, _ = conv.stdin.Write(content) }()
+	go func() { _, _ = conv.stdin.Write(append(s.lines, content...)) }()
 	return conv, nil
 }
 

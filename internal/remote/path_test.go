@@ -275,3 +275,30 @@ func TestCommandsReadWhatKhaWrote(t *testing.T) {
 		t.Fatalf("%s has %q", target, got)
 	}
 }
+
+// TestCommandLinesTellOthersNothing: what only kha and the owner need
+// (the private directory's suffix, the owner's claim, who applied it)
+// travels on stdin, not in a command line every local user can read.
+func TestCommandLinesTellOthersNothing(t *testing.T) {
+	c := neighbourHost(t)
+	dir := testhost.HostDir(t, 0o755, "root", "root")
+	seen := t.TempDir()
+	// The validate command runs while the script holds the private
+	// directory: it notes its name and every process's command line.
+	look := "ls -d " + ShellQuote(dir) + "/.lb.cfg.kha-* >" + ShellQuote(seen+"/work") + " && ps -eo args >" + ShellQuote(seen+"/ps") + " #%s"
+	claim := &Claim{ID: "c1a1m5ecre7", Note: "kha_file applied from /home/operator/estate on laptop-7", Capture: true}
+	if _, err := c.Put(context.Background(), File{Path: filepath.Join(dir, "lb.cfg"), Content: []byte("x\n"), ValidateCommand: look, Claim: claim}); err != nil {
+		t.Fatal(err)
+	}
+	work := strings.TrimSpace(string(mustRead(t, seen+"/work")))
+	suffix := work[strings.LastIndex(work, "-")+1:]
+	ps := string(mustRead(t, seen+"/ps"))
+	if !strings.Contains(ps, "sh -c") || !strings.Contains(ps, "lb.cfg") {
+		t.Fatalf("the script is not among the processes:\n%s", ps)
+	}
+	for _, secret := range []string{suffix, claim.ID, "/home/operator/estate", "laptop-7"} {
+		if len(secret) < 6 || strings.Contains(ps, secret) {
+			t.Errorf("a command line shows %q:\n%s", secret, ps)
+		}
+	}
+}

@@ -50,10 +50,10 @@ var preflightBody string
 type preflightArgs struct {
 	Target           string `sh:"target"`
 	CreateParentDirs bool   `sh:"mkdirs"`
-	Command          string `sh:"command"` // run on "$KHA_CANDIDATE"
-	Size             int    `sh:"size"`    // of the configuration on stdin
-	Limit            int    `sh:"limit"`   // seconds the instance may run
-	Rand             string `sh:"rand"`    // suffix of the private directory
+	Command          string `sh:"command"`    // run on "$KHA_CANDIDATE"
+	Size             int    `sh:"size"`       // of the configuration on stdin
+	Limit            int    `sh:"limit"`      // seconds the instance may run
+	Rand             string `sh:"rand,stdin"` // suffix of the private directory
 }
 
 // errExitedEarly: the throwaway instance ended before its check passed.

@@ -221,7 +221,11 @@ var shellDefinitions = func() string {
 // argument order, each named in its `sh` tag by the shell variable that
 // holds it. A string field is passed as it is, a bool as 1 or 0, an int in
 // decimal; a []string field, which must be A's only one, passes its
-// elements as the arguments ("$@").
+// elements as the arguments ("$@"). A string field tagged `sh:"name,stdin"`
+// is not an argument but a line on stdin, before the content: every local
+// user can read a command line (ps), and such a field is no one else's
+// business (the private directory's suffix, the owner's claim and who
+// that is); a newline in it becomes a space.
 type script[A any] struct {
 	text string
 }
@@ -231,7 +235,7 @@ type script[A any] struct {
 // its variable.
 func newScript[A any](body string) script[A] {
 	t := reflect.TypeFor[A]()
-	var params []string
+	var params, reads []string
 	for i := range t.NumField() {
 		field := t.Field(i)
 		switch field.Type.Kind() {
@@ -244,18 +248,35 @@ func newScript[A any](body string) script[A] {
 		default:
 			panic(fmt.Sprintf("%s.%s: a parameter is a string, bool, int or []string", t, field.Name))
 		}
-		name := field.Tag.Get("sh")
-		if name == "" {
+		name, where := parameter(field)
+		switch {
+		case name == "":
 			panic(fmt.Sprintf("%s.%s has no sh tag", t, field.Name))
+		case where == fromStdin && field.Type.Kind() != reflect.String:
+			panic(fmt.Sprintf("%s.%s: a parameter on stdin is a string", t, field.Name))
+		case where == fromStdin:
+			reads = append(reads, "IFS= read -r "+name+" || exit \"$EXIT_UPLOAD\"\n")
+		default:
+			params = append(params, fmt.Sprintf("%s=${%d}", name, len(params)+1))
 		}
-		params = append(params, fmt.Sprintf("%s=${%d}", name, i+1))
 	}
 	header := "set -u\n" + shellDefinitions
 	if len(params) > 0 {
 		header += strings.Join(params, " ") + "\n"
 	}
+	header += strings.Join(reads, "")
 	scripts = append(scripts, generated{header: header, body: body})
 	return script[A]{text: header + body}
+}
+
+// fromStdin is the tag option of a parameter read from stdin.
+const fromStdin = "stdin"
+
+// parameter is a field's shell variable and, for one read from stdin,
+// fromStdin.
+func parameter(field reflect.StructField) (name, where string) {
+	name, where, _ = strings.Cut(field.Tag.Get("sh"), ",")
+	return name, where
 }
 
 // generated is a script's generated header and its hand-written body.
@@ -264,20 +285,27 @@ type generated struct{ header, body string }
 // scripts lists every script, for the test that checks their bodies.
 var scripts []generated
 
-// invocation is a script with its arguments.
+// invocation is a script with its arguments and the lines its stdin
+// starts with.
 type invocation struct {
-	text string
-	args []string
+	text  string
+	args  []string
+	lines []byte
 }
 
-// with returns the script with a's fields as its arguments (newScript
-// checked their kinds).
+// with returns the script with a's fields as its arguments and stdin
+// lines (newScript checked their kinds).
 func (s script[A]) with(a A) invocation {
 	v := reflect.ValueOf(a)
 	var args []string
+	var lines []byte
 	for i := range v.NumField() {
 		switch field := v.Field(i); field.Kind() {
 		case reflect.String:
+			if _, where := parameter(v.Type().Field(i)); where == fromStdin {
+				lines = append(lines, strings.NewReplacer("\n", " ", "\r", " ").Replace(field.String())+"\n"...)
+				continue
+			}
 			args = append(args, field.String())
 		case reflect.Bool:
 			args = append(args, map[bool]string{false: "0", true: "1"}[field.Bool()])
@@ -289,5 +317,5 @@ func (s script[A]) with(a A) invocation {
 			}
 		}
 	}
-	return invocation{text: s.text, args: args}
+	return invocation{text: s.text, args: args, lines: lines}
 }

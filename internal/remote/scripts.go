@@ -112,9 +112,9 @@ type applyArgs struct {
 	// when Validate has no -q.
 	Explain string `sh:"explain"`
 	Reload  string `sh:"reload"`
-	Size    int    `sh:"size"`  // of the content on stdin
-	Limit   int    `sh:"limit"` // seconds a command may take; 0: no limit
-	Rand    string `sh:"rand"`  // suffix of the private directory
+	Size    int    `sh:"size"`       // of the content on stdin
+	Limit   int    `sh:"limit"`      // seconds a command may take; 0: no limit
+	Rand    string `sh:"rand,stdin"` // suffix of the private directory
 	Verify  bool   `sh:"verify"`
 	// ReloadAgain runs Reload where the host has the file already.
 	ReloadAgain bool `sh:"reload_again"`
@@ -123,8 +123,8 @@ type applyArgs struct {
 	ExpectSHA256 string `sh:"expect"`
 	// Claim is the owner's claim in the path's record; empty keeps no
 	// record (see Claim).
-	Claim   string `sh:"claim"`
-	Note    string `sh:"note"`
+	Claim   string `sh:"claim,stdin"`
+	Note    string `sh:"note,stdin"`
 	Adopt   bool   `sh:"adopt"`
 	Capture bool   `sh:"capture"`
 }
@@ -166,10 +166,10 @@ type removeArgs struct {
 	Target  string `sh:"target"`
 	Command string `sh:"command"`
 	Limit   int    `sh:"limit"`
-	Rand    string `sh:"rand"`
+	Rand    string `sh:"rand,stdin"`
 	// Claim is the owner's claim, to find the path's record; empty: the
 	// resource kept none.
-	Claim string `sh:"claim"`
+	Claim string `sh:"claim,stdin"`
 	// Restore puts back the file the record saved instead of deleting;
 	// Saved says the owner knows one was saved.
 	Restore bool `sh:"restore"`
@@ -208,7 +208,7 @@ type blockArgs struct {
 	Marker string `sh:"marker"`
 	Apply  bool   `sh:"apply"` // false removes the block
 	Limit  int    `sh:"limit"`
-	Rand   string `sh:"rand"`
+	Rand   string `sh:"rand,stdin"`
 	// Created: kha made the file for the block, so removing the block
 	// removes a file it leaves empty.
 	Created bool `sh:"created"`
@@ -260,7 +260,7 @@ type certArgs struct {
 	Serial     string `sh:"serial"`  // hex
 	Days       int    `sh:"days"`
 	Reload     string `sh:"reload"`
-	Confirm    int    `sh:"confirm"` // seconds the verdict may take after the reload
-	Limit      int    `sh:"limit"`   // seconds a command may take; 0: no limit
-	Rand       string `sh:"rand"`    // suffix of the private directory
+	Confirm    int    `sh:"confirm"`    // seconds the verdict may take after the reload
+	Limit      int    `sh:"limit"`      // seconds a command may take; 0: no limit
+	Rand       string `sh:"rand,stdin"` // suffix of the private directory
 }
