@@ -302,3 +302,44 @@ func TestCommandLinesTellOthersNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionUserAndItsGroup: the connection user counts as root does,
+// under sudo too: a directory of its own passes, and so does one its own
+// group can write while it is the group's only member; root's group
+// counts only when kha connects as root, and the connection user's group
+// not then.
+func TestConnectionUserAndItsGroup(t *testing.T) {
+	testhost.RequireNeighbour(t)
+	c, rootCfg := unprivilegedClient(t)
+	sudoCfg := rootCfg
+	sudoCfg.User, sudoCfg.Sudo = testhost.UnprivilegedUser, true
+	sudo, _ := client(t, sudoCfg)
+	root, _ := client(t, rootCfg)
+	user := testhost.UnprivilegedUser
+	for _, tc := range []struct {
+		name         string
+		client       *Client
+		mode         os.FileMode
+		owner, group string
+		why          string // "" passes
+	}{
+		{"the user's own directory, without sudo", c, 0o755, user, user, ""},
+		{"the user's own directory, under sudo", sudo, 0o755, user, user, ""},
+		{"a directory the user's own group writes, under sudo", sudo, 0o775, "root", user, ""},
+		{"a directory root's group writes, under sudo", sudo, 0o775, "root", "root", "the members of group root can write to it (mode 775)"},
+		{"a directory the user's group writes, as root", root, 0o775, "root", user, "the members of group " + user + " can write to it (mode 775)"},
+		{"the neighbour's directory, under sudo", sudo, 0o755, testhost.Neighbour, testhost.Neighbour, "it is owned by " + testhost.Neighbour},
+		{"a directory the neighbour's group writes, under sudo", sudo, 0o775, user, testhost.Neighbour, "the members of group " + testhost.Neighbour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := testhost.HostDir(t, tc.mode, tc.owner, tc.group)
+			_, err := tc.client.Put(context.Background(), File{Path: filepath.Join(dir, "lb.cfg"), Content: []byte("x\n")})
+			if tc.why == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tc.why != "" && (!refused(err, exitUnsafeDir) || !strings.Contains(err.Error(), tc.why)) {
+				t.Fatalf("want %s refused (%s), got %v", dir, tc.why, err)
+			}
+		})
+	}
+}
