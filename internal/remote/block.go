@@ -125,7 +125,7 @@ func (b Block) observe(ctx context.Context, c *Client) (Observed, error) {
 		return Observed{}, &StepError{Host: c.cfg.Address(), Step: "read block", Path: b.Path, Output: trimOutput(errOut), Err: err}
 	}
 	if len(out) == 0 {
-		return Observed{}, nil
+		return Observed{Notice: unsafeNotice(b.Path, errOut)}, nil
 	}
-	return Observed{Exists: true, SHA256: SHA256(out), State: string(out)}, nil
+	return Observed{Exists: true, SHA256: SHA256(out), State: string(out), Notice: unsafeNotice(b.Path, errOut)}, nil
 }

@@ -36,8 +36,10 @@ const maxEditSize = 1 << 20
 
 // readScript prints a regular file's permission bits (octal) on a line
 // of their own, then its content, at most max bytes, or exits
-// $EXIT_MISSING when there is no file.
-var readScript = newScript[readArgs](readBody)
+// $EXIT_MISSING when there is no file. When an apply would refuse the
+// file's directory (safe_path), a line "$WORD_UNSAFE <where>: <why>" on
+// stderr says so.
+var readScript = newScript[readArgs](pathCheck + readBody)
 
 //go:embed scripts/read.sh
 var readBody string
@@ -51,38 +53,39 @@ type readArgs struct {
 // ReadFile returns a file's content. It is the caller's to keep out of
 // logs and state; the engine logs only the path and the size.
 func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
-	content, _, err := c.readFile(ctx, path)
+	content, _, _, err := c.readFile(ctx, path)
 	return content, err
 }
 
-// readFile returns a file's content and its permission bits.
-func (c *Client) readFile(ctx context.Context, path string) ([]byte, fs.FileMode, error) {
+// readFile returns a file's content, its permission bits and, when an
+// apply would refuse its directory, a notice that says why.
+func (c *Client) readFile(ctx context.Context, path string) ([]byte, fs.FileMode, Notice, error) {
 	if err := checkPath(path); err != nil {
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: err}
+		return nil, 0, Notice{}, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: err}
 	}
 	stdout, stderr, exit, err := c.script(ctx, readScript.with(readArgs{Target: path, Max: maxEditSize + 1}), nil)
 	switch {
 	case err != nil:
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: err}
+		return nil, 0, Notice{}, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: err}
 	case exit == exitMissing:
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: fs.ErrNotExist}
+		return nil, 0, Notice{}, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: fs.ErrNotExist}
 	case exit != exitOK:
 		out := trimOutput(stderr)
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Output: out, Err: c.sudoHint(out, exit)}
+		return nil, 0, Notice{}, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Output: out, Err: c.sudoHint(out, exit)}
 	}
 	bits, content, _ := bytes.Cut(stdout, []byte("\n"))
 	mode, err := strconv.ParseUint(string(bits), 8, 32)
 	switch {
 	case err != nil:
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: fmt.Errorf("unexpected mode %q", Printable(string(bits)))}
+		return nil, 0, Notice{}, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: fmt.Errorf("unexpected mode %q", Printable(string(bits)))}
 	case len(content) > maxEditSize:
-		return nil, 0, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
+		return nil, 0, Notice{}, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: path, Err: fmt.Errorf("larger than %d bytes", maxEditSize)}
 	}
 	c.log(ctx, LevelDebug, "read", map[string]any{"path": path, "bytes": len(content)})
 	if c.reads != nil {
 		c.reads[path] = content
 	}
-	return content, fs.FileMode(mode) & fs.ModePerm, nil
+	return content, fs.FileMode(mode) & fs.ModePerm, unsafeNotice(path, stderr), nil
 }
 
 // readForEdit is the content an edit of path starts from: what the
@@ -194,7 +197,7 @@ func LeftInPlace(err error) bool {
 
 // observe reports what the host's file has of f's change.
 func (f EditedFile) observe(ctx context.Context, c *Client) (Observed, error) {
-	current, mode, err := c.readFile(ctx, f.Path)
+	current, mode, unsafe, err := c.readFile(ctx, f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Observed{}, nil
 	}
@@ -205,8 +208,8 @@ func (f EditedFile) observe(ctx context.Context, c *Client) (Observed, error) {
 	if err != nil {
 		return Observed{}, &StepError{Host: c.cfg.Address(), Step: StepRead, Path: f.Path, Err: err}
 	}
-	o := Observed{Exists: true, SHA256: SHA256([]byte(state)), State: state}
-	if f.Credentials && mode&0o077 != 0 {
+	o := Observed{Exists: true, SHA256: SHA256([]byte(state)), State: state, Notice: unsafe}
+	if f.Credentials && mode&0o077 != 0 && unsafe.Detail == "" {
 		o.Notice = Notice{Summary: "Credentials Readable by Other Users", Detail: fmt.Sprintf("%s holds credentials (a client key) "+
 			"and has mode %04o: users other than its owner can read it. kha edits the file and keeps its mode; make it "+
 			"private again with chmod 600 %s, as kubeadm writes it.", f.Path, mode, f.Path)}

@@ -479,6 +479,21 @@ func (c *Client) Observe(ctx context.Context, items []Item) ([]Observed, error) 
 	return out, nil
 }
 
+// unsafeNotice is the warning of a read whose script said (a line
+// "$WORD_UNSAFE <where>: <why>" in output) that an apply would refuse
+// path's directory; none when it did not.
+func unsafeNotice(path string, output []byte) Notice {
+	for line := range strings.Lines(string(output)) {
+		if text, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), wordUnsafe+" "); ok {
+			return Notice{Summary: "Directory Not Safe", Detail: fmt.Sprintf("An apply or destroy will refuse %s: another "+
+				"local user could change where a path through its directory leads: %s. Make every directory from / to it "+
+				"root's (or the connection user's) and writable by no one else (chown root; chmod go-w; setfacl -b), or set "+
+				"the sticky bit (chmod +t) of one everyone writes to.", path, Printable(text))}
+		}
+	}
+	return Notice{}
+}
+
 // parseStat reads statScript's output for paths; a record not kha's is a
 // notice only where claimed says kha keeps one.
 func parseStat(lines []string, paths []string, claimed []bool) ([]Observed, error) {
@@ -489,10 +504,7 @@ func parseStat(lines []string, paths []string, claimed []bool) ([]Observed, erro
 		for ; len(lines) > 0; lines = lines[1:] {
 			word, text, _ := strings.Cut(lines[0], " ")
 			if word == wordUnsafe {
-				out[i].Notice = Notice{Summary: "Directory Not Safe", Detail: fmt.Sprintf("An apply or destroy will refuse "+
-					"%s: another local user could change where a path through its directory leads: %s. Make every "+
-					"directory from / to it root's (or the connection user's) and writable by no one else (chown root; "+
-					"chmod go-w; setfacl -b), or set the sticky bit (chmod +t) of one everyone writes to.", paths[i], Printable(text))}
+				out[i].Notice = unsafeNotice(paths[i], []byte(lines[0]))
 			} else if word == wordForeignRecord && claimed[i] && out[i].Notice.Detail == "" {
 				out[i].Notice = Notice{Summary: "Record Not kha's", Detail: fmt.Sprintf("%s, where kha keeps its record of %s, "+
 					"is a link, not a directory, or another user's: kha did not make it (was it replaced?). An apply refuses "+

@@ -111,9 +111,11 @@ func TestNeighbourAncestors(t *testing.T) {
 			if _, err := c.Put(ctx, Block{Path: target, Marker: "api", Content: []byte("10.0.0.1 api")}); !refused(err, exitUnsafeDir) {
 				t.Fatalf("a block: want it refused, got %v", err)
 			}
-			o := observe(t, c, File{Path: target, Claim: &Claim{ID: "lb"}})
-			if o.Notice.Summary != "Directory Not Safe" || !strings.Contains(o.Notice.Detail, unsafe+": ") || !strings.Contains(o.Notice.Detail, tc.why) {
-				t.Fatalf("the refresh: want a warning naming %s, got %+v", unsafe, o.Notice)
+			for _, it := range []Item{File{Path: target, Claim: &Claim{ID: "lb"}}, Block{Path: target, Marker: "api"}} {
+				o := observe(t, c, it)
+				if o.Notice.Summary != "Directory Not Safe" || !strings.Contains(o.Notice.Detail, unsafe+": ") || !strings.Contains(o.Notice.Detail, tc.why) {
+					t.Fatalf("the refresh of a %T: want a warning naming %s, got %+v", it, unsafe, o.Notice)
+				}
 			}
 			err = c.Remove(ctx, File{Path: target, Claim: &Claim{ID: "lb", Recorded: true}}, "touch /nonexistent/x")
 			if !refused(err, exitUnsafeDir) {

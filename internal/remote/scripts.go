@@ -216,8 +216,9 @@ type blockArgs struct {
 
 // blockReadScript prints the marked block of the target (markers
 // included, CRs dropped), nothing when there is none, and refuses a
-// damaged block.
-var blockReadScript = newScript[blockReadArgs](blockReadBody)
+// damaged block; like readScript, it says on stderr when an apply would
+// refuse the target's directory.
+var blockReadScript = newScript[blockReadArgs](pathCheck + blockReadBody)
 
 //go:embed scripts/block_read.sh
 var blockReadBody string

@@ -1,3 +1,4 @@
+safe_path "${target%/*}" || echo "$WORD_UNSAFE $unsafe_at: $unsafe_why" >&2
 [ -f "$target" ] || exit $EXIT_OK
 awk -v b="# BEGIN kha $marker" -v e="# END kha $marker" -v damaged="$EXIT_DAMAGED" '
 { line = $0; sub(/\r$/, "", line) }
