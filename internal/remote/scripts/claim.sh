@@ -12,15 +12,15 @@ claim_record() {
     return 0
   fi
   into_record
-  if [ -f record ]; then ln -- record "$work/held-record" || exit $EXIT_RECORD; fi
+  if [ -f record ]; then ln -- record "$fds/6/held-record" || exit $EXIT_RECORD; fi
   printf 'claim=%s\nnote=%s\nexisted=%s\n%s' "$claim" "$note" "$existed" "$made" >record.new &&
-    mv -fT -- record.new record || { cd -- "$work" || replaced; unclaim; exit "$EXIT_RECORD"; }
-  cd -- "$work" || replaced
+    mv -fT -- record.new record || { back_to_work; unclaim; exit "$EXIT_RECORD"; }
+  back_to_work
 }
 unclaim() {
   if [ "$fresh" = 1 ]; then
     rm -rf -- "$rec"
   elif [ -e held-record ]; then
-    (into_record && mv -fT -- "$work/held-record" record)
+    (into_record && mv -fT -- "$fds/6/held-record" record)
   fi
 }

@@ -26,6 +26,15 @@ enter() {
   else
     replaced
   fi
+  # Descriptor 6 holds the private directory: a return to it, and a path
+  # into it from elsewhere ("$fds/6/<name>"), reach this directory and no
+  # other, whatever is renamed on the way.
+  exec 6<.
+}
+# back_to_work returns to the private directory from elsewhere (the
+# record), or stops if what its path names is another directory.
+back_to_work() {
+  cd -- "$work" && [ . -ef "$fds/6" ] || replaced
 }
 # descriptor opens a file of the private directory on descriptor 7, which
 # the commands run inherit, and names it in $descriptor: a command reads
@@ -33,8 +42,7 @@ enter() {
 # path (a private directory swapped for a link) changes what it reads.
 descriptor() {
   exec 7<"$1" || exit "$EXIT_UPLOAD"
-  descriptor=/dev/fd/7
-  [ -e "$descriptor" ] || descriptor=/proc/self/fd/7
+  descriptor=$fds/7
 }
 unmake() {
   [ -n "${newdirs-}" ] && [ "${placed-0}" != 1 ] || return 0
@@ -50,9 +58,9 @@ replaced() {
 # shellcheck disable=SC2154 # $limit is a parameter of each script that runs a command
 run() {
   if [ "$limit" != 0 ] && command -v timeout >/dev/null; then
-    (cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 5 "$limit" sh -c "$1") </dev/null >log 2>&1
+    (cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 5 "$limit" sh -c "$1") </dev/null >log 2>&1 6<&-
   else
-    (cd 2>/dev/null || cd /; umask "$umask0"; exec sh -c "$1") </dev/null >log 2>&1
+    (cd 2>/dev/null || cd /; umask "$umask0"; exec sh -c "$1") </dev/null >log 2>&1 6<&-
   fi
   status=$?
   while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done <log >&2

@@ -14,7 +14,7 @@ head -c "$size" >candidate || exit $EXIT_UPLOAD
 descriptor candidate
 KHA_CANDIDATE=$descriptor; export KHA_CANDIDATE
 exec 3<&0
-(cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 2 "$limit" sh -c "$command") </dev/null >plog 2>&1 &
+(cd 2>/dev/null || cd /; umask "$umask0"; exec timeout -k 2 "$limit" sh -c "$command") </dev/null >plog 2>&1 6<&- &
 pid=$!
 echo "$WORD_STARTED"
 (IFS= read -r stop <&3; kill "$pid" 2>/dev/null) &

@@ -13,3 +13,6 @@ done 2>/dev/null </proc/self/status
 [ -n "$euid" ] || euid=$(id -u)
 conn_uid=$euid
 [ "$euid" != 0 ] || conn_uid=${SUDO_UID:-0}
+# Where a process finds its own open descriptors by number.
+fds=/dev/fd
+[ -e /dev/fd/0 ] || fds=/proc/self/fd
