@@ -215,13 +215,15 @@ func TestAccNeighbour_destroyThroughALink(t *testing.T) {
 
 // TestAccNeighbour_writableDirectories: a directory another local user
 // can write without the sticky bit is refused at apply, naming it, why
-// and the fix; with the sticky bit kha works there.
+// and the fix, and so is a path through one by a link, whoever made it;
+// with the sticky bit kha works there.
 func TestAccNeighbour_writableDirectories(t *testing.T) {
 	t.Parallel()
 	s := neighbourHost(t)
 	open := testhost.HostDir(t, 0o777, "root", "root")
 	theirs := testhost.HostDir(t, 0o755, testhost.Neighbour, testhost.Neighbour)
 	sticky := testhost.StickyDir(t)
+	roots := testhost.HostDir(t, 0o755, "root", "root")
 	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
@@ -233,13 +235,32 @@ func TestAccNeighbour_writableDirectories(t *testing.T) {
 				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "hosts_path", filepath.Join(theirs, "hosts")),
 				ExpectError: inOrder("it is owned by " + testhost.Neighbour + ", who can rename anything in it"),
 			},
+			{
+				// A link the neighbour made to root's directory, and one of
+				// root's into the neighbour's: both paths go through theirs.
+				PreConfig: func() {
+					testhost.AsNeighbour(t, "ln -s "+remote.ShellQuote(roots)+" "+remote.ShellQuote(filepath.Join(theirs, "conf")))
+					if err := os.Symlink(theirs, filepath.Join(roots, "theirs")); err != nil {
+						t.Fatal(err)
+					}
+				},
+				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "file_path", filepath.Join(theirs, "conf", "lb.cfg")),
+				ExpectError: inOrder(theirs+" is not safe", "it is owned by "+testhost.Neighbour),
+			},
+			{
+				ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "hosts_path", filepath.Join(roots, "theirs", "hosts")),
+				ExpectError: inOrder(theirs+" is not safe", "it is owned by "+testhost.Neighbour),
+			},
 			{ConfigDirectory: neighbourFixture, ConfigVariables: neighbourVars(s, "file_path", filepath.Join(sticky, "lb.cfg"))},
 		},
 	}))
-	for _, dir := range []string{open, theirs} {
-		if err := nothingIn(dir)(nil); err != nil {
-			t.Fatal(err)
+	for dir, link := range map[string]string{roots: "theirs", theirs: "conf"} {
+		if left, _ := os.ReadDir(dir); len(left) != 1 || left[0].Name() != link {
+			t.Fatalf("kha wrote into %s through a link: %v", dir, left)
 		}
+	}
+	if err := nothingIn(open)(nil); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -345,3 +345,36 @@ func TestConnectionUserAndItsGroup(t *testing.T) {
 		})
 	}
 }
+
+// TestSafePathWithoutGetfacl: on a host without getfacl, a group-writable
+// directory with an ACL is refused, naming it (ls -l shows its +), while
+// one whose ACL grants no write passes: its group bits, the ACL's mask,
+// say no entry can write.
+func TestSafePathWithoutGetfacl(t *testing.T) {
+	testhost.RequireNeighbour(t)
+	bin := t.TempDir()
+	for _, tool := range []string{"stat", "readlink", "ls", "printf", "id"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	judge := func(dir string) (string, error) {
+		cmd := exec.Command("sh", "-c", "set -u\n"+pathCheck+`safe_path "$1" || { echo "$unsafe_at: $unsafe_why"; exit 1; }`, "sh", dir)
+		cmd.Env = []string{"PATH=" + bin}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	writable, readable := testhost.HostDir(t, 0o755, "root", "root"), testhost.HostDir(t, 0o755, "root", "root")
+	setfacl(t, "u:"+testhost.Neighbour+":rwx", writable)
+	setfacl(t, "u:"+testhost.Neighbour+":rx", readable)
+	if out, err := judge(writable); err == nil || !strings.Contains(out, writable+": it has an ACL") || !strings.Contains(out, "install acl") {
+		t.Fatalf("want %s refused for its ACL, got %q (%v)", writable, out, err)
+	}
+	if out, err := judge(readable); err != nil {
+		t.Fatalf("an ACL that grants no write: %q (%v)", out, err)
+	}
+}
