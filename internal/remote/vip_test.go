@@ -24,11 +24,7 @@ func TestSeeVIP(t *testing.T) {
 	strangerNS, _ := seg.NewMember(t)
 	vip := seg.Prefix() + "100"
 	c, _ := client(t, configFor(srv))
-	link, err := exec.Command("ip", "-n", host.NS, "-br", "link", "show", testhost.SegmentInterface).Output()
-	if err != nil || len(strings.Fields(string(link))) < 3 {
-		t.Fatalf("%s's MAC address: %v %q", testhost.SegmentInterface, err, link)
-	}
-	hostMAC := strings.Fields(string(link))[2]
+	hostMAC := seg.MAC(t, host.NS)
 	see := func(vip string) (route string, local bool, vipAnswers, peerAnswers []string) {
 		t.Helper()
 		s, err := c.SeeVIP(context.Background(), vip, testhost.SegmentInterface, []string{peer})
