@@ -153,15 +153,16 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 				"(ARP through `arping` for IPv4, the kernel's neighbour discovery through `ping` for IPv6). A VIP that another " +
 				"host already holds, or that lies behind a router, stops the apply before anything changes on the node, with " +
 				"the answering MAC address in the error; a node without `arping` (Debian's `arping` or `iputils-arping`) gets " +
-				"a warning instead. Unlike kubespray, which claims the VIP unchecked, kha looks first: a duplicate address " +
+				"a warning instead. " + vipNeighbourDoc + " Unlike kubespray, which claims the VIP unchecked, kha looks first: a duplicate address " +
 				"splits the clients between two hosts and shows only as intermittent failures. Set `false` where the VIP is " +
 				"routed to the nodes rather than on their link. Default `true`."},
 		"vip_holders": vipHoldersAttribute("Who held `vip` at the last refresh, as this node saw it on its link (`check_vip`): "+
 			"the names of the nodes of `nodes` that hold it, and the MAC address of any other host that answers for it. Two "+
 			"holders of the pair are a split brain: the nodes do not hear each other's VRRP adverts.",
-			"runs `reload_command` on a node that still sees the VIP so, though its configuration stays: the default "+
-				"`systemctl reload-or-restart keepalived` starts a keepalived that stopped, and a reload makes the nodes advertise "+
-				"again"),
+			"runs `reload_command` on a node that still sees nobody hold the VIP, itself included, though its configuration "+
+				"stays: the default `systemctl reload-or-restart keepalived` starts a keepalived that stopped. Two holders are "+
+				"a warning only: what a node hears of the other is what a host on the link that answers with the other's MAC "+
+				"address would show too, and must not make the holder reload at every apply"),
 	}
 	resp.Schema = schema.Schema{
 		Version: 1,
@@ -223,7 +224,7 @@ func (m *keepalivedConfigModel) Render(config *keepalivedConfigModel) (hostres.R
 		return hostres.Rendered{}, diags
 	}
 	check := m.vipCheck()
-	if appendProblems(&diags, m.vipWatch.problems(check), false); diags.HasError() {
+	if appendProblems(&diags, m.vipWatch.problems(check, text), false); diags.HasError() {
 		return hostres.Rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)
@@ -231,19 +232,19 @@ func (m *keepalivedConfigModel) Render(config *keepalivedConfigModel) (hostres.R
 	if script := m.trackScript(); script != "" {
 		files = append(files, remote.File{Path: m.TrackScriptPath.ValueString(), Content: []byte(script), Mode: 0o755, CreateParentDirs: true})
 	}
-	// A pair that holds its VIP on no node, or on both, is reloaded
-	// though its configuration stays: keepalived comes back, or the nodes
-	// advertise again and elect one holder.
+	// A node that sees nobody hold the VIP, itself included, is reloaded
+	// though its configuration stays: keepalived comes back. A split brain
+	// it hears of is not its own word (vipcheck.Unheld).
 	files = append(files, remote.File{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
 		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString(),
-		ReloadAgain: m.vipWatch.astray(check)})
+		ReloadAgain: m.vipWatch.unheld(check)})
 	return hostres.Rendered{Files: files, RemoveCommand: m.DestroyCommand.ValueString()}, diags
 }
 
 // vipCheck is the check of the VIP this node is about to claim.
 func (m *keepalivedConfigModel) vipCheck() vipcheck.Check {
 	c := vipcheck.Check{VIP: m.VIP.ValueString(), Interface: m.Interface.ValueString(), Self: m.Node.ValueString(),
-		Noun: "the nodes of `nodes`", VIPAttr: problem.Root("vip"), InterfaceAttr: problem.Root("interface"),
+		Noun: "the nodes of `nodes`", VIPAttr: problem.Root("vip"), InterfaceAttr: problem.Root("interface"), NodesAttr: problem.Root("nodes"),
 		SplitCause: "The holders do not hear each other: check that VRRP (IP protocol 112) passes between the nodes of " +
 			"`nodes`, and that another host does not claim the address."}
 	for _, n := range m.Nodes {
@@ -256,6 +257,8 @@ func (m *keepalivedConfigModel) vipCheck() vipcheck.Check {
 // false, and the configuration names the nodes (an import's state does
 // not until its first apply).
 func (m *keepalivedConfigModel) checksVIP() bool { return m.Nodes != nil && m.checkOn() }
+
+func (m *keepalivedConfigModel) claimPath() string { return m.ConfigPath.ValueString() }
 
 func (m *keepalivedConfigModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
 	return readVIP(ctx, c, destroying, m)

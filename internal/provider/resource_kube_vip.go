@@ -227,7 +227,7 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				"kernel's neighbour discovery through `ping` for IPv6). A VIP that another host already holds, or that lies " +
 				"behind a router or on another interface, stops the apply before anything changes on the node, with the " +
 				"answering MAC address in the error: kube-vip would otherwise start on a fresh `kubeadm init` and never bring the " +
-				"VIP up, or share it with the other host. A node without `arping` gets a warning instead. Unlike kubespray, which " +
+				"VIP up, or share it with the other host. A node without `arping` gets a warning instead. " + vipNeighbourDoc + " Unlike kubespray, which " +
 				"starts kube-vip unchecked, kha looks first. Checked in `arp` mode with an IP `address` and `nodes` set; " +
 				"`true` elsewhere is an error. Default `true` where it can check."},
 		"vip_holders": vipHoldersAttribute("Who held `address` at the last refresh, as this node saw it on its link "+
@@ -358,6 +358,8 @@ func (m *kubeVIPModel) checksVIP() bool {
 	return m.Nodes != nil && m.checkOn() && m.spec().LinkUnchecked() == ""
 }
 
+func (m *kubeVIPModel) claimPath() string { return m.ManifestPath.ValueString() }
+
 func (m *kubeVIPModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
 	return readVIP(ctx, c, destroying, m)
 }
@@ -383,12 +385,12 @@ func (m *kubeVIPModel) Render(config *kubeVIPModel) (hostres.Rendered, diag.Diag
 		appendProblems(&diags, ps, true)
 		return hostres.Rendered{}, diags
 	}
-	if appendProblems(&diags, m.vipWatch.problems(m.vipCheck()), false); diags.HasError() {
-		return hostres.Rendered{}, diags
-	}
 	text, err := kubevip.Render(m.spec())
 	if err != nil {
 		diags.AddError("Rendering Failed", err.Error()+". This is always a bug in the provider.")
+		return hostres.Rendered{}, diags
+	}
+	if appendProblems(&diags, m.vipWatch.problems(m.vipCheck(), text), false); diags.HasError() {
 		return hostres.Rendered{}, diags
 	}
 	m.Rendered = types.StringValue(text)

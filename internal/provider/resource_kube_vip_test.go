@@ -160,6 +160,8 @@ type planRecorder struct {
 	tfprotov6.ProviderServer
 	mu    sync.Mutex
 	diags []*tfprotov6.Diagnostic
+	// applied are the applies' diagnostics, apart from the plans'.
+	applied []*tfprotov6.Diagnostic
 }
 
 func (p *planRecorder) factories() map[string]func() (tfprotov6.ProviderServer, error) {
@@ -201,6 +203,16 @@ func (p *planRecorder) ReadResource(ctx context.Context, req *tfprotov6.ReadReso
 	return resp, err
 }
 
+func (p *planRecorder) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	resp, err := p.ProviderServer.ApplyResourceChange(ctx, req)
+	if resp != nil {
+		p.mu.Lock()
+		p.applied = append(p.applied, resp.Diagnostics...)
+		p.mu.Unlock()
+	}
+	return resp, err
+}
+
 // record keeps a response's diagnostics.
 func (p *planRecorder) record(diags []*tfprotov6.Diagnostic) {
 	p.mu.Lock()
@@ -208,7 +220,18 @@ func (p *planRecorder) record(diags []*tfprotov6.Diagnostic) {
 	p.diags = append(p.diags, diags...)
 }
 
-func (p *planRecorder) reset() { p.take() }
+func (p *planRecorder) reset() {
+	p.take()
+	p.takeApplied()
+}
+
+func (p *planRecorder) takeApplied() []*tfprotov6.Diagnostic {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.applied
+	p.applied = nil
+	return d
+}
 
 func (p *planRecorder) take() []*tfprotov6.Diagnostic {
 	p.mu.Lock()
@@ -231,7 +254,9 @@ func (f planCheckFunc) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest
 // manifest is written; one the other node holds (a running control plane)
 // is fine and shows in vip_holders; a second holder is reported by the
 // next plan with where to look (the Lease), and plans vip_holders anew;
-// one off the default route's link is refused at `interface`.
+// a neighbour that answers for the VIP cannot stop an apply that leaves
+// the manifest as it is, nor hide among the nodes (neighbourSteps); one
+// off the default route's link is refused at `interface`.
 func TestAccKubeVIP_checksTheVIP(t *testing.T) {
 	t.Parallel()
 	check := newVIPCheckTest(t)
@@ -258,11 +283,12 @@ resource "kha_kube_vip" "cp1" {
 	check.config = config(vip)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: recorder.factories(),
-		Steps: append(check.steps(t, recorder, "kubectl -n kube-system get lease plndr-cp-lock"),
+		Steps: append(append(check.steps(t, recorder, "kubectl -n kube-system get lease plndr-cp-lock"),
+			check.neighbourSteps(t, recorder, strings.Replace(check.config, "manifest_path", "port          = 6444\n  manifest_path", 1))...),
 			resource.TestStep{
 				Config: config("10.81.0.100"),
-				ExpectError: regexp.MustCompile(`(?s)VIP Not On-Link.*interface:\s+on\s+cp1,\s+10\.81\.0\.100:.*it\s+goes\s+through\s+a\s+router.*` +
-					testhost.SegmentInterface + `\s+\(the\s+default\s+route's,\s+taken\s+while\s+interface\s+is\s+unset\)`),
+				ExpectError: regexp.MustCompile(`(?s)VIP Not On-Link.*interface:\s+on\s+cp1,\s+10\.81\.0\.100:.*it\s+goes\s+through\s+a\s+router.*"` +
+					testhost.SegmentInterface + `"\s+\(the\s+default\s+route's,\s+taken\s+while\s+interface\s+is\s+unset\)`),
 			},
 		),
 	})

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -23,6 +25,10 @@ type vipWatch struct {
 	VIPHolders types.List `tfsdk:"vip_holders"`
 	// sight is what the node saw of the VIP before an apply (readVIP).
 	sight *vipcheck.Sight
+	// claimed is the file that claims the VIP as the node had it before an
+	// apply, read when another host answers for the VIP (nil when missing
+	// or not read).
+	claimed []byte
 }
 
 // vipClaimer is a model that claims a VIP on its node's link, and says
@@ -31,21 +37,31 @@ type vipClaimer interface {
 	vipCheck() vipcheck.Check
 	checksVIP() bool
 	watched() *vipWatch
+	// claimPath is the file that claims the VIP on the node.
+	claimPath() string
 }
 
 // readVIP is a vipClaimer's HostReader: before an apply puts in place what
-// claims the VIP, it asks the node who answers for it (check_vip);
+// claims the VIP, it asks the node who answers for it (check_vip), and,
+// where another host does, reads the file that claims it;
 // vipWatch.problems then reads the answer.
 func readVIP(ctx context.Context, c *remote.Client, destroying bool, m vipClaimer) error {
 	if destroying || !m.checksVIP() {
 		return nil
 	}
-	s, err := see(ctx, c, m.vipCheck())
+	check := m.vipCheck()
+	s, err := see(ctx, c, check)
 	if err != nil {
 		return err
 	}
-	m.watched().sight = &s
-	return nil
+	w := m.watched()
+	w.sight = &s
+	if check.InUse(s) {
+		if w.claimed, err = c.ReadFile(ctx, m.claimPath()); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	return err
 }
 
 // watchVIP is a vipClaimer's HostWatcher: at every refresh it asks the
@@ -91,26 +107,36 @@ func see(ctx context.Context, c *remote.Client, check vipcheck.Check) (vipcheck.
 	return c.SeeVIP(ctx, probed[0], check.Interface, probed[1:])
 }
 
-// problems are what stops the claim, once readVIP has asked the node.
-func (w *vipWatch) problems(check vipcheck.Check) problem.Problems {
+// problems are what stops the claim of the VIP by the file text, once
+// readVIP has asked the node: another host that answers for the VIP stops
+// it only where the node does not have text already.
+func (w *vipWatch) problems(check vipcheck.Check, text string) problem.Problems {
 	if w.sight == nil {
 		return nil
 	}
-	return check.Problems(*w.sight)
+	return check.Problems(*w.sight, w.claimed != nil && string(w.claimed) == text)
 }
 
-// astray says whether the node, asked before an apply, saw the VIP held
-// by other than exactly one node.
-func (w *vipWatch) astray(check vipcheck.Check) bool {
-	return w.sight != nil && w.sight.Unprobed == "" && len(check.HolderProblems(*w.sight)) > 0
+// unheld says whether the node, asked before an apply, saw nobody hold the
+// VIP, itself included (vipcheck.Unheld).
+func (w *vipWatch) unheld(check vipcheck.Check) bool {
+	return w.sight != nil && check.Unheld(*w.sight)
 }
+
+// vipNeighbourDoc says, in check_vip's description, what a host on the
+// link that answers for the VIP cannot do.
+const vipNeighbourDoc = "Another host that answers for the VIP stops only an apply that puts a new or changed " +
+	"configuration in place: where the node has the configuration that claims the VIP already, unchanged, it is a " +
+	"warning, so that a host on the link that takes the address cannot block every apply. A node's address that more " +
+	"than one MAC address answers for is a warning too: another host answers for it, and passes for that node."
 
 // vipHoldersAttribute is vip_holders' schema; what is said of the holders
 // and of a split brain, and what the apply does about them, is each
 // resource's.
 func vipHoldersAttribute(description, apply string) schema.ListAttribute {
 	return schema.ListAttribute{Computed: true, ElementType: types.StringType, PlanModifiers: []planmodifier.List{vipHoldersPlan{}},
-		MarkdownDescription: description + " Exactly one node is right. Two or more, or none (an empty list), is a warning naming the " +
+		MarkdownDescription: description + " This node counts on its own word alone (the VIP on its interface); another " +
+			"node counts as its MAC address answers for the VIP. Exactly one node is right. Two or more, or none (an empty list), is a warning naming the " +
 			"holders at every plan, and a change of this attribute to null, so the plan is not empty until a refresh after " +
 			"an apply finds one holder again. That apply asks the node again before anything else, and " + apply + ". Null " +
 			"until a refresh looks, and while `check_vip` is off."}

@@ -1,15 +1,19 @@
 package provider
 
 import (
+	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
@@ -60,7 +64,7 @@ func (v vipCheckTest) steps(t *testing.T, recorder *planRecorder, splitSays ...s
 			PreConfig: func() { v.seg.Hold(t, v.strangerNS, v.vip) },
 			Config:    v.config,
 			ExpectError: regexp.MustCompile(`(?s)VIP Already in Use.*on ` + v.node + `,\s+` + regexp.QuoteMeta(v.vip) +
-				`\s+is\s+answered\s+by\s+([0-9a-f]{2}:){5}[0-9a-f]{2},\s+which\s+is\s+none\s+of\s+the\s+nodes\s+of\s+` + "`nodes`" +
+				`\s+is\s+answered\s+by\s+"([0-9a-f]{2}:){5}[0-9a-f]{2}",\s+which\s+is\s+none\s+of\s+the\s+nodes\s+of\s+` + "`nodes`" +
 				`\s+\(` + v.other + `\s+is`),
 		},
 		{
@@ -112,5 +116,113 @@ func (v vipCheckTest) steps(t *testing.T, recorder *planRecorder, splitSays ...s
 			}},
 			ExpectNonEmptyPlan: true,
 		},
+	}
+}
+
+// neighbourSteps follow steps (config applied, nobody holding vip): a
+// neighbour on the link that answers for vip cannot turn the check into
+// an outage. node holds vip and the neighbour adds it to its interface
+// too: the plan warns of both holders, and its apply, which leaves the
+// claim as it is, goes through with a warning that names check_vip =
+// false, while changed, a configuration that claims vip otherwise, is
+// refused. node lets vip go and the neighbour answers for other's address
+// as well: the plan and the apply of changed warn at nodes[1].ip. The
+// neighbour takes other's MAC address and answers for vip with it while
+// node holds vip: the plan warns of other holding it too, as node hears
+// it, and the apply goes through without a warning (the caller checks
+// that it does not reload). Both let go, and the last apply puts config
+// back in place.
+func (v vipCheckTest) neighbourSteps(t *testing.T, recorder *planRecorder, changed string) []resource.TestStep {
+	splitWith := func(holder string) plancheck.PlanCheck {
+		return expectWarnings(recorder, map[string][]string{v.vipAttr: {"VIP Held by More Than One Host", "is held by " + v.node + " and " + holder}})
+	}
+	return []resource.TestStep{
+		{
+			PreConfig: func() {
+				recorder.reset()
+				v.seg.Hold(t, v.selfNS, v.vip)
+				v.seg.Hold(t, v.strangerNS, v.vip)
+			},
+			Config: v.config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				splitWith(`"` + v.seg.MAC(t, v.strangerNS) + `"`),
+				plancheck.ExpectResourceAction(v.address, plancheck.ResourceActionUpdate),
+			}},
+			Check: expectAppliedWarnings(recorder, map[string][]string{v.vipAttr: {"VIP Already in Use",
+				"is answered by \"" + v.seg.MAC(t, v.strangerNS) + "\"", "the apply leaves it as it is", "check_vip = false"}}),
+			ExpectNonEmptyPlan: true,
+		},
+		{
+			Config: changed,
+			ExpectError: regexp.MustCompile(`(?s)VIP Already in Use.*on ` + v.node + `,\s+` + regexp.QuoteMeta(v.vip) +
+				`\s+is\s+answered\s+by.*nothing\s+was\s+changed\s+on\s+this\s+node.*check_vip\s+=\s+false`),
+		},
+		{
+			PreConfig: func() {
+				recorder.reset()
+				v.seg.Release(t, v.selfNS, v.vip)
+				v.seg.Hold(t, v.strangerNS, v.otherIP)
+			},
+			Config: changed,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				expectWarnings(recorder, map[string][]string{"nodes[1].ip": {"Node Address Answered by More Than One Host",
+					v.other + "'s address " + v.otherIP + " is answered by", `"` + v.seg.MAC(t, v.strangerNS) + `"`}}),
+			}},
+			Check: expectAppliedWarnings(recorder, map[string][]string{"nodes[1].ip": {"Node Address Answered by More Than One Host"}}),
+		},
+		{
+			PreConfig: func() {
+				recorder.reset()
+				v.seg.Release(t, v.strangerNS, v.vip)
+				v.seg.Release(t, v.strangerNS, v.otherIP)
+				v.seg.SetMAC(t, v.strangerNS, v.seg.MAC(t, v.otherNS))
+				v.seg.Hold(t, v.strangerNS, v.vip)
+				v.seg.Hold(t, v.selfNS, v.vip)
+			},
+			Config: changed,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				splitWith(v.other), plancheck.ExpectResourceAction(v.address, plancheck.ResourceActionUpdate),
+			}},
+			Check:              expectAppliedWarnings(recorder, nil),
+			ExpectNonEmptyPlan: true,
+		},
+		{
+			PreConfig: func() {
+				v.seg.Release(t, v.strangerNS, v.vip)
+				v.seg.Release(t, v.selfNS, v.vip)
+			},
+			Config:             v.config,
+			ExpectNonEmptyPlan: true,
+		},
+	}
+}
+
+// expectAppliedWarnings checks the applies' diagnostics since the
+// recorder's reset: exactly one warning at each path of want, mentioning
+// its substrings, and nothing else.
+func expectAppliedWarnings(recorder *planRecorder, want map[string][]string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got := map[string][]string{}
+		for _, d := range recorder.takeApplied() {
+			p := diagnosticPath(d)
+			if d.Severity != tfprotov6.DiagnosticSeverityWarning {
+				return fmt.Errorf("not a warning: %s: %s: %s", p, d.Summary, d.Detail)
+			}
+			got[p] = append(got[p], d.Summary+": "+d.Detail)
+		}
+		if len(got) != len(want) {
+			return fmt.Errorf("the apply warned %v, want warnings at %d paths: %v", got, len(want), want)
+		}
+		for p, substrings := range want {
+			if len(got[p]) != 1 {
+				return fmt.Errorf("the apply warned %q at %s, want one warning", got[p], p)
+			}
+			for _, s := range substrings {
+				if !strings.Contains(got[p][0], s) {
+					return fmt.Errorf("the apply's warning at %s does not say %q: %s", p, s, got[p][0])
+				}
+			}
+		}
+		return nil
 	}
 }

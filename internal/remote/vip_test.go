@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
+	"github.com/kha/terraform-provider-kha/internal/vipcheck"
 )
 
 // TestSeeVIP asks a real host on a layer-2 segment (network namespaces
@@ -24,11 +26,7 @@ func TestSeeVIP(t *testing.T) {
 	strangerNS, _ := seg.NewMember(t)
 	vip := seg.Prefix() + "100"
 	c, _ := client(t, configFor(srv))
-	link, err := exec.Command("ip", "-n", host.NS, "-br", "link", "show", testhost.SegmentInterface).Output()
-	if err != nil || len(strings.Fields(string(link))) < 3 {
-		t.Fatalf("%s's MAC address: %v %q", testhost.SegmentInterface, err, link)
-	}
-	hostMAC := strings.Fields(string(link))[2]
+	hostMAC := seg.MAC(t, host.NS)
 	see := func(vip string) (route string, local bool, vipAnswers, peerAnswers []string) {
 		t.Helper()
 		s, err := c.SeeVIP(context.Background(), vip, testhost.SegmentInterface, []string{peer})
@@ -90,6 +88,71 @@ func TestSeeVIP(t *testing.T) {
 	seg.Hold(t, strangerNS, vip6)
 	if _, _, vipAnswers, _ = see(vip6); len(vipAnswers) != 1 || vipAnswers[0] == peerAnswers[0] {
 		t.Errorf("an IPv6 VIP held by a stranger: answered by %v (the peer is %v)", vipAnswers, peerAnswers)
+	}
+}
+
+// TestSeeVIPNeighbours: what a real host on a layer-2 segment reports of
+// a neighbour that answers for the VIP, and what the check decides from
+// it. The host holds the VIP and the neighbour adds it to its interface:
+// an error only for a claim not yet on the node. The host lets it go and
+// the neighbour answers for the peer's address too: a warning at the
+// peer's address. The neighbour answers with the peer's MAC address while
+// the host holds the VIP: the peer is heard as a holder, and the host
+// does not start its holder again.
+func TestSeeVIPNeighbours(t *testing.T) {
+	host := testhost.NewNetHost(t)
+	srv := testhost.Start(t, testhost.Options{NetNS: host.NS, ListenAddress: host.Addr})
+	seg := testhost.NewSegment(t)
+	self := seg.Join(t, host.NS)
+	peerNS, peer := seg.NewMember(t)
+	neighbourNS, _ := seg.NewMember(t)
+	neighbourMAC := seg.MAC(t, neighbourNS)
+	check := vipcheck.Check{VIP: seg.Prefix() + "100", Interface: testhost.SegmentInterface, Self: "lb1", Noun: "the pair",
+		Nodes: []vipcheck.Node{{Name: "lb1", IP: self}, {Name: "lb2", IP: peer}}, NodesAttr: problem.Root("nodes")}
+	c, _ := client(t, configFor(srv))
+	see := func() vipcheck.Sight {
+		t.Helper()
+		s, err := c.SeeVIP(context.Background(), check.VIP, check.Interface, []string{peer})
+		if err != nil || s.Unprobed != "" {
+			t.Fatalf("%v %q", err, s.Unprobed)
+		}
+		return s
+	}
+	summaries := func(ps problem.Problems) (out []string) {
+		for _, p := range ps {
+			out = append(out, map[problem.Severity]string{problem.Error: "E ", problem.Warning: "W "}[p.Severity]+p.Summary)
+		}
+		return out
+	}
+
+	seg.Hold(t, host.NS, check.VIP)
+	seg.Hold(t, neighbourNS, check.VIP)
+	s := see()
+	if got := summaries(check.Problems(s, true)); !slices.Equal(got, []string{"W VIP Already in Use"}) {
+		t.Errorf("a neighbour holds the VIP beside the host, whose claim stays: %q (answers %v)", got, s.Answers)
+	}
+	if got := summaries(check.Problems(s, false)); !slices.Equal(got, []string{"E VIP Already in Use"}) {
+		t.Errorf("a neighbour holds the VIP beside the host, whose claim changes: %q (answers %v)", got, s.Answers)
+	}
+
+	seg.Release(t, host.NS, check.VIP)
+	seg.Hold(t, neighbourNS, peer)
+	s = see()
+	if !slices.Contains(s.Answers[peer], neighbourMAC) || len(s.Answers[peer]) != 2 {
+		t.Fatalf("the neighbour answers for the peer's address too: answers %v", s.Answers)
+	}
+	if got := summaries(check.Problems(s, false)); !slices.Equal(got, []string{"W Node Address Answered by More Than One Host"}) {
+		t.Errorf("the neighbour answers for the VIP and the peer's address: %q (answers %v)", got, s.Answers)
+	}
+
+	seg.Release(t, neighbourNS, check.VIP)
+	seg.Release(t, neighbourNS, peer)
+	seg.SetMAC(t, neighbourNS, seg.MAC(t, peerNS))
+	seg.Hold(t, neighbourNS, check.VIP)
+	seg.Hold(t, host.NS, check.VIP)
+	s = see()
+	if got := check.Holders(s); !slices.Equal(got, []string{"lb1", "lb2"}) || check.Unheld(s) {
+		t.Errorf("a neighbour answers with the peer's MAC address: holders %q, unheld %v (answers %v)", got, check.Unheld(s), s.Answers)
 	}
 }
 

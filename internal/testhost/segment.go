@@ -87,6 +87,24 @@ func (s *Segment) Release(t testing.TB, ns, vip string) {
 	ipCommands(t, [][]string{{"-n", ns, "addr", "del", hostPrefix(vip), "dev", SegmentInterface}})
 }
 
+// MAC is the namespace ns's link-layer address on the segment.
+func (s *Segment) MAC(t testing.TB, ns string) string {
+	t.Helper()
+	out, err := exec.Command("ip", "-n", ns, "-br", "link", "show", SegmentInterface).Output()
+	if f := strings.Fields(string(out)); err == nil && len(f) >= 3 {
+		return f[2]
+	}
+	t.Fatalf("%s's MAC address in %s: %v %q", SegmentInterface, ns, err, out)
+	return ""
+}
+
+// SetMAC gives the namespace ns the link-layer address mac on the
+// segment: another member's, for a host that answers with it.
+func (s *Segment) SetMAC(t testing.TB, ns, mac string) {
+	t.Helper()
+	ipCommands(t, [][]string{{"-n", ns, "link", "set", SegmentInterface, "address", mac}})
+}
+
 // hostPrefix is an address as a prefix of its own: /32, or /128 for IPv6.
 func hostPrefix(a string) string {
 	if strings.Contains(a, ":") {

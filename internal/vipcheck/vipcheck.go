@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kha/terraform-provider-kha/internal/problem"
@@ -85,9 +86,12 @@ func (c Check) Validate() problem.Problems {
 	return ps
 }
 
-// Problems are what stops the claim (errors) and what could not be
-// checked (warnings).
-func (c Check) Problems(s Sight) problem.Problems {
+// Problems are what stops the claim (errors) and what the node should
+// know of (warnings). claimed says that the node has already, unchanged,
+// the configuration about to claim the VIP: another host that answers for
+// it then cannot stop the apply (a neighbour that adds the VIP to its
+// interface must not block every apply of the pair), and is a warning.
+func (c Check) Problems(s Sight, claimed bool) problem.Problems {
 	var ps problem.Problems
 	switch {
 	case s.Interface == "":
@@ -98,7 +102,7 @@ func (c Check) Problems(s Sight) problem.Problems {
 		if why := c.offLink(s); why != "" {
 			ps = append(ps, problem.Problem{Severity: problem.Error, Path: c.InterfaceAttr, Summary: "VIP Not On-Link",
 				Detail: fmt.Sprintf("on %s, %s: %s. A VIP is announced by ARP (NDP for IPv6) on %s, so it must lie in a subnet "+
-					"%s already has an address in; pick an address there, or %s.",
+					"%q already has an address in; pick an address there, or %s.",
 					c.Self, c.VIP, why, c.interfaceName(s), s.Interface, c.interfaceFix())})
 		}
 	}
@@ -106,28 +110,69 @@ func (c Check) Problems(s Sight) problem.Problems {
 		return append(ps, c.unprobed(s))
 	}
 	if strangers := c.strangers(s); len(strangers) > 0 {
-		ps = append(ps, problem.Problem{Severity: problem.Error, Path: c.VIPAttr, Summary: "VIP Already in Use",
-			Detail: fmt.Sprintf("on %s, %s is answered by %s, which is none of %s%s. Another host holds the address: claimed "+
-				"here too, both would answer for it and clients would reach either. Pick a free address, or take it off "+
-				"that host first; nothing was changed on this node.",
-				c.Self, c.VIP, strings.Join(strangers, " and "), c.Noun, c.knownNodes(s))})
+		p := problem.Problem{Severity: problem.Error, Path: c.VIPAttr, Summary: "VIP Already in Use",
+			Detail: fmt.Sprintf("on %s, %s is answered by %s, which is none of %s%s. Another host holds the address: with "+
+				"this node claiming it too, both answer for it and clients reach either. ",
+				c.Self, c.VIP, c.macs(s, strangers), c.Noun, c.knownNodes(s))}
+		if claimed {
+			p.Severity = problem.Warning
+			p.Detail += "This node has the configuration that claims it already, and the apply leaves it as it is, so it goes " +
+				"on. Take the address off that host; where it answers for the VIP on purpose (a router's proxy ARP), set " +
+				"check_vip = false."
+		} else {
+			p.Detail += "Pick a free address, or take it off that host first; nothing was changed on this node. Where that " +
+				"host answers for the VIP on purpose (a router's proxy ARP), set check_vip = false."
+		}
+		ps = append(ps, p)
 	}
-	return ps
+	return append(ps, c.doubled(s)...)
 }
 
 // unprobed is the warning that the node could not ask who answers.
 func (c Check) unprobed(s Sight) problem.Problem {
 	return problem.Problem{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Not Checked for Other Holders",
-		Detail: fmt.Sprintf("on %s: %s, so kha could not ask who answers for %s. Install arping (Debian's arping or "+
-			"iputils-arping) for the check.", c.Self, s.Unprobed, c.VIP)}
+		Detail: fmt.Sprintf("on %s: %q, so kha could not ask who answers for %s. Install arping (Debian's arping or "+
+			"iputils-arping) for the check, or set check_vip = false.", c.Self, s.Unprobed, c.VIP)}
+}
+
+// doubled warns of each other node whose address more than one
+// link-layer address answers for: a host that answers for the nodes'
+// addresses as well as the VIP passes for one of the nodes.
+func (c Check) doubled(s Sight) problem.Problems {
+	var ps problem.Problems
+	for i, n := range c.Nodes {
+		macs := s.Answers[canonical(n.IP)]
+		if n.Name == c.Self || len(macs) < 2 {
+			continue
+		}
+		ps = append(ps, problem.Problem{Severity: problem.Warning, Path: c.NodesAttr.Index(i).At("ip"),
+			Summary: "Node Address Answered by More Than One Host",
+			Detail: fmt.Sprintf("on %s, %s's address %s is answered by %s: another host answers for it too, so kha cannot tell "+
+				"%s's answers for %s from that host's, and takes each of them for %s's. Find the host that is not %s (`ip neigh` "+
+				"on the link, the switch's MAC address table) and take the address off it; where it answers for the address on "+
+				"purpose (a router's proxy ARP), set check_vip = false.", c.Self, n.Name, n.IP, c.macs(s, macs), n.Name, c.VIP, n.Name, n.Name)})
+	}
+	return ps
+}
+
+// macs lists link-layer addresses the node heard, quoted, for a message.
+func (c Check) macs(s Sight, macs []string) string {
+	quoted := make([]string, len(macs))
+	for i, mac := range macs {
+		quoted[i] = strconv.Quote(mac)
+		if mac != "" && mac == s.Link {
+			quoted[i] += " (this node's own MAC address)"
+		}
+	}
+	return strings.Join(quoted, " and ")
 }
 
 // interfaceName names the interface that carries the VIP, for a message.
 func (c Check) interfaceName(s Sight) string {
 	if c.Interface == "" {
-		return s.Interface + " (the default route's, taken while interface is unset)"
+		return strconv.Quote(s.Interface) + " (the default route's, taken while interface is unset)"
 	}
-	return s.Interface
+	return strconv.Quote(s.Interface)
 }
 
 // interfaceFix is how to carry the VIP on the interface that has its
@@ -157,15 +202,20 @@ func (c Check) offLink(s Sight) string {
 	case dev == "":
 		return fmt.Sprintf("`ip route get` says %q: no route", route)
 	case dev != s.Interface:
-		return fmt.Sprintf("`ip route get` says %q: it is on-link for %s, not %s", route, dev, s.Interface)
+		return fmt.Sprintf("`ip route get` says %q: it is on-link for %q, not %q", route, dev, s.Interface)
 	}
 	return ""
 }
 
 // strangers are the link-layer addresses that answer for the VIP and are
-// neither the node's own nor any other node's.
+// neither the node's own, while it has the VIP, nor any other node's. A
+// node that does not have the VIP holds it on nobody's word: another host
+// answers with its MAC address.
 func (c Check) strangers(s Sight) []string {
-	ours := map[string]bool{s.Link: true}
+	ours := map[string]bool{}
+	if s.Local {
+		ours[s.Link] = true // a holder hears its own announcements
+	}
 	for _, n := range c.Nodes {
 		for _, mac := range s.Answers[canonical(n.IP)] {
 			ours[mac] = true
@@ -180,6 +230,9 @@ func (c Check) strangers(s Sight) []string {
 	return out
 }
 
+// InUse says whether a host that is none of the nodes answers for the VIP.
+func (c Check) InUse(s Sight) bool { return len(c.strangers(s)) > 0 }
+
 // knownNodes lists the other nodes' link-layer addresses as the probe
 // found them, for the message.
 func (c Check) knownNodes(s Sight) string {
@@ -193,7 +246,7 @@ func (c Check) knownNodes(s Sight) string {
 			parts = append(parts, fmt.Sprintf("%s (%s) did not answer", n.Name, n.IP))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s is %s", n.Name, strings.Join(macs, ", ")))
+		parts = append(parts, fmt.Sprintf("%s is %s", n.Name, c.macs(s, macs)))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -221,45 +274,68 @@ func canonical(address string) string {
 	return address
 }
 
-// Holders are who holds the VIP as the node sees it: the nodes by name
-// (the node itself when it has the VIP), in the order of Nodes, then any
-// other host by its link-layer address (strangers).
+// Holders are who holds the VIP as the node sees it: the nodes by name, in
+// the order of Nodes (the node itself on its own word alone, when it has
+// the VIP; another when its link-layer address answers for the VIP), then
+// any other host by its link-layer address (strangers).
 func (c Check) Holders(s Sight) []string {
 	vipMACs := s.Answers[canonical(c.VIP)]
 	var out []string
 	for _, n := range c.Nodes {
 		answers := slices.ContainsFunc(s.Answers[canonical(n.IP)], func(mac string) bool { return slices.Contains(vipMACs, mac) })
-		self := n.Name == c.Self && (s.Local || s.Link != "" && slices.Contains(vipMACs, s.Link))
-		if answers || self {
+		if n.Name == c.Self && s.Local || n.Name != c.Self && answers {
 			out = append(out, n.Name)
 		}
 	}
 	return append(out, c.strangers(s)...)
 }
 
+// Unheld says that, on the node's own word, nobody holds the VIP: the node
+// does not have it, and nobody answers for it. Of what a node sees, only
+// this calls for starting the VIP's holder again: another node heard
+// holding it beside this one may be a host on the link that answers with
+// that node's MAC address, and must not make the holder reload.
+func (c Check) Unheld(s Sight) bool {
+	return s.Unprobed == "" && !s.Local && len(s.Answers[canonical(c.VIP)]) == 0
+}
+
 // HolderProblems warn unless exactly one node holds the VIP, or that the
-// node could not ask.
+// node could not ask, and of a node's address that more than one host
+// answers for.
 func (c Check) HolderProblems(s Sight) problem.Problems {
 	if s.Unprobed != "" {
 		return problem.Problems{c.unprobed(s)}
 	}
+	return append(c.holderProblems(s), c.doubled(s)...)
+}
+
+// holderProblems warn unless exactly one node holds the VIP.
+func (c Check) holderProblems(s Sight) problem.Problems {
 	holders := c.Holders(s)
-	isNode := func(name string) bool {
-		return slices.ContainsFunc(c.Nodes, func(n Node) bool { return n.Name == name })
+	var nodes, others []string
+	for _, h := range holders {
+		if slices.ContainsFunc(c.Nodes, func(n Node) bool { return n.Name == h }) {
+			nodes = append(nodes, h)
+		} else {
+			others = append(others, h)
+		}
 	}
 	switch {
-	case len(holders) == 1 && isNode(holders[0]):
+	case len(holders) == 1 && len(nodes) == 1:
 		return nil
 	case len(holders) == 1:
 		return problem.Problems{{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Held by Another Host",
 			Detail: fmt.Sprintf("on %s, %s is held by %s alone, which is none of %s: its clients reach that host. Take the "+
-				"address off it, or pick another VIP.", c.Self, c.VIP, holders[0], c.Noun)}}
+				"address off it, or pick another VIP.", c.Self, c.VIP, c.macs(s, others), c.Noun)}}
 	case len(holders) == 0:
 		return problem.Problems{{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Held by No Node",
 			Detail: fmt.Sprintf("on %s, nobody answers for %s and %s does not hold it: its clients reach nothing. Is the "+
 				"service that holds it running on %s, and do its health checks pass?", c.Self, c.VIP, c.Self, c.Noun)}}
 	}
+	if len(others) > 0 {
+		nodes = append(nodes, c.macs(s, others))
+	}
 	return problem.Problems{{Severity: problem.Warning, Path: c.VIPAttr, Summary: "VIP Held by More Than One Host",
-		Detail: fmt.Sprintf("on %s, %s is held by %s: its clients reach any of them (split brain). %s",
-			c.Self, c.VIP, strings.Join(holders, " and "), c.SplitCause)}}
+		Detail: fmt.Sprintf("on %s, %s is held by %s: its clients reach any of them (split brain). %s Another node is "+
+			"counted as this node hears it: a host on the link that answers with that node's MAC address looks the same.", c.Self, c.VIP, strings.Join(nodes, " and "), c.SplitCause)}}
 }

@@ -378,7 +378,7 @@ refused_while_h6_holds() {
   ! tf_in "$1" apply -auto-approve || fail "$(basename "$1"): the apply claimed $2, which h6 holds"
   ms=$(ms_since "$t0")
   [ "$(flat "$log" | grep -o 'VIP Already in Use' | wc -l)" = "${#nodes[@]}" ] &&
-    flat "$log" | grep -q "on ${nodes[0]}, $2 is answered by $(ip -n kha-h6 -br link show eth0 | awk '{print $3}'), which is none of the nodes of .nodes. (${nodes[1]} is" ||
+    flat "$log" | grep -q "on ${nodes[0]}, $2 is answered by \"$(ip -n kha-h6 -br link show eth0 | awk '{print $3}')\", which is none of the nodes of .nodes. (${nodes[1]} is" ||
     { cat "$log" >&2; fail "$(basename "$1"): the apply did not refuse $2 on $3 with h6's MAC address"; }
   for h in "${nodes[@]}"; do [ ! -e "$T/hosts/$h/$4" ] || fail "$h has $4 for $2, which h6 holds"; done
   ip -n kha-h6 addr del "$2/32" dev eth0
