@@ -297,11 +297,21 @@ func checkPath(p string) error {
 	return nil
 }
 
+// randomBytes are the random bytes of a work directory's name, in hex.
+const randomBytes = 6
+
 func randomSuffix() string {
-	b := make([]byte, 6)
+	b := make([]byte, randomBytes)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// MaxManagedName is the longest name (in bytes) of a file kha manages:
+// kha's longest private name beside it, the work directory
+// .<name>.kha-<random hex>, must stay within NAME_MAX, the 255 bytes a
+// file name has on Linux. The private names are found by the file's own
+// name, so they cannot be shortened for a long one.
+const MaxManagedName = 255 - len(".") - len(".kha-") - 2*randomBytes
 
 // commandLimit is the time a host-side command may take so that the
 // script can still undo its step before ctx ends: what is left of ctx
