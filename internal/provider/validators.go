@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/kha/terraform-provider-kha/internal/hostres"
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -71,12 +72,15 @@ func modeValidator() validator.String {
 	return stringvalidator.RegexMatches(modePattern, `must be octal permission bits such as "0644"`)
 }
 
-// accountPattern is a user or group name as useradd accepts it, or a
-// numeric id.
-var accountPattern = regexp.MustCompile(`^([a-z_][a-z0-9_.-]{0,31}\$?|[0-9]{1,10})$`)
-
 func accountValidator() validator.String {
-	return stringvalidator.RegexMatches(accountPattern, "must be a user or group name (lowercase letters, digits, '_', '-', '.') or a numeric id")
+	return stringvalidator.RegexMatches(problem.AccountPattern, "must be a user or group name (lowercase letters, digits, '_', '-', '.') or a numeric id")
+}
+
+// runAsPattern is root, or user:group.
+var runAsPattern = regexp.MustCompile(`^root$|` + problem.UserGroupPattern.String())
+
+func runAsValidator() validator.String {
+	return stringvalidator.RegexMatches(runAsPattern, `must be user:group, each a name (lowercase letters, digits, '_', '-', '.') or a numeric id, or "root"`)
 }
 
 // dnsSubdomainPattern is a Kubernetes object name (RFC 1123 subdomain).
