@@ -273,6 +273,16 @@ func Printable(s string) string {
 	return b.String()
 }
 
+// OneLine is a one-line text of the host's as a diagnostic shows it:
+// bare when it reads as itself, else quoted (%q), so that no newline or
+// control character in it starts a line of its own.
+func OneLine(s string) string {
+	if q := strconv.Quote(s); q[1:len(q)-1] != s {
+		return q
+	}
+	return s
+}
+
 func (e *StepError) Unwrap() error { return e.Err }
 
 // ErrNotCommitted means the operation ended before the new file was put
