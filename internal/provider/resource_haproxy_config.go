@@ -228,7 +228,8 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 					"with `delivery = \"systemd\"`, as Debian's stock `haproxy.cfg` (Debian's and Ubuntu's haproxy package " +
 					"creates both). `\"root\"` names none: HAProxy runs as the user its service starts it as, root under " +
 					"Debian's unit. A host without the user or group fails the validate step (`haproxy -c`) before the " +
-					"configuration is put in place; the one in place keeps serving. Not with `delivery = \"static_pod\"`: " +
+					"configuration is put in place, and the one in place keeps serving; `haproxy -c -f` without `-q` says " +
+					"`cannot find user id`. Not with `delivery = \"static_pod\"`: " +
 					"the official image runs HAProxy as its own `haproxy` user already, not as root."},
 			"stats_socket": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 				MarkdownDescription: "Admin socket path (`level admin`, `expose-fd listeners`): for `show servers state`, " +
