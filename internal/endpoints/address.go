@@ -143,6 +143,35 @@ func URL(host string, port int) string {
 
 func isWildcardIP(a netip.Addr) bool { return a.IsUnspecified() }
 
+// limitedBroadcast is 255.255.255.255, which reaches every host of a
+// segment and none in particular.
+var limitedBroadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})
+
+// notAHostAddress says why a is no one host's address other hosts reach
+// it at (loopback, unspecified, multicast, broadcast); "" when it may be.
+func notAHostAddress(a netip.Addr) string {
+	switch {
+	case a.IsLoopback():
+		return "a loopback address: each host reaches itself there"
+	case a.IsUnspecified():
+		return "the unspecified address: it names no host"
+	case a.IsMulticast():
+		return "a multicast address: it names a group, not a host"
+	case a == limitedBroadcast:
+		return "the broadcast address: it names every host of a segment"
+	}
+	return ""
+}
+
+// notAMemberAddress is notAHostAddress but for loopback: an etcd member
+// on loopback serves the clients of its own host (one host running both).
+func notAMemberAddress(a netip.Addr) string {
+	if a.IsLoopback() {
+		return ""
+	}
+	return notAHostAddress(a)
+}
+
 // CheckHostsEntry validates one /etc/hosts line: an IP address, then one
 // or more host names.
 func CheckHostsEntry(line string) error {

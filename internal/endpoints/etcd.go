@@ -260,8 +260,8 @@ func parseEtcdMembers(ps *problem.Problems, family IPFamily, in []EtcdMember) []
 			switch {
 			case !ok:
 				ps.Errorf(at.At(attr), "Invalid IP address", "%s %q is not an IP address.", attr, value)
-			case a.IsUnspecified() || a.IsMulticast():
-				ps.Errorf(at.At(attr), "Invalid IP address", "%s %s is not a member address.", attr, a)
+			case notAMemberAddress(a) != "":
+				ps.Errorf(at.At(attr), "Invalid IP address", "%s %s is %s, so it is not a member address.", attr, a, notAMemberAddress(a))
 			case a.Is6() != want6:
 				ps.Errorf(at.At(attr), "Address family mismatch", "%s %s is not an %s address.", attr, a, map[bool]string{false: "IPv4", true: "IPv6"}[want6])
 			default:
@@ -314,8 +314,8 @@ func parseEtcdMembers(ps *problem.Problems, family IPFamily, in []EtcdMember) []
 		if v := m.AccessAddress; v != "" {
 			a, isIP := parseIP(v)
 			switch {
-			case isIP && (a.IsUnspecified() || a.IsMulticast()):
-				ps.Errorf(at.At("etcd_access_address"), "Invalid access address", "etcd_access_address %s is not a member address.", a)
+			case isIP && notAMemberAddress(a) != "":
+				ps.Errorf(at.At("etcd_access_address"), "Invalid access address", "etcd_access_address %s is %s, so it is not a member address.", a, notAMemberAddress(a))
 			case !isIP && !isDNSName(v, false):
 				ps.Errorf(at.At("etcd_access_address"), "Invalid access address",
 					"etcd_access_address %q is neither an IP address nor a DNS name (kubespray's etcd_access_address may be either).", v)

@@ -160,13 +160,19 @@ func ParsePodEndpoint(s string) (PodEndpoint, error) {
 	return PodEndpoint{URL: URL(host, port), Host: host, Port: port}, nil
 }
 
-// IsLoopbackHost says a host is this machine's own: localhost, a name
-// under .localhost, a loopback address or the unspecified one (which, as
-// a destination, is this machine too), in any spelling a resolver reads
-// as one ("127.1", "0x7f000001", "::ffff:127.0.0.1", "0").
+// loopbackNames are the loopback names of the common distributions' own
+// hosts files: Debian's ip6-localhost and ip6-loopback, Red Hat's
+// localhost.localdomain.
+var loopbackNames = map[string]bool{localhostName: true, "ip6-localhost": true, "ip6-loopback": true, "localhost.localdomain": true}
+
+// IsLoopbackHost says a host is this machine's own: localhost (and the
+// other loopbackNames), a name under .localhost, a loopback address or
+// the unspecified one (which, as a destination, is this machine too), in
+// any spelling a resolver reads as one ("127.1", "0x7f000001",
+// "::ffff:127.0.0.1", "0").
 func IsLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if host == localhostName || strings.HasSuffix(host, "."+localhostName) {
+	if loopbackNames[host] || strings.HasSuffix(host, "."+localhostName) {
 		return true
 	}
 	a, ok := parseHostAddr(host)
@@ -354,4 +360,24 @@ func (c *cluster) goawayChance() float64 {
 		return 0
 	}
 	return DefaultGoawayChance
+}
+
+// HostsLoopbackNames maps each name a hosts file (/etc/hosts) gives a
+// loopback address (or the unspecified one, which dials the same host) to
+// that address. Addresses are read in every spelling glibc reads there.
+func HostsLoopbackNames(hosts []byte) map[string]string {
+	names := map[string]string{}
+	for _, line := range strings.Split(string(hosts), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		if a, ok := parseHostAddr(fields[0]); ok && (a.IsLoopback() || a.IsUnspecified()) {
+			for _, name := range fields[1:] {
+				names[canonicalHost(name)] = a.String()
+			}
+		}
+	}
+	return names
 }

@@ -169,6 +169,32 @@ func TestPodEndpointLoopbackSpellings(t *testing.T) {
 	}
 }
 
+// TestHostsLoopbackNames reads the names a hosts file gives loopback
+// addresses, as the resolver of the machine it is on reads them (glibc
+// takes inet_aton spellings there too).
+func TestHostsLoopbackNames(t *testing.T) {
+	t.Parallel()
+	hosts := "127.0.0.1\tlocalhost\n127.0.1.1 controller.example.com controller # Debian's own name\n" +
+		"::1 ip6-localhost ip6-loopback\nfe00::0 ip6-localnet\n10.0.0.100 api.example.com\n" +
+		"  # 127.0.0.1 commented.example.com\n127.0.0.53\n0x7f000001 inet-aton.example.com\nnot-an-address name\n" +
+		"::ffff:127.0.0.2 Mapped.Example.com.\n"
+	got := HostsLoopbackNames([]byte(hosts))
+	for _, name := range []string{"localhost", "controller.example.com", "controller", "ip6-localhost", "ip6-loopback", "mapped.example.com",
+		"inet-aton.example.com"} {
+		if got[name] == "" {
+			t.Errorf("%s is not among the loopback names %v", name, got)
+		}
+	}
+	if got["controller"] != "127.0.1.1" || got["ip6-localhost"] != "::1" || got["mapped.example.com"] != "127.0.0.2" {
+		t.Errorf("the loopback names' addresses: %v", got)
+	}
+	for _, name := range []string{"ip6-localnet", "api.example.com", "commented.example.com", "name"} {
+		if got[name] != "" {
+			t.Errorf("%s is among the loopback names %v", name, got)
+		}
+	}
+}
+
 func TestLoopbackURLHost(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]bool{
@@ -176,7 +202,9 @@ func TestLoopbackURLHost(t *testing.T) {
 		"127.0.0.1": true, "https://LOCALHOST.:6443": true, "https://10.0.0.100:6443": false, "https://[fd00::1]:6443": false,
 		"https://api.example.com": false, "api.example.com:6443": false, "https://localhost.example.com:6443": false,
 		"https://0x7f000001:6443": true, "127.1": true, "https://0.0.0.0:6443": true, "https://[::]:6443": true,
-		"https://0x7f000001.example.com": false,
+		"https://0x7f000001.example.com": false, "https://ip6-localhost:6443": true, "https://ip6-loopback:6443": true,
+		"https://localhost.localdomain:6443": true, "https://LOCALHOST.LOCALDOMAIN.:6443": true, "https://api.localhost:6443": true,
+		"https://ip6-localhost.example.com:6443": false, "https://localdomain:6443": false,
 	} {
 		if _, got := LoopbackURLHost(s); got != want {
 			t.Errorf("LoopbackURLHost(%q) = %v, want %v", s, got, want)

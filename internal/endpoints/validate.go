@@ -283,8 +283,9 @@ func (c *cluster) parseNode(ps *problem.Problems, seen duplicateIndex, n Node, a
 			ps.Errorf(at.At(attr), "Address family mismatch", "%s %s is not an %s address, but ip_family is %q: %s.", attr, value, familyWord, c.family, hint)
 		case a.Is6() != want6:
 			ps.Errorf(at.At(attr), "Address family mismatch", "%s must be an IPv6 address, got %s.", attr, value)
-		case a.IsUnspecified() || a.IsMulticast():
-			ps.Errorf(at.At(attr), "Invalid node address", "%s %s cannot be a node's address.", attr, value)
+		case notAHostAddress(a) != "":
+			ps.Errorf(at.At(attr), "Invalid node address", "%s %s is %s, so it cannot be a node's address. Give the address other "+
+				"hosts reach the node at; the node-local load balancer's loopback address is kha's to set (local_lb).", attr, value, notAHostAddress(a))
 		default:
 			return a
 		}

@@ -96,21 +96,34 @@ func (r *Resource[M, P]) ImportRendered(ctx context.Context, req resource.Import
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
+// splitImportID splits an import ID host:port:<rest> (IPv6 hosts in
+// brackets); the port is one an SSH server can listen on.
+func splitImportID(id string) (host string, port int64, rest string, err error) {
+	address := AddressOfID(id)
+	host, p, _ := net.SplitHostPort(address)
+	rest = strings.TrimPrefix(id, address+":")
+	if address == "" || rest == "" {
+		return "", 0, "", fmt.Errorf("%q is not host:port:path", id)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return "", 0, "", fmt.Errorf("port %q in %q is not 1 to 65535: give the port the host's SSH server listens on (22 by default), as in host:port:path", p, id)
+	}
+	return host, int64(n), rest, nil
+}
+
 // ImportHost serves a resource's ImportState: it splits an ID
 // host:port:<rest> (IPv6 hosts in brackets), fills h's id, ssh,
 // keep_on_destroy and timeouts, and connects with the provider's defaults
 // and the usual host key rules. example is an ID to show when the ID does
 // not parse; rest is the part after host:port:.
 func (r *Resource[M, P]) ImportHost(ctx context.Context, id, example string, h *Common, private privateSetter, diags *diag.Diagnostics) (rest string, client *remote.Client) {
-	address := AddressOfID(id)
-	host, port, _ := net.SplitHostPort(address)
-	portNum, err := strconv.Atoi(port)
-	rest = strings.TrimPrefix(id, address+":")
-	if address == "" || err != nil || rest == "" {
-		diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not host:port:path, e.g. %s.", id, example))
+	host, port, rest, err := splitImportID(id)
+	if err != nil {
+		diags.AddError("Invalid Import ID", fmt.Sprintf("%s, e.g. %s.", err, example))
 		return "", nil
 	}
-	ssh, d := r.data.ImportedSSH(ctx, host, types.Int64Value(int64(portNum)))
+	ssh, d := r.data.ImportedSSH(ctx, host, types.Int64Value(port))
 	diags.Append(d...)
 	if diags.HasError() {
 		return "", nil

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -288,6 +289,42 @@ func TestLiveHAProxyFailover(t *testing.T) {
 	}
 	procs[2].signal(syscall.SIGCONT)
 	lb.waitState(t, "cp3", "2")
+}
+
+// TestLiveHAProxyDropsRoot: a haproxy started as root (as systemd starts
+// Debian's) with the spec's user and group serves from a worker that runs
+// as them, while the master keeps root to reload.
+func TestLiveHAProxyDropsRoot(t *testing.T) {
+	testhost.Real(t, "running load balancers")
+	u, err := user.Lookup("haproxy")
+	testhost.Require(t, err == nil, "the host has no haproxy user")
+	g, err := user.LookupGroup("haproxy")
+	testhost.Require(t, err == nil, "the host has no haproxy group")
+	procs := startBackends(t, "127.0.0.2")
+	lb := startHAProxyWith(t, backendsOf(procs), func(s *Spec) { s.Runtime.User, s.Runtime.Group = "haproxy", "haproxy" })
+	lb.waitState(t, "cp1", "2")
+	want := "Uid:\t" + u.Uid + "\t" + u.Uid + "\t" + u.Uid + "\t" + u.Uid + "\nGid:\t" + g.Gid + "\t" + g.Gid + "\t" + g.Gid + "\t" + g.Gid + "\n"
+	var workers int
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", lb.cmd.Process.Pid, lb.cmd.Process.Pid))
+	for _, pid := range strings.Fields(string(children)) {
+		status, err := os.ReadFile("/proc/" + pid + "/status")
+		if err != nil {
+			continue
+		}
+		if !strings.Contains(string(status), want) {
+			t.Errorf("worker %s does not run as haproxy:haproxy (%s:%s):\n%s", pid, u.Uid, g.Gid, status)
+		}
+		workers++
+	}
+	if workers == 0 {
+		t.Fatalf("no worker under the master %d", lb.cmd.Process.Pid)
+	}
+	if status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", lb.cmd.Process.Pid)); !strings.Contains(string(status), "Uid:\t0\t0\t0\t0\n") {
+		t.Errorf("the master does not keep root:\n%s", status)
+	}
+	if got, _ := requests(lbClient(t, 5*time.Second), lb.url, 3); got["cp1"] != 3 {
+		t.Fatalf("served %v, want 3 responses from cp1", got)
+	}
 }
 
 // TestLiveHAProxyReloadKeepsConnections changes the backend list and

@@ -67,6 +67,10 @@ func RenderHAProxy(spec Spec) (string, error) {
 	hc, logs := s.HealthCheck, s.Observability.Logs
 	w("# Rendered by kha (role %s). Changes made here are reverted by the next apply.", s.Role)
 	w("global")
+	if s.Runtime.User != "" {
+		w("    user %s", s.Runtime.User)
+		w("    group %s", s.Runtime.Group)
+	}
 	w("    maxconn %d", s.MaxConn)
 	w("    hard-stop-after %ds", endpoints.HAProxyDrainSeconds) // how long a drained server keeps its connections
 	if logs {

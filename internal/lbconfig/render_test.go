@@ -132,14 +132,15 @@ func requireBinary(t *testing.T, name string) string {
 	return p
 }
 
-// checkHAProxy runs the real `haproxy -c` on a config.
+// checkHAProxy runs the real `haproxy -c` on a config; without -q, which
+// silences the alerts that say why a config is refused.
 func checkHAProxy(t *testing.T, config string) error {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "haproxy.cfg")
 	if err := os.WriteFile(f, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(requireBinary(t, "haproxy"), "-c", "-q", "-f", f).CombinedOutput()
+	out, err := exec.Command(requireBinary(t, "haproxy"), "-c", "-f", f).CombinedOutput()
 	if err != nil {
 		return &binaryError{"haproxy -c", err, string(out)}
 	}
@@ -431,6 +432,8 @@ func TestValidate(t *testing.T) {
 		{"anonymous check on a hardened cluster", "health_check.type", "https_client_cert", func(s *Spec) { s.AnonymousAuthOff = true }},
 		{"client cert check without a certificate", "health_check.client_cert", "needs health_check.client_cert", func(s *Spec) { s.HealthCheck.Type = CheckHTTPSClientCert }},
 		{"client cert with the anonymous check", "health_check.client_cert", "set type", func(s *Spec) { s.HealthCheck.ClientCert = "/etc/x.pem" }},
+		{"user injection", "run_as", "user:group", func(s *Spec) { s.Runtime.User, s.Runtime.Group = "haproxy\n    stats socket /tmp/x", "haproxy" }},
+		{"group without a user", "run_as", "user:group", func(s *Spec) { s.Runtime.Group = "haproxy" }},
 		{"comma in the stats socket", "stats_socket", "splits socket addresses", func(s *Spec) { s.Runtime.StatsSocket = "/run/a,b.sock" }},
 		{"bad check type", "health_check.type", "tcp", func(s *Spec) { s.HealthCheck.Type = "grpc" }},
 		{"fallback on loopback", "fallback.address", "cannot be the external", func(s *Spec) { s.Fallback = &Backend{Address: "127.0.0.1", Port: 443} }},
@@ -461,6 +464,33 @@ func TestValidate(t *testing.T) {
 			}
 			t.Errorf("want a problem at %s mentioning %q, got %v", tc.path, tc.substr, s.Validate())
 		})
+	}
+}
+
+// TestRenderRunAs: HAProxy drops root to the user and group the spec
+// names, in global, which the real haproxy -c accepts where the host has
+// them (Debian's haproxy package makes both) and refuses where it has
+// not: the validate step catches a host without them before the swap.
+func TestRenderRunAs(t *testing.T) {
+	s := forHost(t, specMatrix()["node-local-ipv4"])
+	s.Runtime.User, s.Runtime.Group = "haproxy", "haproxy"
+	text, err := RenderHAProxy(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if global := section(text, "global"); !strings.Contains(global, "\n    user haproxy\n    group haproxy\n") {
+		t.Fatalf("global lacks user and group:\n%s", global)
+	}
+	if err := checkHAProxy(t, text); err != nil {
+		t.Fatal(err)
+	}
+	s.Runtime.User = "kha-no-such-user"
+	text, err = RenderHAProxy(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkHAProxy(t, text); err == nil || !strings.Contains(err.Error(), "cannot find user id for 'kha-no-such-user'") {
+		t.Fatalf("haproxy -c with a user the host lacks: %v", err)
 	}
 }
 

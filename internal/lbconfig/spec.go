@@ -164,6 +164,10 @@ type Runtime struct {
 	// HealthOnLoopback binds the health port on 127.0.0.1 only, not on
 	// every address (a throwaway instance; see Preflight).
 	HealthOnLoopback bool
+	// User and Group are what HAProxy started as root drops to once it has
+	// bound its sockets and read its files (global user/group); empty, it
+	// keeps the user it was started as. Both or neither.
+	User, Group string
 }
 
 // Spec is everything a load balancer configuration depends on.
@@ -430,6 +434,12 @@ func (s Spec) Validate() problem.Problems {
 		"worker_connections": s.Runtime.NginxWorkerConnections}) {
 		if v < 0 || v > 1_000_000 {
 			ps.SchemaErrorf(problem.Root(attr), "Invalid limit", "%s is %d; use 0 (no limit, or the default) to 1000000.", attr, v)
+		}
+	}
+	if s.Runtime.User != "" || s.Runtime.Group != "" {
+		if !problem.AccountPattern.MatchString(s.Runtime.User) || !problem.AccountPattern.MatchString(s.Runtime.Group) {
+			ps.Errorf(problem.Root("run_as"), "Invalid user or group", "%q and %q must be user:group, each a user or group name "+
+				"(lowercase letters, digits, '_', '-', '.') or a numeric id.", s.Runtime.User, s.Runtime.Group)
 		}
 	}
 	if strings.Contains(s.Runtime.StatsSocket, ",") {

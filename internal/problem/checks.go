@@ -4,7 +4,18 @@ import (
 	"iter"
 	"maps"
 	"net/netip"
+	"regexp"
 	"slices"
+)
+
+// account is a user or group name as useradd accepts it, or a numeric id.
+const account = `([a-z_][a-z0-9_.-]{0,31}\$?|[0-9]{1,10})`
+
+var (
+	// AccountPattern is a user or group name, or a numeric id.
+	AccountPattern = regexp.MustCompile(`^` + account + `$`)
+	// UserGroupPattern is user:group, each an AccountPattern.
+	UserGroupPattern = regexp.MustCompile(`^` + account + `:` + account + `$`)
 )
 
 // ValidPort reports whether p is a TCP port.

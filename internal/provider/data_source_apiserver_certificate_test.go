@@ -53,7 +53,7 @@ func TestAccAPIServerCertificate_feedsExistingSANs(t *testing.T) {
 		return []statecheck.StateCheck{
 			statecheck.ExpectKnownValue(addr, tfjsonpath.New("dns_names"), knownvalue.ListExact([]knownvalue.Check{
 				knownvalue.StringExact("localhost"), knownvalue.StringExact("kubernetes")})),
-			statecheck.ExpectKnownValue(addr, tfjsonpath.New("ip_addresses"), knownvalue.ListSizeExact(5)),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("ip_addresses"), knownvalue.ListSizeExact(8)),
 			statecheck.ExpectKnownValue(addr, tfjsonpath.New("sha256_fingerprint"), knownvalue.StringExact(hex.EncodeToString(sum[:]))),
 		}
 	}
@@ -147,7 +147,7 @@ func TestAccAPIServerCertificate_neverTrustsOnFirstUse(t *testing.T) {
 			{Config: read(", insecure_trust_on_first_use = true"), ExpectError: refused},
 			{Config: read(`, host_key = "` + impostor.HostKey.Public() + `"`),
 				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("data.kha_apiserver_certificate.x",
-					tfjsonpath.New("ip_addresses"), knownvalue.ListSizeExact(5))}},
+					tfjsonpath.New("ip_addresses"), knownvalue.ListSizeExact(8))}},
 		},
 	})
 	// Only the pinned read logged in.

@@ -638,7 +638,9 @@ func nodeAttributes(role string) map[string]schema.Attribute {
 		"ip": schema.StringAttribute{
 			Optional: true,
 			MarkdownDescription: "Address the node binds and advertises (kubespray's `ip`), an IP address: IPv4 when `ip_family` " +
-				"is `ipv4` or `dual`. Required unless the cluster is IPv6-only and `ip6` is set.",
+				"is `ipv4` or `dual`. Required unless the cluster is IPv6-only and `ip6` is set. No node address (`ip`, " +
+				"`access_ip`, `ip6`, `access_ip6`) may be a loopback, unspecified, multicast or broadcast one: the plan refuses " +
+				"them, as no other host reaches a node there.",
 		},
 		"access_ip": schema.StringAttribute{
 			Optional: true,

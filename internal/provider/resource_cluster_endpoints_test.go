@@ -157,6 +157,7 @@ func TestClusterEndpoints_diagnostics(t *testing.T) {
 		"node_in_both_lists_with_other_addresses": `(?s)Node listed twice with different addresses.*worker_nodes\[0\]: "cp1" is in\s+control_plane_nodes and among the workers`,
 		"compact_worker_with_a_bad_address":       `(?s)Invalid IP address.*worker_addresses\["w1"\]: ip "10\.0\.0\.300" is not an IP`,
 		"loopback_external_lb":                    `(?s)Loopback load balancer address.*local_lb = \{ every_node = true`,
+		"loopback_node_address":                   `(?s)Invalid node address.*worker_nodes\[0\]\.ip: ip 127\.0\.1\.1 is a loopback\s+address.*Give\s+the\s+address\s+other\s+hosts\s+reach`,
 		"every_node_on_the_apiserver_port":        `(?s)Port conflict.*local_lb\.port: on node "cp1"`,
 		"ip_given_as_a_name":                      `(?s)Host name instead of an IP address.*access_ip takes an IP address only`,
 		"ipv6_in_ipv4_cluster":                    `(?s)Address family mismatch.*control_plane_nodes\[0\]\.ip: ip fd00::11 is not an IPv4 address.*ip_family\s+=\s+"dual"`,

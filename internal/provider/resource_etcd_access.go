@@ -240,8 +240,10 @@ func (r *etcdAccessResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"dns_names":    schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "DNS SANs."},
 				"ip_addresses": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "IP SANs."},
 			}},
-		"proxy_config": schema.StringAttribute{Computed: true, MarkdownDescription: "The local proxy's HAProxy config (mode `local_proxy`), known at plan time."},
-		"env":          schema.StringAttribute{Computed: true, MarkdownDescription: "`ETCD_SERVERS` and `ETCDCTL_ENDPOINTS` as an environment file, known at plan time."},
+		"proxy_config": schema.StringAttribute{Computed: true, MarkdownDescription: "The local proxy's HAProxy config (mode `local_proxy`), known at plan time. " +
+			"It names no `user` or `group`: the proxy's HAProxy runs as the user its service starts it as, root under a " +
+			"systemd unit such as `haproxy@etcd`, unlike `kha_haproxy_config`'s, which drops root (`run_as`)."},
+		"env": schema.StringAttribute{Computed: true, MarkdownDescription: "`ETCD_SERVERS` and `ETCDCTL_ENDPOINTS` as an environment file, known at plan time."},
 		"destroy_command": schema.StringAttribute{Optional: true, Computed: true,
 			MarkdownDescription: "Run after the files are removed on destroy. Default in mode `local_proxy`, when `reload_command` " +
 				"ends in `systemctl reload-or-restart UNIT` (or `restart`, `reload`, `try-restart`): `systemctl disable --now " +

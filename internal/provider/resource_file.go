@@ -118,7 +118,8 @@ func (r *fileResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 				MarkdownDescription: "Absolute path of the file on the host. Changing it replaces the resource (the old file is removed). " +
 					"The names kha keeps for itself next to the files it manages are refused at plan: `.kha-lock`, " +
 					"`.<name>.kha`, `.<name>.kha.handover`, `.<name>.kha.previous`, `.<name>.kha.original` and " +
-					"`.<name>.kha-<anything>` (and paths inside them).",
+					"`.<name>.kha-<anything>` (and paths inside them). So that those fit in a file name's 255 bytes " +
+					"(`NAME_MAX`), the file's own name has at most 237 bytes.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 				Validators:    []validator.String{managedPathValidator()},
 			},

@@ -2,10 +2,12 @@ package provider
 
 import (
 	"context"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	fwpath "github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -59,6 +61,7 @@ type haproxyConfigModel struct {
 	ServerMaxConn  types.Int64       `tfsdk:"server_maxconn"`
 	ServerMaxQueue types.Int64       `tfsdk:"server_maxqueue"`
 	StatsSocket    types.String      `tfsdk:"stats_socket"`
+	RunAs          types.String      `tfsdk:"run_as"`
 }
 
 type healthCheckModel struct {
@@ -75,8 +78,13 @@ type healthCheckModel struct {
 // kubeadmCA is where kubeadm puts the cluster CA on every node.
 const kubeadmCA = "/etc/kubernetes/pki/ca.crt"
 
+// defaultRunAs is the user and group of Debian's stock haproxy.cfg, which
+// its haproxy package creates.
+const defaultRunAs = "haproxy:haproxy"
+
 func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	s := m.lbConfigModel.sharedSpec(haproxyKind)
+	s.Runtime.User, s.Runtime.Group = m.runAs()
 	s.Runtime.StatsSocket = m.StatsSocket.ValueString()
 	s.Servers.SlowStart = durationOf(m.SlowStart)
 	s.Servers.MaxConn = int(m.ServerMaxConn.ValueInt64())
@@ -95,12 +103,47 @@ func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	return s
 }
 
+// runAs is the user and group HAProxy drops root to: run_as, else
+// defaultRunAs under systemd; none for run_as = "root", and none in a
+// static pod, whose image runs HAProxy as its own user.
+func (m *haproxyConfigModel) runAs() (user, group string) {
+	runAs := m.RunAs.ValueString()
+	switch {
+	case m.Delivery.ValueString() == deliveryStaticPod:
+		return "", ""
+	case m.RunAs.IsNull():
+		runAs = defaultRunAs
+	case runAs == "root":
+		return "", ""
+	}
+	user, group, _ = strings.Cut(runAs, ":")
+	return user, group
+}
+
+// checkRunAs refuses run_as in a static pod: the container runs as the
+// image's user, not as root, so there is no root to drop.
+func (m *haproxyConfigModel) checkRunAs() diag.Diagnostics {
+	var diags diag.Diagnostics
+	if known(m.RunAs) && m.Delivery.ValueString() == deliveryStaticPod {
+		diags.AddAttributeError(fwpath.Root("run_as"), "run_as Needs systemd Delivery",
+			"run_as is the user HAProxy started as root drops to. In a static pod the image runs HAProxy as its own user "+
+				"(haproxy, the official image's), not as root. Remove run_as, or set delivery = \"systemd\".")
+	}
+	return diags
+}
+
 func (m *haproxyConfigModel) Render(*haproxyConfigModel) (hostres.Rendered, diag.Diagnostics) {
+	if d := m.checkRunAs(); d.HasError() {
+		return hostres.Rendered{}, d
+	}
 	return m.lbConfigModel.render(haproxyKind, m.spec(), lbconfig.RenderHAProxy)
 }
 
 // RenderServing renders the config with extra listen addresses (HandingOver).
 func (m *haproxyConfigModel) RenderServing(extra []string) (hostres.Rendered, diag.Diagnostics) {
+	if d := m.checkRunAs(); d.HasError() {
+		return hostres.Rendered{}, d
+	}
 	return m.lbConfigModel.renderServing(haproxyKind, m.spec(), extra, lbconfig.RenderHAProxy)
 }
 
@@ -178,6 +221,16 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"server_maxqueue": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
 				MarkdownDescription: "Queue limit per apiserver (HAProxy `maxqueue`), with `server_maxconn`. Default none " +
 					"(kubespray: 256)."},
+			"run_as": schema.StringAttribute{Optional: true, Validators: []validator.String{runAsValidator()},
+				MarkdownDescription: "`user:group` HAProxy drops root to once it has bound its sockets and read its " +
+					"certificates (HAProxy's `user` and `group` in `global`); in master-worker mode (`-Ws`, Debian's unit) " +
+					"the workers that serve run as them, and the master keeps root to reload. Default `haproxy:haproxy` " +
+					"with `delivery = \"systemd\"`, as Debian's stock `haproxy.cfg` (Debian's and Ubuntu's haproxy package " +
+					"creates both). `\"root\"` names none: HAProxy runs as the user its service starts it as, root under " +
+					"Debian's unit. A host without the user or group fails the validate step (`haproxy -c`) before the " +
+					"configuration is put in place, and the one in place keeps serving; `haproxy -c -f` without `-q` says " +
+					"`cannot find user id`. Not with `delivery = \"static_pod\"`: " +
+					"the official image runs HAProxy as its own `haproxy` user already, not as root."},
 			"stats_socket": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
 				MarkdownDescription: "Admin socket path (`level admin`, `expose-fd listeners`): for `show servers state`, " +
 					"runtime changes, and reload scripts that start a new HAProxy with `-sf` and hand it the listening sockets " +

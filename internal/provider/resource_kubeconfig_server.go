@@ -550,23 +550,24 @@ func serversState(servers map[string]string) string { return clustersState(serve
 
 // clustersState says which values of field a kubeconfig's clusters have:
 // "<field> v" when they share one, "<field>s a=v, b=w" otherwise; an empty
-// value is none.
+// value is none. Names and values are the host's text (remote.OneLine).
 func clustersState(values map[string]string, field string) string {
 	distinct := map[string]bool{}
 	var each []string
 	for cluster, v := range values {
 		distinct[v] = true
+		v = remote.OneLine(v)
 		if v == "" {
 			v = "(none)"
 		}
-		each = append(each, cluster+"="+v)
+		each = append(each, remote.OneLine(cluster)+"="+v)
 	}
 	if len(distinct) == 1 {
 		for v := range distinct {
 			if v == "" {
 				return "no " + field
 			}
-			return field + " " + v
+			return field + " " + remote.OneLine(v)
 		}
 	}
 	sort.Strings(each)

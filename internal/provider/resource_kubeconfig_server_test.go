@@ -812,3 +812,25 @@ func kubeconfigClient(t *testing.T, path string) func() (int, []error) {
 	t.Cleanup(func() { finish() })
 	return finish
 }
+
+// TestKubeconfigEdit_hostTextStaysOnItsLine: a server or cluster name the
+// host's kubeconfig spells with a newline is quoted in the drift it shows,
+// so that it cannot start a line of its own in a diagnostic; plain ones
+// read as before, so a host in sync keeps its digest.
+func TestKubeconfigEdit_hostTextStaysOnItsLine(t *testing.T) {
+	t.Parallel()
+	e := &kubeconfigEdit{server: "https://127.0.0.1:6443"}
+	for content, want := range map[string]string{
+		"clusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:6443\n":                                                                    "server https://127.0.0.1:6443",
+		"clusters:\n- name: k\n  cluster:\n    server: \"https://10.0.0.11:6443\\nError: forged\"\n":                                                `server "https://10.0.0.11:6443\nError: forged"`,
+		"clusters:\n- name: k\n  cluster:\n    server: https://10.0.0.11:6443\n- name: \"a\\nb\"\n  cluster:\n    server: https://10.0.0.12:6443\n": `servers "a\nb"=https://10.0.0.12:6443, k=https://10.0.0.11:6443`,
+	} {
+		got, err := e.State([]byte(content))
+		if err != nil || got != want {
+			t.Errorf("State(%q) = %q, %v; want %q", content, got, err, want)
+		}
+	}
+	if e.Want() != "server https://127.0.0.1:6443" {
+		t.Errorf("Want() = %q", e.Want())
+	}
+}

@@ -99,8 +99,39 @@ func TestLBConfig_diagnostics(t *testing.T) {
 		"metrics_exposed_on_a_loopback_health_port": `(?s)Nothing to expose on.*metrics_listen.*healthcheck_listen = "loopback"\s+binds\s+it\s+on\s+the\s+host's\s+loopback\s+only:\s+set\s+healthcheck_listen\s+=\s+"all"\s+too`,
 		"node_local_listener_off_loopback":          `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`,
 		"unknown_local_first":                       `(?s)Unknown backend.*local_first`,
+		"run_as_with_static_pod":                    `(?s)run_as Needs systemd Delivery.*run_as.*image runs HAProxy as its own user`,
+		"run_as_not_an_account":                     `(?s)Invalid Attribute Value Match.*run_as.*must be user:group`,
+		"run_as_without_a_group":                    `(?s)Invalid Attribute Value Match.*run_as.*must be user:group`,
 	}
 	expectPlanErrors(t, cases, nil)
+}
+
+// TestLBConfig_runAs: HAProxy under systemd drops root to Debian's
+// haproxy user and group by default, to the ones run_as names, to none
+// with run_as = "root"; a static pod's config names none, its image's
+// HAProxy runs as its own user.
+func TestLBConfig_runAs(t *testing.T) {
+	t.Parallel()
+	noUser := func(addr string) plancheck.PlanCheck {
+		return plancheck.ExpectKnownValue(addr, tfjsonpath.New("rendered"), knownvalue.StringFunc(func(v string) error {
+			if regexp.MustCompile(`(?m)^\s*(user|group|uid|gid) `).MatchString(v) {
+				return fmt.Errorf("%s names a user or group:\n%s", addr, v)
+			}
+			return nil
+		}))
+	}
+	unitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			ConfigDirectory: config.TestNameDirectory(),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				expectRendered("kha_haproxy_config.default", `(?s)^[^\n]*\nglobal\n    user haproxy\n    group haproxy\n`),
+				expectRendered("kha_haproxy_config.named", `(?s)^[^\n]*\nglobal\n    user kha-lb\n    group kha\n`),
+				noUser("kha_haproxy_config.root"),
+				noUser("kha_haproxy_config.static_pod"),
+			}},
+		}},
+	})
 }
 
 // liveHAProxy is a host directory where the pushed config runs as a real

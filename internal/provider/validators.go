@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	stdpath "path"
 	"regexp"
 	"strings"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/kha/terraform-provider-kha/internal/hostres"
+	"github.com/kha/terraform-provider-kha/internal/problem"
+	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
 // The validators every resource shares: each checks at plan time what the
@@ -71,12 +74,15 @@ func modeValidator() validator.String {
 	return stringvalidator.RegexMatches(modePattern, `must be octal permission bits such as "0644"`)
 }
 
-// accountPattern is a user or group name as useradd accepts it, or a
-// numeric id.
-var accountPattern = regexp.MustCompile(`^([a-z_][a-z0-9_.-]{0,31}\$?|[0-9]{1,10})$`)
-
 func accountValidator() validator.String {
-	return stringvalidator.RegexMatches(accountPattern, "must be a user or group name (lowercase letters, digits, '_', '-', '.') or a numeric id")
+	return stringvalidator.RegexMatches(problem.AccountPattern, "must be a user or group name (lowercase letters, digits, '_', '-', '.') or a numeric id")
+}
+
+// runAsPattern is root, or user:group.
+var runAsPattern = regexp.MustCompile(`^root$|` + problem.UserGroupPattern.String())
+
+func runAsValidator() validator.String {
+	return stringvalidator.RegexMatches(runAsPattern, `must be user:group, each a name (lowercase letters, digits, '_', '-', '.') or a numeric id, or "root"`)
 }
 
 // dnsSubdomainPattern is a Kubernetes object name (RFC 1123 subdomain).
@@ -159,8 +165,31 @@ func (notKhaNameValidator) ValidateString(_ context.Context, req validator.Strin
 	}
 }
 
+// nameMaxValidator refuses a file name too long for kha's private names
+// beside it (remote.MaxManagedName).
+type nameMaxValidator struct{}
+
+func (nameMaxValidator) Description(context.Context) string {
+	return fmt.Sprintf("the file name must be at most %d bytes long", remote.MaxManagedName)
+}
+
+func (v nameMaxValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (nameMaxValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if !known(req.ConfigValue) {
+		return
+	}
+	if name := stdpath.Base(req.ConfigValue.ValueString()); len(name) > remote.MaxManagedName {
+		resp.Diagnostics.AddAttributeError(req.Path, "File Name Too Long", fmt.Sprintf("%s: the file name is %d bytes long; "+
+			"a file kha manages has a name of at most %d bytes, because kha keeps .<name>.kha-<12 hex digits> beside it and "+
+			"no file name may exceed 255 bytes (NAME_MAX). Choose a shorter name for %s.", req.Path, len(name), remote.MaxManagedName, req.Path))
+	}
+}
+
 // managedPathValidator is filePathValidator for a file kha writes: it
-// also refuses kha's own names.
+// also refuses kha's own names, and names too long for kha's beside them.
 func managedPathValidator() validator.String {
-	return stringvalidator.All(filePathValidator(), notKhaNameValidator{})
+	return stringvalidator.All(filePathValidator(), notKhaNameValidator{}, nameMaxValidator{})
 }

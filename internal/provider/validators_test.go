@@ -77,6 +77,49 @@ func TestManagedPaths_khaNamesRefused(t *testing.T) {
 	}
 }
 
+// TestManagedPathValidator_nameMax: a managed file's name leaves room for
+// kha's longest private name beside it, .<name>.kha-<12 hex>, within the
+// 255 bytes a file name has (NAME_MAX): 237 bytes pass, 238 are refused at
+// the attribute with the limit, counted in bytes (UTF-8).
+func TestManagedPathValidator_nameMax(t *testing.T) {
+	t.Parallel()
+	validate := func(p string) diag.Diagnostics {
+		var resp validator.StringResponse
+		managedPathValidator().ValidateString(context.Background(), validator.StringRequest{
+			Path: path.Root("path"), ConfigValue: types.StringValue(p)}, &resp)
+		return resp.Diagnostics
+	}
+	if d := validate("/etc/haproxy/" + strings.Repeat("a", 237)); d.HasError() {
+		t.Errorf("a 237-byte name is refused: %v", d)
+	}
+	for _, name := range []string{strings.Repeat("a", 238), strings.Repeat("é", 119), strings.Repeat("a", 255)} {
+		d := validate("/etc/haproxy/" + name)
+		if !d.HasError() || !regexp.MustCompile(`(?s)path: the file name is \d+ bytes long.*at most 237 bytes.*NAME_MAX`).MatchString(d.Errors()[0].Detail()) {
+			t.Errorf("a %d-byte name: %v", len(name), d)
+		}
+	}
+}
+
+// TestManagedPaths_nameMaxRefused: the plan fails at the attribute of a
+// managed file whose name is too long for kha's private names beside it.
+func TestManagedPaths_nameMaxRefused(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 240)
+	for fixture, at := range map[string]string{"file": `path`, "kubeconfig_server": `paths\[1\]`} {
+		t.Run(fixture, func(t *testing.T) {
+			unitTest(t, stepProviders(resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{{
+					ConfigDirectory: config.StaticDirectory(filepath.Join("testdata", "TestManagedPaths_khaNamesRefused", fixture)),
+					ConfigVariables: config.Variables{"path": config.StringVariable("/etc/kha/" + long)},
+					PlanOnly:        true,
+					ExpectError:     regexp.MustCompile(`(?s)File Name Too Long.*` + at + `:\s+the\s+file\s+name\s+is\s+240\s+bytes`),
+				}},
+			}))
+		})
+	}
+}
+
 // TestValidateCommandDescriptions: every validate_command says that each
 // %s in it becomes the uploaded copy's quoted path (internal/remote's
 // applyArgs replaces them all), that the copy is $KHA_NEW too, and so how

@@ -277,6 +277,16 @@ func Printable(s string) string {
 	return b.String()
 }
 
+// OneLine is a one-line text of the host's as a diagnostic shows it:
+// bare when it reads as itself, else quoted (%q), so that no newline or
+// control character in it starts a line of its own.
+func OneLine(s string) string {
+	if q := strconv.Quote(s); q[1:len(q)-1] != s {
+		return q
+	}
+	return s
+}
+
 func (e *StepError) Unwrap() error { return e.Err }
 
 // ErrNotCommitted means the operation ended before the new file was put
@@ -301,11 +311,21 @@ func checkPath(p string) error {
 	return nil
 }
 
+// randomBytes are the random bytes of a work directory's name, in hex.
+const randomBytes = 6
+
 func randomSuffix() string {
-	b := make([]byte, 6)
+	b := make([]byte, randomBytes)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// MaxManagedName is the longest name (in bytes) of a file kha manages:
+// kha's longest private name beside it, the work directory
+// .<name>.kha-<random hex>, must stay within NAME_MAX, the 255 bytes a
+// file name has on Linux. The private names are found by the file's own
+// name, so they cannot be shortened for a long one.
+const MaxManagedName = 255 - len(".") - len(".kha-") - 2*randomBytes
 
 // commandLimit is the time a host-side command may take so that the
 // script can still undo its step before ctx ends: what is left of ctx

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	stdpath "path"
+	"strconv"
 	"strings"
 )
 
@@ -176,7 +177,17 @@ func (h Handover) observe(ctx context.Context, c *Client) (Observed, error) {
 		return o, err
 	}
 	return Observed{Exists: true, SHA256: SHA256(raw), State: record.Path + ": a handover is pending: it still serves " +
-		strings.Join(record.Previous, ", ") + " besides its own address"}, nil
+		quotedList(record.Previous) + " besides its own address"}, nil
+}
+
+// quotedList quotes each of the host's one-line texts, so that none can
+// start a line of its own in a diagnostic.
+func quotedList(texts []string) string {
+	q := make([]string, len(texts))
+	for i, t := range texts {
+		q[i] = strconv.Quote(t)
+	}
+	return strings.Join(q, ", ")
 }
 
 // read returns the record on the host, nil when there is none. A record

@@ -51,7 +51,7 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 
 	t.Run("pending, then ended", func(t *testing.T) {
 		h := start(t, "grep -q 9443 %s")
-		if o := observe(t, c, h); !strings.Contains(h.Drift(o), "still serves 0.0.0.0:8443") {
+		if o := observe(t, c, h); !strings.Contains(h.Drift(o), `still serves "0.0.0.0:8443"`) {
 			t.Fatalf("a pending handover is not drift: %+v", o)
 		}
 		if _, err := c.Put(ctx, h); err != nil {
@@ -71,6 +71,18 @@ func TestHandoverEndsOnlyAPendingInterim(t *testing.T) {
 		}
 		if out, err := c.Put(ctx, h); err != nil || !out.Unchanged {
 			t.Fatalf("a second handover: %+v, %v", out, err)
+		}
+	})
+	t.Run("previous places a host edited", func(t *testing.T) {
+		h := start(t, "")
+		forged := HandoverRecord{Path: target, At: target, Claim: "lb", InterimSHA256: SHA256([]byte(interim)), Final: final,
+			Previous: []string{"10.0.0.1:8443\nError: forged by the host", "10.0.0.2:8443"}}
+		if err := c.PutHandoverRecord(ctx, target, forged); err != nil {
+			t.Fatal(err)
+		}
+		drift := h.Drift(observe(t, c, h))
+		if strings.Contains(drift, "\n") || !strings.Contains(drift, `"10.0.0.1:8443\nError: forged by the host", "10.0.0.2:8443"`) {
+			t.Fatalf("a previous place the host wrote is not quoted on one line: %q", drift)
 		}
 	})
 	t.Run("a final configuration the validate command refuses", func(t *testing.T) {

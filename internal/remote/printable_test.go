@@ -2,6 +2,7 @@ package remote
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -48,6 +49,25 @@ func FuzzPrintable(f *testing.F) {
 		}
 		if strings.Count(got, "\n") != strings.Count(s, "\n") {
 			t.Fatalf("Printable(%q) = %q changes the lines", s, got)
+		}
+	})
+}
+
+// FuzzOneLine: the host's one-line text shows on one line, free of
+// control characters, and plain text shows as itself.
+func FuzzOneLine(f *testing.F) {
+	for _, s := range []string{"https://10.0.0.11:6443", "a\nb", "\x1b[31m", "\r", "\u202e", "\u2028", "\xff", "ünï", `q"uote`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := OneLine(s)
+		for _, r := range got {
+			if unicode.IsControl(r) || unicode.In(r, unicode.Bidi_Control) || r == '\u2028' || r == '\u2029' {
+				t.Fatalf("OneLine(%q) = %q keeps %U", s, got, r)
+			}
+		}
+		if plain := strconv.Quote(s) == `"`+s+`"`; plain != (got == s) {
+			t.Fatalf("OneLine(%q) = %q: plain text is shown bare, other text quoted", s, got)
 		}
 	})
 }

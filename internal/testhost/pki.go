@@ -13,8 +13,9 @@ import (
 )
 
 // PKI is a test CA and one server certificate valid for the loopback
-// addresses tests use (127.0.0.1-4, ::1, localhost), like an apiserver
-// certificate with the SANs kha computes.
+// addresses tests use (127.0.0.1-4, ::1, localhost) and three node
+// addresses (192.0.2.11-13), like an apiserver certificate with the SANs
+// kha computes.
 type PKI struct {
 	CAPEM  string
 	Pool   *x509.CertPool
@@ -61,6 +62,9 @@ func newPKI() (PKI, error) {
 		return PKI{}, err
 	}
 	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("127.0.0.2"), net.ParseIP("127.0.0.3"), net.ParseIP("127.0.0.4"), net.ParseIP("::1")}
+	// Node addresses for plans that only compute endpoints: a node's
+	// address is never a loopback one. Nothing dials them.
+	ips = append(ips, net.ParseIP("192.0.2.11"), net.ParseIP("192.0.2.12"), net.ParseIP("192.0.2.13"))
 	der, key, err := ca.sign("kube-apiserver", ips, []string{"localhost", "kubernetes"}, x509.ExtKeyUsageServerAuth)
 	if err != nil {
 		return PKI{}, err

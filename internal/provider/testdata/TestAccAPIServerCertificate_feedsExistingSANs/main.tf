@@ -33,8 +33,8 @@ data "kha_apiserver_certificate" "served_from_node" {
 }
 
 resource "kha_cluster_endpoints" "c" {
-  control_plane_nodes = [{ name = "cp1", ip = "127.0.0.2" }, { name = "cp2", ip = "127.0.0.3" }]
-  worker_nodes        = [{ name = "w1", ip = "127.0.0.4" }]
+  control_plane_nodes = [{ name = "cp1", ip = "192.0.2.11" }, { name = "cp2", ip = "192.0.2.12" }]
+  worker_nodes        = [{ name = "w1", ip = "192.0.2.13" }]
   local_lb            = { enabled = true }
   external_lb         = var.lb_domain_name == null ? null : { address = "10.0.0.100", port = 8443, domain_name = var.lb_domain_name }
   existing_cert_sans = {
