@@ -598,7 +598,17 @@ func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(),
 					<-probed
 				}
 				s.Close()
-				c.sessions.give(true)
+				if !c.sessions.lowered() {
+					c.sessions.give(true)
+					return
+				}
+				// A host at its MaxSessions frees a closed session's place
+				// after it handled the close: a session opened right after
+				// it would be refused. A round trip waits for that.
+				go func() {
+					answers(conn, linkGrace)
+					c.sessions.give(true)
+				}()
 			}, nil
 		}
 		var refused *ssh.OpenChannelError // sshd refuses a session only past its MaxSessions: "open failed"
@@ -635,9 +645,9 @@ func (c *hostConn) sessionRefused(ctx context.Context, alone *int, err error) er
 	open, lowered := c.sessions.refused()
 	if open > 0 {
 		if lowered {
-			c.log(ctx, LevelWarn, fmt.Sprintf("the host refused a session with %d open (sshd's MaxSessions); kha opens at most "+
-				"%d at once on it from now on: raise MaxSessions in its sshd_config or lower Terraform's -parallelism "+
-				"to keep operations from waiting", open, open), map[string]any{"error": err.Error()})
+			c.log(ctx, LevelWarn, fmt.Sprintf("the host refused a session with %d open (sshd's MaxSessions); kha now opens at most "+
+				"%d at once on it, and operations wait for one: raise MaxSessions in its sshd_config or lower "+
+				"Terraform's -parallelism", open, open), map[string]any{"error": err.Error()})
 		}
 		return nil
 	}
@@ -667,15 +677,8 @@ func (c *hostConn) sessionRefused(ctx context.Context, alone *int, err error) er
 // operation dials anew. A connection that answers stays, for the other
 // operations it carries.
 func (c *hostConn) dropIfDead(conn *ssh.Client) {
-	answered := make(chan struct{})
-	go func() {
-		_, _, _ = conn.SendRequest("keepalive@openssh.com", true, nil) // any answer, even a refusal, proves the link
-		close(answered)
-	}()
-	select {
-	case <-answered:
+	if answers(conn, linkGrace) {
 		return
-	case <-time.After(linkGrace):
 	}
 	c.log(context.Background(), LevelWarn, "the host did not answer on its connection once an operation's time ended; closing it",
 		map[string]any{"waited": linkGrace.String()})
@@ -685,6 +688,24 @@ func (c *hostConn) dropIfDead(conn *ssh.Client) {
 	}
 	c.mu.Unlock()
 	conn.Close()
+}
+
+// answers says whether conn answers a keepalive within d (a closed
+// connection answers at once, with its error).
+func answers(conn *ssh.Client, d time.Duration) bool {
+	answered := make(chan struct{})
+	go func() {
+		_, _, _ = conn.SendRequest("keepalive@openssh.com", true, nil) // any answer, even a refusal, proves the link
+		close(answered)
+	}()
+	wait := time.NewTimer(d)
+	defer wait.Stop()
+	select {
+	case <-answered:
+		return true
+	case <-wait.C:
+		return false
+	}
 }
 
 // sessionSlots bounds the sessions open at once on one connection: to
@@ -727,11 +748,21 @@ func (s *sessionSlots) give(opened bool) {
 	s.freed = make(chan struct{})
 }
 
-// opened counts a session of a taken slot as open.
+// opened counts a session of a taken slot as open. The host allows as
+// many as are open: a bound lowered below that (the host's refusal was
+// counted before a session it had opened) rises to it.
 func (s *sessionSlots) opened() {
 	s.mu.Lock()
 	s.open++
+	s.limit = max(s.limit, s.open)
 	s.mu.Unlock()
+}
+
+// lowered says whether a host's refusal lowered the bound.
+func (s *sessionSlots) lowered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit < SessionsPerHost
 }
 
 // refused gives back the slot of a session the host refused and lowers

@@ -45,10 +45,12 @@ func TestMaxSessionsLowersTheSessionsPerHost(t *testing.T) {
 			t.Errorf("an operation failed on a host that allows 2 sessions: %v", err)
 		}
 	}
+	if c.sessions.limit != 2 {
+		t.Errorf("kha opens %d sessions at once on a host that allows 2", c.sessions.limit)
+	}
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	warnings := strings.Join(log.msgs[LevelWarn], "\n")
-	t.Log(warnings)
 	if !strings.Contains(warnings, "MaxSessions") || !strings.Contains(warnings, "-parallelism") {
 		t.Errorf("no warning names MaxSessions and -parallelism:\n%s", warnings)
 	}
@@ -65,7 +67,9 @@ func TestMaxSessionsZeroSaysSo(t *testing.T) {
 }
 
 // A refused session lowers the bound to the sessions open, never raises
-// it, and gives its slot back; with none open the bound stays.
+// it, and gives its slot back; with none open the bound stays. A session
+// the host had opened before the refusal was counted raises the bound
+// again.
 func TestSessionSlotsRefused(t *testing.T) {
 	for _, c := range []struct {
 		name                string
@@ -83,5 +87,11 @@ func TestSessionSlotsRefused(t *testing.T) {
 			t.Errorf("%s: open %d, lowered %v, limit %d, taken %d; want %d, %v, %d, %d", c.name, open, lowered, s.limit,
 				s.taken, c.wantOpen, c.wantLowered, c.wantLimit, c.taken-1)
 		}
+	}
+	s := &sessionSlots{limit: 8, taken: 3, open: 1, freed: make(chan struct{})}
+	s.refused()
+	s.opened()
+	if s.limit != 2 {
+		t.Errorf("two sessions open after a refusal counted with one: bound %d, want 2", s.limit)
 	}
 }
