@@ -18,15 +18,15 @@ import (
 // link went dead may take (issue 48: the timeout plus 5 s).
 const deadLinkGrace = 5 * time.Second
 
-// relayed is a client of s through a relay with rtt, which the test can
-// black-hole, and its pool.
-func relayed(t *testing.T, s *testhost.Server, rtt time.Duration) (*Client, *Pool, *testhost.Relay) {
+// relayed is a client of s through a relay, which the test can
+// black-hole.
+func relayed(t *testing.T, s *testhost.Server) (*Client, *testhost.Relay) {
 	t.Helper()
-	relay := testhost.Delay(t, s.Address(), rtt)
+	relay := testhost.Delay(t, s.Address(), 0)
 	cfg := configFor(s)
 	cfg.Host, cfg.Port = relay.Host, relay.Port
-	c, pool := client(t, cfg)
-	return c, pool, relay
+	c, _ := client(t, cfg)
+	return c, relay
 }
 
 // endsBy waits for an operation's error until its timeout plus
@@ -51,7 +51,7 @@ func endsBy(t *testing.T, done <-chan error, start time.Time, timeout time.Durat
 // connection, so the next operation dials anew.
 func TestDeadLinkMidUploadEndsAtTheTimeout(t *testing.T) {
 	s := testhost.Start(t, testhost.Options{})
-	c, _, relay := relayed(t, s, 0)
+	c, relay := relayed(t, s)
 	if err := relay.SmallSendBuffers(); err != nil {
 		t.Fatal(err)
 	}
@@ -97,4 +97,41 @@ func TestDeadLinkMidUploadEndsAtTheTimeout(t *testing.T) {
 	if c.conn != nil {
 		t.Fatal("the dead connection is still the pool's: the next operation would use it")
 	}
+}
+
+// TestDeadLinkDuringReloadEndsAtTheTimeout: a link that goes dead while
+// the reload runs, with a verification waiting for it, ends the put at
+// its timeout, with the error that says the host goes on alone and puts
+// the previous file back (no verdict can reach it); which it does once
+// its sshd learns the connection is gone.
+func TestDeadLinkDuringReloadEndsAtTheTimeout(t *testing.T) {
+	s := testhost.Start(t, testhost.Options{})
+	c, relay := relayed(t, s)
+	dir := t.TempDir()
+	target, reloading := filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "reloading")
+	if err := os.WriteFile(target, []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const timeout = 10 * time.Second // the host bounds the reload by 5 s
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Put(ctx, File{Path: target, Content: []byte("v2\n"), ReloadCommand: "touch " + ShellQuote(reloading) + "; sleep 1",
+			Verify: verifyFunc(func(context.Context, *Client) error { return nil })})
+		done <- err
+	}()
+	waitFor(t, 20*time.Second, "the reload to start", func() bool { _, err := os.Stat(reloading); return err == nil })
+	relay.BlackHole()
+	err := endsBy(t, done, start, timeout)
+	if err == nil || !ReloadedAfterSwap(err) || !strings.Contains(err.Error(), "the host goes on alone") ||
+		!strings.Contains(err.Error(), "puts the previous file back") {
+		t.Fatalf("want the error that says the host goes on alone and puts the previous file back, got %v", err)
+	}
+	relay.Heal() // sshd sees the connection reset, and the script its client gone
+	waitFor(t, 20*time.Second, "the previous file back", func() bool {
+		b, _ := os.ReadFile(target)
+		return string(b) == "v1\n"
+	})
 }
