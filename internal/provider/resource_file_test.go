@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -352,6 +353,79 @@ func TestAccFile_hangingReloadFailsAtItsTimeout(t *testing.T) {
 			{
 				ConfigDirectory:  fileFixture,
 				ConfigVariables:  fileVars(s, target, "content", "v1\n", "reload_command", hangOnV2),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            fileIs(target, "v1\n"),
+			},
+		},
+	}))
+}
+
+// A link that goes dead (nothing arrives, nothing closes) fails the apply
+// at the resource's update timeout, not when the kernel gives up on the
+// connection a quarter of an hour later: while the new file is on its
+// way, with the error that says the host is unchanged; while the reload
+// runs, with the error that says the host goes on alone (its script
+// restores the previous file when the reload outlasts the timeout). Once
+// the link is back the plan is empty: the host has the previous file.
+func TestAccFile_deadLinkFailsAtItsTimeout(t *testing.T) {
+	t.Parallel()
+	s := testhost.Start(t, testhost.Options{})
+	relay := testhost.Delay(t, s.Address(), 0)
+	dir := t.TempDir()
+	target, reloading := filepath.Join(dir, "lb.cfg"), filepath.Join(dir, "reloading")
+	hangOnV2 := "touch " + remote.ShellQuote(reloading) + "; ! grep -q v2 " + remote.ShellQuote(target) + " || sleep 600"
+	vars := func(content string, more ...any) config.Variables {
+		v := fileVars(s, target, append([]any{"content", content, "reload_command", hangOnV2,
+			"known_hosts", relay.KnownHostsName() + " " + s.HostKey.Public() + "\n"}, more...)...)
+		v["port"] = config.IntegerVariable(relay.Port)
+		return v
+	}
+	const timeout, grace = 10 * time.Second, 5 * time.Second
+	cut := make(chan time.Time, 1)
+	cutWhen := func(ready func() bool) func() {
+		return func() {
+			go func() {
+				for !ready() {
+					time.Sleep(2 * time.Millisecond)
+				}
+				if err := relay.SmallSendBuffers(); err != nil {
+					t.Error(err)
+				}
+				relay.BlackHole()
+				cut <- time.Now()
+			}()
+		}
+	}
+	healInTime := func() {
+		relay.Heal()
+		if took := time.Since(<-cut); took > timeout+grace {
+			t.Errorf("the apply ended %s after the link went dead, past its %s update timeout and %s", took, timeout, grace)
+		}
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: fileFixture, ConfigVariables: vars("v1\n")},
+			{
+				PreConfig:       cutWhen(func() bool { return testhost.UploadStarted(dir, "lb.cfg") }),
+				ConfigDirectory: fileFixture,
+				ConfigVariables: vars(strings.Repeat("x", 16<<20), "update_timeout", timeout.String()),
+				ExpectError:     regexp.MustCompile(`(?s)the\s+operation\s+ended\s+before\s+the\s+new\s+file\s+was\s+put\s+in\s+place;\s+the\s+host\s+is\s+unchanged`),
+			},
+			{
+				PreConfig: func() {
+					healInTime()
+					_ = os.Remove(reloading)
+					cutWhen(func() bool { _, err := os.Stat(reloading); return err == nil })()
+				},
+				ConfigDirectory: fileFixture,
+				ConfigVariables: vars("v2\n", "update_timeout", timeout.String()),
+				ExpectError:     regexp.MustCompile(`(?s)connection\s+was\s+lost\s+after\s+the\s+new\s+file\s+was\s+put\s+in\s+place.*the\s+host\s+goes\s+on\s+alone`),
+			},
+			{
+				PreConfig:        healInTime,
+				ConfigDirectory:  fileFixture,
+				ConfigVariables:  vars("v1\n"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            fileIs(target, "v1\n"),
 			},

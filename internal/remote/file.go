@@ -375,11 +375,12 @@ type conversation struct {
 	stderr  bytes.Buffer
 }
 
-// converse starts a script and sends it content on stdin.
+// converse starts a script and sends it content on stdin. A script that
+// did not start changed nothing: its error is ErrNotCommitted too.
 func (c *Client) converse(ctx context.Context, s invocation, content []byte) (*conversation, error) {
 	session, release, err := c.session(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w; %w", err, ErrNotCommitted)
 	}
 	conv := &conversation{session: session, release: release}
 	session.Stderr = &conv.stderr
@@ -393,7 +394,7 @@ func (c *Client) converse(ctx context.Context, s invocation, content []byte) (*c
 	}
 	if err != nil {
 		release()
-		return nil, err
+		return nil, fmt.Errorf("starting the script: %w; %w", err, ErrNotCommitted)
 	}
 	conv.lines = bufio.NewReader(stdout)
 	go func() { _, _ = conv.stdin.Write(append(s.lines, content...)) }()

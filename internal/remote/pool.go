@@ -17,8 +17,13 @@ import (
 )
 
 // SessionsPerHost bounds the concurrent sessions on one connection; sshd
-// allows 10 by default (MaxSessions).
+// allows 10 by default (MaxSessions). A host that allows fewer gets fewer
+// (sessionSlots).
 const SessionsPerHost = 8
+
+// linkGrace is how long a connection has to answer once an operation's
+// context ended while it held a session, before it counts as dead.
+const linkGrace = 3 * time.Second
 
 // Pool keeps one SSH connection per host and credentials, shared by every
 // caller in the process. It is safe for concurrent use.
@@ -63,7 +68,7 @@ type hostConn struct {
 	cfg      Config
 	pool     *Pool // that made it, which counts its dials
 	logger   Logger
-	sessions chan struct{}
+	sessions *sessionSlots
 	// locks serialise read-modify-write changes of one directory by
 	// callers in this process (blocks in one file); the host-side lock
 	// covers other processes.
@@ -130,7 +135,7 @@ func (p *Pool) conn(cfg Config) (*hostConn, error) {
 	defer p.mu.Unlock()
 	c, ok := p.conns[key]
 	if !ok {
-		c = &hostConn{cfg: cfg, pool: p, logger: p.logger, sessions: make(chan struct{}, SessionsPerHost)}
+		c = &hostConn{cfg: cfg, pool: p, logger: p.logger, sessions: &sessionSlots{limit: SessionsPerHost, freed: make(chan struct{})}}
 		p.conns[key] = c
 	}
 	return c, nil
@@ -574,27 +579,203 @@ func (c *hostConn) DialTCP(ctx context.Context, address string) (net.Conn, error
 // session opens a session on the pooled connection, waiting for a free
 // slot; release gives the slot back. A connection that the host closed
 // before this process noticed is made again, within a read's budget (the
-// host answered a moment ago): nothing ran on it.
+// host answered a moment ago): nothing ran on it. A host that refuses the
+// session past its MaxSessions gets fewer at once: the caller waits for
+// a slot. Once ctx ends, a connection that does not answer is closed
+// (dropIfDead), which ends whatever waits on the session.
 func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(), err error) {
-	select {
-	case c.sessions <- struct{}{}:
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+	alone := 0 // refusals with no other session open
+	for {
+		if err := c.sessions.take(ctx); err != nil {
+			return nil, nil, err
+		}
+		s, conn, err := c.openSession(ctx)
+		if err == nil {
+			probed := make(chan struct{})
+			stop := context.AfterFunc(ctx, func() { c.dropIfDead(conn); close(probed) })
+			return s, func() {
+				if !stop() { // the operation's end waits for the verdict on its connection
+					<-probed
+				}
+				s.Close()
+				if !c.sessions.lowered() {
+					c.sessions.give(true)
+					return
+				}
+				// A host at its MaxSessions frees a closed session's place
+				// after it handled the close: a session opened right after
+				// it would be refused. A round trip waits for that.
+				go func() {
+					answers(conn, linkGrace)
+					c.sessions.give(true)
+				}()
+			}, nil
+		}
+		var refused *ssh.OpenChannelError // sshd refuses a session only past its MaxSessions: "open failed"
+		if !errors.As(err, &refused) {
+			c.sessions.give(false)
+			return nil, nil, err
+		}
+		if err := c.sessionRefused(ctx, &alone, err); err != nil {
+			return nil, nil, err
+		}
 	}
-	s, lost, err := c.newSession(ctx)
+}
+
+// openSession opens a session, making the connection again when the host
+// closed it unnoticed; conn is the connection it is on.
+func (c *hostConn) openSession(ctx context.Context) (s *ssh.Session, conn *ssh.Client, err error) {
+	s, conn, lost, err := c.newSession(ctx)
 	var refused *ssh.OpenChannelError // by a host that is there
 	if errors.Is(err, errNoConnection) || err != nil && !errors.As(err, &refused) && !Unreachable(err) && ended(lost) {
 		if err = c.readGaveUp(); err == nil { // another caller gave up on the host meanwhile
 			if err = c.ensureForRead(ctx, c.cfg.readBudget()); err == nil {
-				s, _, err = c.newSession(ctx)
+				s, conn, _, err = c.newSession(ctx)
 			}
 		}
 	}
-	if err != nil {
-		<-c.sessions
-		return nil, nil, err
+	return s, conn, err
+}
+
+// sessionRefused handles a session the host refused: with sessions of this
+// connection open, the host's bound is what is open, and the caller waits
+// for one of them. With none open, a session closed a moment ago may
+// still count on the host, for a few tries; then the host allows none.
+func (c *hostConn) sessionRefused(ctx context.Context, alone *int, err error) error {
+	open, lowered := c.sessions.refused()
+	if open > 0 {
+		if lowered {
+			c.log(ctx, LevelWarn, fmt.Sprintf("the host refused a session with %d open (sshd's MaxSessions); kha now opens at most "+
+				"%d at once on it, and operations wait for one: raise MaxSessions in its sshd_config or lower "+
+				"Terraform's -parallelism", open, open), map[string]any{"error": err.Error()})
+		}
+		return nil
 	}
-	return s, func() { s.Close(); <-c.sessions }, nil
+	const tries = 4
+	if *alone < tries {
+		wait := 100 * time.Millisecond << *alone
+		*alone++
+		select {
+		case <-time.After(wait):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return &StepError{Host: c.cfg.Address(), Step: StepConnect, Err: fmt.Errorf("%w: the host refused every session on kha's "+
+		"connection, with none other open: its sshd allows none (MaxSessions 0, perhaps in a Match block of its "+
+		"sshd_config). kha runs its commands in sessions: set MaxSessions to 1 or more (10 is sshd's default); kha "+
+		"opens up to %d at once on a host, fewer when the host refuses more, and Terraform's -parallelism bounds how "+
+		"many resources apply at once", err, SessionsPerHost)}
+}
+
+// dropIfDead closes conn, and drops it from the pool, unless it answers
+// within linkGrace: called once an operation's context ended, which may
+// have left the operation blocked on conn, writing into a link that went
+// dead (a write waits for the kernel, up to a quarter of an hour) or
+// waiting for an answer that cannot come. Closing ends them, and the next
+// operation dials anew. A connection that answers stays, for the other
+// operations it carries.
+func (c *hostConn) dropIfDead(conn *ssh.Client) {
+	if answers(conn, linkGrace) {
+		return
+	}
+	c.log(context.Background(), LevelWarn, "the host did not answer on its connection once an operation's time ended; closing it",
+		map[string]any{"waited": linkGrace.String()})
+	c.mu.Lock()
+	if c.conn == conn {
+		c.closeLocked()
+	}
+	c.mu.Unlock()
+	conn.Close()
+}
+
+// answers says whether conn answers a keepalive within d (a closed
+// connection answers at once, with its error).
+func answers(conn *ssh.Client, d time.Duration) bool {
+	answered := make(chan struct{})
+	go func() {
+		_, _, _ = conn.SendRequest("keepalive@openssh.com", true, nil) // any answer, even a refusal, proves the link
+		close(answered)
+	}()
+	wait := time.NewTimer(d)
+	defer wait.Stop()
+	select {
+	case <-answered:
+		return true
+	case <-wait.C:
+		return false
+	}
+}
+
+// sessionSlots bounds the sessions open at once on one connection: to
+// SessionsPerHost, and to what the host allows once it refused one.
+type sessionSlots struct {
+	mu sync.Mutex
+	// limit is the bound; taken, the slots of sessions open or being
+	// opened; open, the sessions open.
+	limit, taken, open int
+	freed              chan struct{} // closed and replaced when a slot frees
+}
+
+// take waits for a free slot until ctx ends.
+func (s *sessionSlots) take(ctx context.Context) error {
+	s.mu.Lock()
+	for s.taken >= s.limit {
+		freed := s.freed
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.mu.Lock()
+	}
+	s.taken++
+	s.mu.Unlock()
+	return nil
+}
+
+// give gives a slot back; opened says its session was open.
+func (s *sessionSlots) give(opened bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.taken--
+	if opened {
+		s.open--
+	}
+	close(s.freed)
+	s.freed = make(chan struct{})
+}
+
+// opened counts a session of a taken slot as open. The host allows as
+// many as are open: a bound lowered below that (the host's refusal was
+// counted before a session it had opened) rises to it.
+func (s *sessionSlots) opened() {
+	s.mu.Lock()
+	s.open++
+	s.limit = max(s.limit, s.open)
+	s.mu.Unlock()
+}
+
+// lowered says whether a host's refusal lowered the bound.
+func (s *sessionSlots) lowered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit < SessionsPerHost
+}
+
+// refused gives back the slot of a session the host refused and lowers
+// the bound to the sessions open, if any: it returns them, and whether
+// the bound dropped.
+func (s *sessionSlots) refused() (open int, lowered bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.taken--
+	if s.open > 0 && s.open < s.limit {
+		s.limit, lowered = s.open, true
+	}
+	return s.open, lowered
 }
 
 // newSession opens a session on the current connection, whose lost
@@ -603,12 +784,12 @@ func (c *hostConn) session(ctx context.Context) (s *ssh.Session, release func(),
 // was idle: nothing tells the transport) is given up on as one that does
 // not answer a dial is, and the connection closed: the callers waiting
 // on it learn so at once, and later reads fail at once (readGaveUp).
-func (c *hostConn) newSession(ctx context.Context) (*ssh.Session, <-chan struct{}, error) {
+func (c *hostConn) newSession(ctx context.Context) (*ssh.Session, *ssh.Client, <-chan struct{}, error) {
 	c.mu.Lock()
 	conn, lost := c.conn, c.lost
 	c.mu.Unlock()
 	if conn == nil {
-		return nil, nil, errNoConnection
+		return nil, nil, nil, errNoConnection
 	}
 	type opened struct {
 		s   *ssh.Session
@@ -625,12 +806,13 @@ func (c *hostConn) newSession(ctx context.Context) (*ssh.Session, <-chan struct{
 	select {
 	case o := <-done:
 		if o.err != nil {
-			return nil, lost, fmt.Errorf("opening an SSH session: %w", o.err)
+			return nil, nil, lost, fmt.Errorf("opening an SSH session: %w", o.err)
 		}
-		return o.s, lost, nil
+		c.sessions.opened()
+		return o.s, conn, lost, nil
 	case <-ctx.Done():
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, lost, ctx.Err()
+			return nil, nil, lost, ctx.Err()
 		}
 	case <-wait.C:
 	}
@@ -644,7 +826,7 @@ func (c *hostConn) newSession(ctx context.Context) (*ssh.Session, <-chan struct{
 	}
 	c.mu.Unlock()
 	conn.Close() // the pending NewSession returns; a session it may still open goes with the connection
-	return nil, lost, err
+	return nil, nil, lost, err
 }
 
 // errNoConnection means the pooled connection went (a caller gave up on

@@ -1543,15 +1543,7 @@ func TestConnectionLostMidUpload(t *testing.T) {
 		_, err := c.Put(context.Background(), File{Path: target, Content: bytes.Repeat([]byte("x"), 64<<20)})
 		done <- err
 	}()
-	waitFor(t, 20*time.Second, "the upload to start", func() bool {
-		uploads, _ := filepath.Glob(filepath.Join(dir, ".lb.cfg.kha-*", "new"))
-		for _, u := range uploads {
-			if info, err := os.Stat(u); err == nil && info.Size() > 0 {
-				return true
-			}
-		}
-		return false
-	})
+	waitForUpload(t, dir)
 	dropConnection(c)
 	err := <-done
 	if err == nil || !strings.Contains(err.Error(), "connection was lost") || !strings.Contains(err.Error(), "the host is unchanged") {
@@ -1561,6 +1553,13 @@ func TestConnectionLostMidUpload(t *testing.T) {
 		t.Fatalf("the previous file changed: %q", got[:min(len(got), 20)])
 	}
 	waitFor(t, 20*time.Second, "the upload's private directory to go", func() bool { return len(entries(t, dir)) == 1 })
+}
+
+// waitForUpload waits until the upload of lb.cfg in dir has begun to
+// reach the host.
+func waitForUpload(t *testing.T, dir string) {
+	t.Helper()
+	waitFor(t, 20*time.Second, "the upload to start", func() bool { return testhost.UploadStarted(dir, "lb.cfg") })
 }
 
 // A config the quiet validate command (haproxy -c -q, the default)

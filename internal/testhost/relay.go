@@ -1,9 +1,13 @@
 package testhost
 
 import (
+	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -29,6 +33,9 @@ type Relay struct {
 	stats    RelayStats
 	active   int
 	serving  sync.WaitGroup
+	// hole, while the link is dead (BlackHole), is closed when it ends:
+	// Heal, or the relay's end.
+	hole chan struct{}
 }
 
 // RelayStats are what a relay has carried so far; Sub gives what it
@@ -96,9 +103,108 @@ func (r *Relay) Stats() RelayStats {
 	return r.stats
 }
 
+// BlackHole makes the relay stop forwarding in both directions without
+// closing anything, as a link that went dead: no data, no FIN, no reset
+// reaches either side. It stops reading too, so what a side sends fills
+// its socket's buffers and its writes block, as they do on a dead link
+// until the kernel gives up (the relay's receive buffers shrink to the
+// least, so only the sender's own hold anything). Connections made
+// meanwhile are held the same way.
+func (r *Relay) BlackHole() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hole != nil || r.open == nil {
+		return
+	}
+	r.hole = make(chan struct{})
+	for c := range r.open {
+		if tcp, ok := c.(*net.TCPConn); ok {
+			_ = tcp.SetReadBuffer(1) // the kernel's least
+		}
+	}
+}
+
+// SmallSendBuffers makes the kernel hold little of what this process
+// sends through the relay, where on loopback it holds megabytes: on a WAN
+// link the congestion window keeps it small, so that a write into a link
+// that went dead soon waits for the kernel, holding back the
+// connection's other writes.
+func (r *Relay) SmallSendBuffers() error {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	shrunk := 0
+	for _, e := range fds {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if peer, err := syscall.Getpeername(fd); err == nil {
+			if in4, ok := peer.(*syscall.SockaddrInet4); ok && in4.Port == r.Port {
+				if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_SNDBUF, 64<<10); err != nil {
+					return err
+				}
+				shrunk++
+			}
+		}
+	}
+	if shrunk == 0 {
+		return fmt.Errorf("this process has no connection through the relay at %s", r.Address())
+	}
+	return nil
+}
+
+// UploadStarted says whether a put of dir/name has begun to reach the
+// host: its copy in the put's private directory has content.
+func UploadStarted(dir, name string) bool {
+	uploads, _ := filepath.Glob(filepath.Join(dir, "."+name+".kha-*", "new"))
+	for _, u := range uploads {
+		if info, err := os.Stat(u); err == nil && info.Size() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Heal brings the link back: the connections it held are reset, as the
+// hosts' kernels gave up on them, and new ones are forwarded again.
+func (r *Relay) Heal() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.endHole()
+}
+
+// endHole ends a black hole, with r.mu held.
+func (r *Relay) endHole() {
+	if r.hole == nil {
+		return
+	}
+	for c := range r.open {
+		c.Close()
+	}
+	close(r.hole)
+	r.hole = nil
+}
+
+// stalled says whether the link is dead; if so it waits for the hole's
+// end first, holding whatever the caller has: its connection is closed by
+// then.
+func (r *Relay) stalled() bool {
+	r.mu.Lock()
+	hole := r.hole
+	r.mu.Unlock()
+	if hole == nil {
+		return false
+	}
+	<-hole
+	return true
+}
+
 func (r *Relay) close() {
 	r.listener.Close()
 	r.mu.Lock()
+	r.endHole()
 	for c := range r.open {
 		c.Close()
 	}
@@ -168,6 +274,10 @@ func (r *Relay) serve(client net.Conn, connected time.Time) {
 		return turn
 	})
 	time.Sleep(time.Until(connected.Add(r.rtt * 3 / 2)))
+	if r.stalled() {
+		drain(up)
+		return
+	}
 	server, err := net.Dial("tcp", r.target)
 	if err != nil || !r.track(server) {
 		if server != nil {
@@ -185,8 +295,8 @@ func (r *Relay) serve(client net.Conn, connected time.Time) {
 	var both sync.WaitGroup
 	both.Add(2)
 	closeBoth := func() { client.Close(); server.Close() }
-	go func() { defer both.Done(); write(server, up, turns.serverSees, closeBoth) }()
-	go func() { defer both.Done(); write(client, down, turns.clientReceives, closeBoth) }()
+	go func() { defer both.Done(); r.write(server, up, turns.serverSees, closeBoth) }()
+	go func() { defer both.Done(); r.write(client, down, turns.clientReceives, closeBoth) }()
 	both.Wait()
 }
 
@@ -252,7 +362,7 @@ type timedChunk struct {
 // read passes what src sends to out, stamped with turn(), then its end.
 func (r *Relay) read(src net.Conn, out chan<- timedChunk, turn func() int) {
 	defer close(out)
-	for {
+	for !r.stalled() {
 		buf := make([]byte, relayChunk)
 		n, err := src.Read(buf)
 		if n > 0 {
@@ -269,9 +379,12 @@ func (r *Relay) read(src net.Conn, out chan<- timedChunk, turn func() int) {
 // at the end; on a failed write it calls fail and discards the rest.
 // delivering notes each chunk's turn before it is written: once written,
 // dst may answer before write could note it.
-func write(dst net.Conn, in <-chan timedChunk, delivering func(turn int), fail func()) {
+func (r *Relay) write(dst net.Conn, in <-chan timedChunk, delivering func(turn int), fail func()) {
 	for c := range in {
 		time.Sleep(time.Until(c.due))
+		if r.stalled() {
+			break
+		}
 		if c.data == nil {
 			if tcp, ok := dst.(*net.TCPConn); ok && tcp.CloseWrite() == nil {
 				continue

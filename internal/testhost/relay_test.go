@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -208,5 +209,46 @@ func TestRelayCarriesSSH(t *testing.T) {
 	// crosses on the wire in one turn or two, as the scheduler has it.
 	if got.Conns != 1 || got.Turns < 8 || got.Turns > 12 {
 		t.Errorf("stats %+v, want 1 connection and 8 to 12 turns", got)
+	}
+}
+
+// A black hole passes nothing and closes nothing: a read waits; after
+// Heal the connection it held is reset, and a new one is relayed.
+func TestRelayBlackHoleThenHeal(t *testing.T) {
+	relay := Delay(t, serve(t, echo), 0)
+	exchange := func(c net.Conn) error {
+		if _, err := io.WriteString(c, "ping\n"); err != nil {
+			return err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		answer, err := bufio.NewReader(c).ReadString('\n')
+		if err == nil && answer != "ping\n" {
+			err = fmt.Errorf("answer %q", answer)
+		}
+		return err
+	}
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", relay.Address())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	c := dial()
+	if err := exchange(c); err != nil {
+		t.Fatalf("before the black hole: %v", err)
+	}
+	relay.BlackHole()
+	var netErr net.Error
+	if err := exchange(c); !errors.As(err, &netErr) || !netErr.Timeout() {
+		t.Fatalf("in the black hole: want a read that waits, got %v", err)
+	}
+	relay.Heal()
+	if err := exchange(c); err == nil || errors.As(err, &netErr) && netErr.Timeout() {
+		t.Fatalf("after Heal, the held connection: want it reset, got %v", err)
+	}
+	if err := exchange(dial()); err != nil {
+		t.Fatalf("a new connection after Heal: %v", err)
 	}
 }
