@@ -53,4 +53,13 @@ func TestPutProcesses(t *testing.T) {
 			t.Errorf("%s started %d processes, want %d: %s", step.what, got, step.want, step.processes)
 		}
 	}
+	// A refresh reads every whole file of a host in one session, and
+	// judges their paths with the stat that reads their modes.
+	before := newest()
+	if _, err := c.Observe(ctx, []Item{File{Path: target}, File{Path: target + ".missing"}, File{Path: filepath.Join(t.TempDir(), "x")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := newest() - before - 1; got != 3 {
+		t.Errorf("a refresh of three files started %d processes, want 3: sh, stat (the files and their directories), sha256sum", got)
+	}
 }

@@ -20,22 +20,21 @@ stat_seen=$nl # "path\nattributes\n" for each path stat(1) was asked about
 safe_path() {
   sp_path=$1 sp_hops=0 unsafe_at='' unsafe_why=''
   while :; do
-    # The path's prefixes, / first, and the path without empty components.
-    set -- /
-    sp_rest=${sp_path#/} sp_prefix=
-    while [ -n "$sp_rest" ]; do
-      sp_part=${sp_rest%%/*}
-      case $sp_rest in */*) sp_rest=${sp_rest#*/} ;; *) sp_rest= ;; esac
-      [ -z "$sp_part" ] || { sp_prefix=$sp_prefix/$sp_part; set -- "$@" "$sp_prefix"; }
-    done
-    sp_path=${sp_prefix:-/}
+    prefixes_of "$sp_path"
+    sp_path=${sp_prefixes##*"$nl"}
+    sp_ifs=$IFS IFS=$nl sp_noglob=$-
+    set -f
+    # shellcheck disable=SC2086 # a prefix a line
+    set -- $sp_prefixes
+    IFS=$sp_ifs
+    case $sp_noglob in *f*) ;; *) set +f ;; esac
     stat_paths "$@"
     sp_open=0 # the directory that holds the next entry lets others write, but is sticky
     for sp_at; do
       seen_of "$sp_at"
       [ "$sp_seen" != missing ] || return 0
-      sp_mode=$((0x${sp_seen%% *})) sp_ids=${sp_seen#* }
-      sp_uid=${sp_ids% *} sp_gid=${sp_ids#* }
+      sp_mode=$((0x${sp_seen%% *})) sp_uid=${sp_seen#* }
+      sp_uid=${sp_uid%% *} sp_gid=${sp_seen#* * } sp_gid=${sp_gid%% *}
       if [ "$sp_open" = 1 ] && [ "$sp_uid" != 0 ] && [ "$sp_uid" != "$conn_uid" ]; then
         unsafe "$sp_at" "it is $(user_name "$sp_uid")'s, in a directory others can write to: its owner can remove or replace it. Use a path through directories of root's"
         return 1
@@ -71,6 +70,16 @@ safe_path() {
     return 0
   done
 }
+# prefixes_of sets $sp_prefixes to the prefixes of the path it is given,
+# / first, a line each: the last is the path without empty components.
+prefixes_of() {
+  sp_rest=${1#/} sp_prefix='' sp_prefixes=/
+  while [ -n "$sp_rest" ]; do
+    sp_part=${sp_rest%%/*}
+    case $sp_rest in */*) sp_rest=${sp_rest#*/} ;; *) sp_rest='' ;; esac
+    [ -z "$sp_part" ] || { sp_prefix=$sp_prefix/$sp_part; sp_prefixes=$sp_prefixes$nl$sp_prefix; }
+  done
+}
 # stat_paths asks stat(1) about the paths it was not asked about before,
 # all in one process.
 stat_paths() {
@@ -79,13 +88,14 @@ stat_paths() {
     case $stat_seen in *"$nl$sp_at$nl"*) ;; *) sp_ask=1; break ;; esac
   done
   [ "$sp_ask" = 1 ] || return 0
-  stat_seen=$stat_seen$(stat -c "%n$nl%f %u %g" -- "$@" 2>/dev/null)$nl
+  stat_seen=$stat_seen$(stat -c "%n$nl%f %u %g %a %U %G" -- "$@" 2>/dev/null)$nl
   for sp_at; do
     case $stat_seen in *"$nl$sp_at$nl"*) ;; *) stat_seen=$stat_seen$sp_at${nl}missing$nl ;; esac
   done
 }
 # seen_of sets $sp_seen to what stat(1) said of the path it is given:
-# "mode uid gid" (the mode in hex), or missing.
+# "mode uid gid permissions owner group" (the mode in hex, the permission
+# bits in octal), or missing.
 seen_of() {
   sp_seen=${stat_seen#*"$nl$1$nl"}
   sp_seen=${sp_seen%%"$nl"*}

@@ -1,7 +1,19 @@
 n=$#
+# One stat(1) for the files and every directory on the way to them: what
+# a refresh warns of before an apply refuses it (safe_path), and the
+# files' modes and owners.
+set -f
+want=
 for f; do
-  # What a refresh warns of before an apply refuses it: the path's
-  # directories (safe_path), and a record of kha's that is not kha's.
+  prefixes_of "${f%/*}"
+  want=$want$sp_prefixes$nl$f$nl
+done
+IFS=$nl
+# shellcheck disable=SC2086 # a path a line
+stat_paths $want
+IFS=' 	
+'
+for f; do
   safe_path "${f%/*}" || echo "$WORD_UNSAFE $unsafe_at: $unsafe_why"
   rec=${f%/*}/.${f##*/}.kha
   if [ -L "$rec" ] || { [ -e "$rec" ] && { [ ! -d "$rec" ] || [ ! -O "$rec" ]; }; }; then
@@ -15,4 +27,13 @@ done
 shift "$n"
 [ $# = 0 ] && exit $EXIT_OK
 sha256sum -- "$@" || exit $EXIT_DIGEST
-exec stat -c '%a %U %G %u %g' -- "$@"
+# mode_line prints a file's permissions, owner and group (names, then
+# ids) from what stat(1) said of it.
+mode_line() {
+  seen_of "$1"
+  # shellcheck disable=SC2086 # the fields of stat's line
+  set -- $sp_seen
+  [ $# = 6 ] || return 1
+  echo "$4 $5 $6 $2 $3"
+}
+for f; do mode_line "$f" || { echo "stat(1) could not read $f" >&2; exit $EXIT_MODE; }; done
