@@ -550,8 +550,8 @@ func parseStat(lines []string, paths []string, claimed []bool) ([]Observed, erro
 		return nil, bad
 	}
 	for j, i := range present {
-		sum := strings.TrimPrefix(lines[j], `\`) // sha256sum escapes names with backslashes
-		stat := strings.Fields(lines[len(present)+j])
+		stat := strings.Fields(lines[j])
+		sum := strings.TrimPrefix(lines[len(present)+j], `\`) // sha256sum escapes names with backslashes
 		if len(sum) < 64 || len(stat) != 5 {
 			return nil, bad
 		}

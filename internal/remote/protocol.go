@@ -45,7 +45,6 @@ const (
 	exitBackup      exitCode = 32
 	exitMissing     exitCode = 33
 	exitNotRegular  exitCode = 34
-	exitDigest      exitCode = 35
 	exitRemove      exitCode = 36
 	exitRemovedNew  exitCode = 37
 	exitClaimed     exitCode = 38
@@ -131,7 +130,6 @@ var exitCodes = map[exitCode]exitMeaning{
 	exitMissing:     {"EXIT_MISSING", "read", "the file does not exist"},
 	exitNotRegular:  {"EXIT_NOT_REGULAR", "read", "not a regular file"},
 	exitMode:        {"EXIT_MODE", "read", "stat(1) could not read the file's mode"},
-	exitDigest:      {"EXIT_DIGEST", "read digests", "sha256sum failed"},
 	exitRemove:      {"EXIT_REMOVE", "remove", "the file could not be removed"},
 	exitTimeout:     {"EXIT_TIMEOUT", "run the command", "it did not finish within the operation's timeout"},
 	exitHangup:      {"EXIT_HANGUP", "run", "the connection hung up"},

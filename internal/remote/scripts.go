@@ -130,9 +130,9 @@ type applyArgs struct {
 }
 
 // statScript prints a line $WORD_PRESENT or $WORD_MISSING for each path
-// argument, then sha256sum's and stat's lines for the present ones: one
-// sha256sum and one stat however many files there are, stat in the
-// shell's own process. Before a path's line come its warnings, a line
+// argument, then the modes and owners of the present ones ("%a %U %G %u
+// %g") and sha256sum's lines: one stat and one sha256sum however many
+// files there are, sha256sum in the shell's own process. Before a path's line come its warnings, a line
 // each: $WORD_UNSAFE and why, when an apply would refuse its directory
 // (safe_path: one more stat for all the paths' directories), and
 // $WORD_FOREIGN_RECORD, when what is at its record's place is not a
