@@ -342,3 +342,32 @@ func TestAccNeighbour_pathAncestors(t *testing.T) {
 		t.Fatalf("destroy without kha's record removed the file: %q", got)
 	}
 }
+
+// TestAccNeighbour_validateReadsWhatKhaWrote: the validate command reads
+// the new file through a descriptor, so a private directory swapped while
+// it runs (here by the command itself, at the moment a racer would) for
+// one holding another file hands it nothing else, and the file put in
+// place is the configuration's.
+func TestAccNeighbour_validateReadsWhatKhaWrote(t *testing.T) {
+	t.Parallel()
+	s := neighbourHost(t)
+	dir := testhost.HostDir(t, 0o755, "root", "root")
+	target, read := filepath.Join(dir, "lb.cfg"), filepath.Join(t.TempDir(), "read")
+	swap := "for w in " + remote.ShellQuote(dir) + "/.lb.cfg.kha-*; do mv \"$w\" \"$w.gone\" && mkdir \"$w\" && " +
+		"echo racer >\"$w/new\"; done; cat %s >" + remote.ShellQuote(read)
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			ConfigDirectory: neighbourFixture,
+			ConfigVariables: neighbourVars(s, "file_path", target, "content", "kha's\n", "validate_command", swap),
+			Check: func(*terraform.State) error {
+				for _, p := range []string{read, target} {
+					if got := string(mustReadFile(t, p)); got != "kha's\n" {
+						return fmt.Errorf("%s has %q, want the configuration's file", p, got)
+					}
+				}
+				return nil
+			},
+		}},
+	}))
+}

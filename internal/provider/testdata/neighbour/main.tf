@@ -17,6 +17,10 @@ variable "content" {
   type    = string
   default = "frontend kube\n"
 }
+variable "validate_command" {
+  type    = string
+  default = null
+}
 variable "handover_of" {
   type    = string
   default = null
@@ -40,10 +44,11 @@ provider "kha" {
 }
 
 resource "kha_file" "lb" {
-  count   = var.file_path == null ? 0 : 1
-  path    = var.file_path
-  content = var.content
-  ssh     = { host = var.host, port = var.port }
+  count            = var.file_path == null ? 0 : 1
+  path             = var.file_path
+  content          = var.content
+  validate_command = var.validate_command
+  ssh              = { host = var.host, port = var.port }
 }
 
 resource "kha_handover" "lb" {
