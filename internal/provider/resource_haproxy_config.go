@@ -78,7 +78,6 @@ type healthCheckModel struct {
 // kubeadmCA is where kubeadm puts the cluster CA on every node.
 const kubeadmCA = "/etc/kubernetes/pki/ca.crt"
 
-
 func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	s := m.lbConfigModel.sharedSpec(haproxyKind)
 	s.Runtime.User, s.Runtime.Group = m.runAs()
