@@ -3,7 +3,7 @@ dir=${target%/*} base=${target##*/}
 rec=$dir/.$base.kha
 if [ "$op" != write ]; then
   [ -e "$rec" ] || [ -L "$rec" ] || exit $EXIT_OK
-  if [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
+  if not_kha_dir "$rec"; then
     [ "$op" = read ] || exit $EXIT_OK
     echo "$rec is not a directory that $(id -un) owns (it is $(owner_of "$rec")'s): kha did not make it" >&2
     exit $EXIT_FOREIGN

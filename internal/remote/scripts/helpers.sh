@@ -84,7 +84,7 @@ restore() {
 }
 # shellcheck disable=SC2154 # $rec is set by each script that keeps a record
 into_record() {
-  if [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
+  if not_kha_dir "$rec"; then
     echo "$rec, kha's record of $target, is not a directory that $(id -un) owns (it is $(owner_of "$rec")'s): kha did not make it and does not use it: remove it, or connect as its owner (ssh.sudo = true for root's), and apply again" >&2
     exit "$EXIT_RECORD"
   fi

@@ -9,7 +9,7 @@ if [ "$recorded" = 1 ] && [ "$keep" != 1 ] && [ -e "$target" ]; then
   if [ ! -e "$rec" ] && [ ! -L "$rec" ]; then
     echo "$target is left as it is: kha's record of it, $rec, is gone, so kha cannot vouch that the file there is the one it wrote (was its directory replaced, or the record removed by hand?)" >&2
     exit $EXIT_UNVOUCHED
-  elif [ -L "$rec" ] || [ ! -d "$rec" ] || [ ! -O "$rec" ]; then
+  elif not_kha_dir "$rec"; then
     echo "$target is left as it is: $rec, where kha keeps its record of it, is not a directory that $(id -un) owns (it is $(owner_of "$rec")'s): kha did not make it, so it cannot vouch for the file" >&2
     exit $EXIT_UNVOUCHED
   fi

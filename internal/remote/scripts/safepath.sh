@@ -154,6 +154,11 @@ own_group() {
     [ "$gr_gid" != "$1" ] || [ -z "$gr_members" ] || [ "$gr_members" = "$sp_member" ] || return 1
   done </etc/group
 }
+# not_kha_dir says whether what is at the path it is given is not a
+# directory kha made there: a link, not a directory, or another user's.
+not_kha_dir() {
+  [ -L "$1" ] || [ ! -d "$1" ] || [ ! -O "$1" ]
+}
 unsafe() {
   unsafe_at=$1 unsafe_why=$2
 }

@@ -16,7 +16,7 @@ IFS='
 for f; do
   safe_path "${f%/*}" || echo "$WORD_UNSAFE $unsafe_at: $unsafe_why"
   rec=${f%/*}/.${f##*/}.kha
-  if [ -L "$rec" ] || { [ -e "$rec" ] && { [ ! -d "$rec" ] || [ ! -O "$rec" ]; }; }; then
+  if { [ -e "$rec" ] || [ -L "$rec" ]; } && not_kha_dir "$rec"; then
     echo "$WORD_FOREIGN_RECORD $rec"
   fi
   if [ -f "$f" ]; then echo "$WORD_PRESENT"; set -- "$@" "$f"
