@@ -524,14 +524,16 @@ func parseStat(lines []string, paths []string, claimed []bool) ([]Observed, erro
 	for i := range paths {
 		for ; len(lines) > 0; lines = lines[1:] {
 			word, text, _ := strings.Cut(lines[0], " ")
-			if word == wordUnsafe {
+			if word != wordUnsafe && word != wordForeignRecord {
+				break // the path's own line
+			}
+			switch {
+			case word == wordUnsafe:
 				out[i].Notice = unsafeNotice(paths[i], []byte(lines[0]))
-			} else if word == wordForeignRecord && claimed[i] && out[i].Notice.Detail == "" {
+			case claimed[i] && out[i].Notice.Detail == "":
 				out[i].Notice = Notice{Summary: "Record Not kha's", Detail: fmt.Sprintf("%s, where kha keeps its record of %s, "+
 					"is a link, not a directory, or another user's: kha did not make it (was it replaced?). An apply refuses "+
 					"it, and destroy leaves %s as it is. Remove it, then apply again.", Printable(text), paths[i], paths[i])}
-			} else if word != wordForeignRecord {
-				break
 			}
 		}
 		if len(lines) == 0 {
