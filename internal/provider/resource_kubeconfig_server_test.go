@@ -236,6 +236,28 @@ func kubeconfigServersAre(want string, paths ...string) resource.TestCheckFunc {
 	}
 }
 
+// dropDuring is a restart command that, the first time it runs, waits
+// until arm's watcher has killed the sshd processes serving the
+// connection (files named name in dir tell one from the other): the
+// connection is lost while the restart runs, whatever the machine's load.
+func dropDuring(s *testhost.Server, dir, name string) (command string, arm func()) {
+	restarting, dropped := filepath.Join(dir, name+".restarting"), filepath.Join(dir, name+".dropped")
+	command = fmt.Sprintf("[ -e %[2]s ] || { touch %[1]s; i=0; while [ ! -e %[2]s ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; }",
+		restarting, dropped)
+	arm = func() {
+		go func() {
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if _, err := os.Stat(restarting); err == nil {
+					s.DropConnections()
+					_ = os.WriteFile(dropped, nil, 0o600)
+					return
+				}
+			}
+		}()
+	}
+	return command, arm
+}
+
 // TestAccKubeconfigServer_failuresPutBackWhatChanged: a create that fails
 // on its second kubeconfig (its check, or a connection lost while the
 // kubelet restarts) puts the first one back and records nothing; a path
@@ -250,7 +272,8 @@ func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
 	serverB := "https://" + testhost.StartAPIServer(t, "b", "127.0.0.3")
 	dir := t.TempDir()
 	kubelet, admin := filepath.Join(dir, "kubelet.conf"), filepath.Join(dir, "admin.conf")
-	restarts, restarting := filepath.Join(dir, "restarts"), filepath.Join(dir, "restarting")
+	restarts := filepath.Join(dir, "restarts")
+	lostRestart, armLost := dropDuring(s, dir, "lost")
 	cert, key := nodeCredentials(t, pki)
 	write := func(path, caPEM string) []byte {
 		b := []byte(nodeKubeconfig(serverA, caPEM, cert, key))
@@ -306,21 +329,14 @@ func TestAccKubeconfigServer_failuresPutBackWhatChanged(t *testing.T) {
 				PreConfig: func() {
 					asBefore()
 					wantAdmin = write(admin, pki.CAPEM)
-					go func() {
-						for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-							if _, err := os.Stat(restarting); err == nil {
-								s.DropConnections()
-								return
-							}
-						}
-					}()
+					armLost()
 				},
 				ConfigPlanChecks: notInState,
-				ConfigDirectory:  config.TestNameDirectory(), ConfigVariables: vars(serverB, "touch "+restarting+"; sleep 2", kubelet, admin),
+				ConfigDirectory:  config.TestNameDirectory(), ConfigVariables: vars(serverB, lostRestart, kubelet, admin),
 				ExpectError: regexp.MustCompile(`(?s)lost\s+after\s+the\s+new\s+file\s+was\s+put\s+in\s+place`),
 			},
 			{
-				PreConfig:        func() { asBefore(); os.Remove(restarting) },
+				PreConfig:        asBefore,
 				ConfigPlanChecks: notInState,
 				ConfigDirectory:  config.TestNameDirectory(), ConfigVariables: vars(serverB, count, kubelet),
 				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(kubeconfigAddr, tfjsonpath.New("previous_servers"),
@@ -377,28 +393,8 @@ func TestAccKubeconfigServer_lostConnectionKeepsOriginal(t *testing.T) {
 		v["verify"] = config.BoolVariable(false)
 		return v
 	}
-	// dropDuring is a restart command that, the first time it runs, waits
-	// until arm's watcher has killed the sshd processes serving the
-	// connection: the host goes on alone, with kha's server.
-	dropDuring := func(name string) (command string, arm func()) {
-		restarting, dropped := filepath.Join(dir, name+".restarting"), filepath.Join(dir, name+".dropped")
-		command = fmt.Sprintf("[ -e %[2]s ] || { touch %[1]s; i=0; while [ ! -e %[2]s ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; }",
-			restarting, dropped)
-		arm = func() {
-			go func() {
-				for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-					if _, err := os.Stat(restarting); err == nil {
-						s.DropConnections()
-						_ = os.WriteFile(dropped, nil, 0o600)
-						return
-					}
-				}
-			}()
-		}
-		return command, arm
-	}
-	createDrop, armCreate := dropDuring("create")
-	updateDrop, armUpdate := dropDuring("update")
+	createDrop, armCreate := dropDuring(s, dir, "create")
+	updateDrop, armUpdate := dropDuring(s, dir, "update")
 	lost := regexp.MustCompile(`(?s)lost\s+after\s+the\s+new\s+file\s+was\s+put\s+in\s+place`)
 	hostKeptKhas := func() {
 		if err := kubeconfigServersAre(khas, kubelet)(nil); err != nil {
