@@ -64,11 +64,13 @@ func (r *Resource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsd
 		timeout, d = run.h.Timeouts.Update(ctx, DefaultApplyTimeout)
 	}
 	diags.Append(d...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	if !run.render(ctx) {
 		return
 	}
+	// The timeouts bound the time the resource holds its host, as
+	// Terraform's own -parallelism wait is not counted: a wait for the
+	// rollout's turn ends with the apply (an interrupt) or when those
+	// ahead end, each within its own timeouts.
 	ticket, ok := run.admit(ctx)
 	if !ok {
 		return
@@ -76,6 +78,8 @@ func (r *Resource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsd
 	if ticket != nil {
 		defer func() { ticket.done(changedHost(run.outcomes), diags.HasError()) }()
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	if !run.connect(ctx) || !run.readHost(ctx) {
 		return
 	}

@@ -146,9 +146,11 @@ func hostAttributes(ctx context.Context, idDescription, sha256Description string
 // timeoutsAttribute is the `timeouts` of every host resource.
 func timeoutsAttribute(ctx context.Context) schema.Attribute {
 	return timeouts.Attributes(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true,
-		CreateDescription: "How long creating may take, connecting, validating and reloading included. Default `10m`.",
-		ReadDescription:   "How long a refresh may take. Default `5m`.",
-		UpdateDescription: "How long an update may take. Default `10m`.",
+		CreateDescription: "How long creating may take, connecting, validating and reloading included, from the resource's " +
+			"turn in the provider's `rollout` on (the wait for it is not counted). Default `10m`.",
+		ReadDescription: "How long a refresh may take. Default `5m`.",
+		UpdateDescription: "How long an update may take, from the resource's turn in the provider's `rollout` on (the wait " +
+			"for it is not counted). Default `10m`.",
 		DeleteDescription: "How long removing the files and running the destroy command may take. Default `10m`."})
 }
 

@@ -299,8 +299,7 @@ func (r *Resource[M, P]) admit(ctx context.Context, h *Common, id string) (*roll
 			"%s was not contacted and its state is unchanged: fix that and apply again.", err, group, id))
 	case err != nil:
 		diags.AddError("Rollout Stopped", fmt.Sprintf("not attempted: %s waited %s for its turn in the rollout of group %q "+
-			"and the operation ended first (%v): the host was not contacted and the state is unchanged. The wait counts "+
-			"toward the resource's timeouts; a smaller canary or a larger batch shortens it.", id,
+			"and the apply was interrupted first (%v): the host was not contacted and the state is unchanged.", id,
 			time.Since(start).Round(time.Second), group, err))
 	case ticket.canary:
 		tflog.Info(ctx, "rollout: canary of its group", map[string]any{"group": group})

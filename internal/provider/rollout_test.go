@@ -1,9 +1,14 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -71,4 +76,109 @@ resource "kha_file" "test" {
 			{Config: cfg(`"lb"`, "keep")},
 		},
 	}))
+}
+
+// A host whose link goes dead in the middle of its upload holds the others
+// of its rollout group no longer than its own update timeout (plus the
+// few seconds the pool gives a silent connection): their timeouts count
+// from their turn, so with stop_on_failure = false they then change their
+// hosts, and only the dead host's resource fails, its host unchanged.
+func TestAccRollout_deadLinkHoldsNoOtherHost(t *testing.T) {
+	t.Parallel()
+	const n, timeout, grace = 3, 10 * time.Second, 5 * time.Second
+	servers, relays, dirs := make([]*testhost.Server, n), make([]*testhost.Relay, n), make([]string, n)
+	knownHosts, key := "", testhost.NewKey(t)
+	hostVars := make([]config.Variable, n)
+	for i := range n {
+		servers[i] = testhost.Start(t, testhost.Options{AuthorizedKeys: []string{key.Public()}})
+		relays[i] = testhost.Delay(t, servers[i].Address(), 0)
+		dirs[i] = t.TempDir()
+		knownHosts += relays[i].KnownHostsName() + " " + servers[i].HostKey.Public() + "\n"
+		hostVars[i] = config.ObjectVariable(map[string]config.Variable{
+			"port": config.IntegerVariable(relays[i].Port), "dir": config.StringVariable(dirs[i])})
+	}
+	vars := func(content string) config.Variables {
+		return config.Variables{"private_key": config.StringVariable(key.PEM),
+			"known_hosts": config.StringVariable(knownHosts), "hosts": config.ListVariable(hostVars...),
+			"content": config.StringVariable(content)}
+	}
+	big := strings.Repeat("x", 4<<20)
+	dead, cut := -1, time.Time{}
+	cutTheFirstUpload := func() {
+		go func() {
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+				for i, dir := range dirs {
+					if testhost.UploadStarted(dir, "lb.cfg") {
+						if err := relays[i].SmallSendBuffers(); err != nil {
+							t.Error(err)
+						}
+						relays[i].BlackHole()
+						dead, cut = i, time.Now()
+						return
+					}
+				}
+			}
+		}()
+	}
+	resource.Test(t, stepProviders(resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars("v1\n")},
+			{
+				PreConfig:       cutTheFirstUpload,
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(big),
+				ExpectError: regexp.MustCompile(`(?s)the\s+operation\s+ended\s+before\s+the\s+new\s+file\s+was\s+put\s+in\s+place;\s+the\s+host\s+is\s+unchanged`),
+			},
+			{
+				PreConfig: func() {
+					if dead < 0 {
+						t.Fatal("no upload started")
+					}
+					relays[dead].Heal()
+					if err := fileIs(filepath.Join(dirs[dead], "lb.cfg"), "v1\n")(nil); err != nil {
+						t.Errorf("the host whose link died: %v", err)
+					}
+					first := time.Time{}
+					for i, dir := range dirs {
+						if i == dead {
+							continue
+						}
+						info, err := os.Stat(filepath.Join(dir, "lb.cfg"))
+						if err != nil || info.Size() != int64(len(big)) {
+							t.Fatalf("host %d did not get the change while the dead host's turn ended: %v", i, err)
+						}
+						if first.IsZero() || info.ModTime().Before(first) {
+							first = info.ModTime()
+						}
+					}
+					// The next host's own turn (connect, upload, rename) gets a
+					// few seconds more on a loaded machine.
+					if held := first.Sub(cut); held > timeout+grace+5*time.Second {
+						t.Errorf("the next host's change was in place %s after the link died, past the dead host's %s timeout and %s", held, timeout, grace)
+					} else {
+						t.Logf("the next host's change was in place %s after the link died (update timeout %s)", held.Round(time.Millisecond), timeout)
+					}
+				},
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars(big),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					onlyUpdated(func() string { return fmt.Sprintf("kha_file.lb[%d]", dead) }),
+				}},
+			},
+		},
+	}))
+}
+
+// onlyUpdated checks that the plan updates the resource at address() and
+// leaves every other resource as it is.
+type onlyUpdated func() string
+
+func (address onlyUpdated) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	want := address()
+	for _, rc := range req.Plan.ResourceChanges {
+		updates := rc.Change.Actions.Update()
+		if updates != (rc.Address == want) || !updates && !rc.Change.Actions.NoOp() {
+			resp.Error = fmt.Errorf("the plan has %s for %s; it should update %s alone", rc.Change.Actions, rc.Address, want)
+			return
+		}
+	}
 }
