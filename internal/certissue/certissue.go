@@ -61,10 +61,24 @@ type Want struct {
 	RenewAtThird bool
 }
 
-// window is how long before its end c is due for renewal.
-func (w Want) window(c *x509.Certificate) time.Duration {
+// Validity is when a certificate starts and ends, with its CA's end
+// (zero when unknown): all that says whether it is due for renewal.
+type Validity struct{ NotBefore, NotAfter, CANotAfter time.Time }
+
+// ValidityOf is c's validity under ca (nil when unknown).
+func ValidityOf(c, ca *x509.Certificate) Validity {
+	v := Validity{NotBefore: c.NotBefore, NotAfter: c.NotAfter}
+	if ca != nil {
+		v.CANotAfter = ca.NotAfter
+	}
+	return v
+}
+
+// window is how long before its end a certificate of v is due for
+// renewal.
+func (w Want) window(v Validity) time.Duration {
 	if w.RenewAtThird {
-		return min(w.RenewBefore, c.NotAfter.Sub(c.NotBefore)/3)
+		return min(w.RenewBefore, v.NotAfter.Sub(v.NotBefore)/3)
 	}
 	return w.RenewBefore
 }
@@ -74,12 +88,12 @@ func (w Want) window(c *x509.Certificate) time.Duration {
 // the CA's always.
 const ExpiryWatch = 30 * 24 * time.Hour
 
-// renewalDue says whether c ends within its window while a certificate
+// renewalDue says whether v ends within its window while a certificate
 // issued now could end past it: one the CA does not cut short within the
 // window too (that is the CA's to renew; Notices says so).
-func (w Want) renewalDue(c, ca *x509.Certificate, now time.Time) bool {
-	horizon := now.Add(w.window(c))
-	return w.RenewBefore > 0 && c.NotAfter.Before(horizon) && (ca == nil || ca.NotAfter.After(horizon))
+func (w Want) renewalDue(v Validity, now time.Time) bool {
+	horizon := now.Add(w.window(v))
+	return w.RenewBefore > 0 && v.NotAfter.Before(horizon) && (v.CANotAfter.IsZero() || v.CANotAfter.After(horizon))
 }
 
 // Notices warn of an end within the window that nothing will renew: the
@@ -109,6 +123,31 @@ func within(t, now time.Time) string {
 		return fmt.Sprintf("%d days", int(d.Hours()/24))
 	}
 	return fmt.Sprintf("%d hours", int(d.Hours()))
+}
+
+// span is d in days, hours and minutes, each cut down, the zero ones left
+// out: a time left and a window side by side never read as more than
+// they are ("in 364 days 12 hours: within renew_before (364 days 23
+// hours 59 minutes)").
+func span(d time.Duration) string {
+	var parts []string
+	for _, u := range []struct {
+		name string
+		size time.Duration
+	}{{"day", 24 * time.Hour}, {"hour", time.Hour}, {"minute", time.Minute}} {
+		if n := d / u.size; n > 0 {
+			d -= n * u.size
+			name := u.name
+			if n > 1 {
+				name += "s"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, name))
+		}
+	}
+	if len(parts) == 0 {
+		return "less than a minute"
+	}
+	return strings.Join(parts, " ")
 }
 
 // SANs is a canonical, sorted, repeat-free SAN set.
@@ -380,8 +419,8 @@ func VerifiesAgainst(c, ca *x509.Certificate) error {
 
 // Lacks says what a certificate lacks of want, for the drift check: the
 // planned SANs it does not have (and, without KeepLiveSANs, the ones it
-// has beyond them), a signature other than ca's, its end. "" when it has
-// all it should.
+// has beyond them), a signature other than ca's. "" when it has all it
+// should. Its end is Due's.
 func Lacks(c, ca *x509.Certificate, want Want, now time.Time) string {
 	sans, err := NewSANs(want.DNSNames, want.IPAddresses)
 	if err != nil {
@@ -400,14 +439,28 @@ func Lacks(c, ca *x509.Certificate, want Want, now time.Time) string {
 			problems = append(problems, err.Error())
 		}
 	}
-	switch {
-	case now.After(c.NotAfter):
-		problems = append(problems, "expired on "+day(c.NotAfter))
-	case want.renewalDue(c, ca, now):
-		problems = append(problems, fmt.Sprintf("expires on %s, in %s: within renew_before (%s)", day(c.NotAfter), within(c.NotAfter, now),
-			within(now.Add(want.window(c)), now)))
-	}
 	return strings.Join(problems, "; ")
+}
+
+// Due says why a certificate is due for renewal under want: it expired,
+// or it ends within its window while a certificate issued now could end
+// past it. "" when it is not due. A renewal that is due is no change
+// made outside Terraform: the refresh tells it apart from Lacks.
+func Due(c, ca *x509.Certificate, want Want, now time.Time) string {
+	return want.Due(ValidityOf(c, ca), now)
+}
+
+// Due is Due for a certificate of validity v: what a plan judges from the
+// state, with the planned window.
+func (w Want) Due(v Validity, now time.Time) string {
+	switch {
+	case now.After(v.NotAfter):
+		return "expired on " + day(v.NotAfter)
+	case w.renewalDue(v, now):
+		return fmt.Sprintf("expires on %s, in %s: within renew_before (%s)", day(v.NotAfter), span(v.NotAfter.Sub(now)),
+			span(w.window(v)))
+	}
+	return ""
 }
 
 // ParsePEM is the first certificate of a PEM text.

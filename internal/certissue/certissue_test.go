@@ -202,7 +202,7 @@ func TestLacks(t *testing.T) {
 			}
 		})
 	}
-	if got := Lacks(p.live, p.ca, Want{DNSNames: []string{"kubernetes"}, KeepLiveSANs: true}, now.Add(400*24*time.Hour)); !strings.Contains(got, "expired") {
+	if got := Due(p.live, p.ca, Want{DNSNames: []string{"kubernetes"}, KeepLiveSANs: true}, now.Add(400*24*time.Hour)); !strings.Contains(got, "expired") {
 		t.Fatalf("an expired certificate: %q", got)
 	}
 }
@@ -229,18 +229,22 @@ func TestRenewal(t *testing.T) {
 		c, ca   *x509.Certificate
 		want    Want
 		lacks   string // "" when it lacks nothing
+		due     string // "" when it is not due
 		notices []string
 	}{
 		{name: "ends after the window", c: p.live, ca: p.ca, want: renew(30)},
 		{name: "ends within the window", c: p.live, ca: p.ca, want: renew(400),
-			lacks: "expires on " + day(p.live.NotAfter) + ", in 363 days: within renew_before (400 days)"},
+			due: "expires on " + day(p.live.NotAfter) + ", in 363 days 23 hours 59 minutes: within renew_before (400 days)"},
+		{name: "a window a minute short of a year, in units that do not contradict the time left", c: p.live, ca: p.ca,
+			want: Want{DNSNames: sans.DNSNames, KeepLiveSANs: true, RenewBefore: 525599 * time.Minute},
+			due:  "in 363 days 23 hours 59 minutes: within renew_before (364 days 23 hours 59 minutes)"},
 		{name: "the CA ends within the window too: the CA's to renew", c: shortCA.live, ca: shortCA.ca, want: renew(365),
 			notices: []string{`the cluster CA "kubernetes" expires on ` + day(shortCA.ca.NotAfter) + ", in 199 days", "Renew the CA"}},
 		{name: "the CA ends within 30 days", c: p.live, ca: newTestPKI(t, now.Add(20*24*time.Hour)).ca, want: renew(0),
 			lacks: "does not verify", notices: []string{"in 19 days"}},
-		{name: "by default, 30 days before the end", c: issued(90, 61), ca: p.ca, want: byDefault, lacks: "in 28 days: within renew_before (30 days)"},
+		{name: "by default, 30 days before the end", c: issued(90, 61), ca: p.ca, want: byDefault, due: "in 28 days 23 hours 59 minutes: within renew_before (30 days)"},
 		{name: "by default, a 30-day certificate 12 days before its end: not yet", c: issued(30, 18), ca: p.ca, want: byDefault},
-		{name: "by default, a 30-day certificate in its last third", c: issued(30, 21), ca: p.ca, want: byDefault, lacks: "in 8 days: within renew_before (10 days)"},
+		{name: "by default, a 30-day certificate in its last third", c: issued(30, 21), ca: p.ca, want: byDefault, due: "in 8 days 23 hours 59 minutes: within renew_before (10 days)"},
 		{name: "by default, a one-day certificate just issued: not yet", c: issued(1, 0), ca: p.ca, want: byDefault},
 		{name: "renewal off, 20 days left", c: testCert(t, "kube-apiserver", &p.key.PublicKey, p.key, p.ca, now.Add(-time.Hour), now.Add(20*24*time.Hour), []string{"kubernetes"}),
 			ca: p.ca, want: renew(0), notices: []string{`renew_before = "0s" renews it only once it has expired`, "in 19 days"}},
@@ -250,6 +254,9 @@ func TestRenewal(t *testing.T) {
 			t.Parallel()
 			if got := Lacks(tc.c, tc.ca, tc.want, now); tc.lacks == "" && got != "" || !strings.Contains(got, tc.lacks) {
 				t.Errorf("Lacks = %q, want %q", got, tc.lacks)
+			}
+			if got := Due(tc.c, tc.ca, tc.want, now); tc.due == "" && got != "" || !strings.Contains(got, tc.due) {
+				t.Errorf("Due = %q, want %q", got, tc.due)
 			}
 			got := strings.Join(Notices(tc.c, tc.ca, tc.want, now), "\n")
 			for _, n := range tc.notices {

@@ -280,6 +280,11 @@ func (run *applyRun[M, P]) finish(ctx context.Context, private privateSetter) {
 	own.Imported = false
 	own.settle(run.h, run.out.Files)
 	run.h.RemoteSHA256 = types.StringValue(run.h.SHA256.ValueString())
+	if watcher, ok := any(P(&run.plan)).(AppliedWatcher); ok {
+		if run.diags.Append(watcher.WatchApplied(ctx, run.client)...); run.diags.HasError() {
+			return
+		}
+	}
 	run.diags.Append(run.state.Set(ctx, &run.plan)...)
 	run.rec.observed(nil)
 	run.rec.Handover = nil

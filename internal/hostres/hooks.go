@@ -114,6 +114,13 @@ type HostWatcher interface {
 	WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics
 }
 
+// AppliedWatcher is a model whose state holds what only the apply makes
+// (a certificate's end): once its files are in place, it looks at them on
+// the connection that put them and fills in what the plan left unknown.
+type AppliedWatcher interface {
+	WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics
+}
+
 // DriftShower is a model whose files hold nothing secret: a refresh that
 // finds one of them changed by hand reads it back and shows the changed
 // lines in the drift warning. kha_file is not one (its content may come

@@ -47,7 +47,10 @@ type apiserverServingCertificateResource struct {
 
 // The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ hostres.DestroyLeaver = (*servingCertificateModel)(nil)
+	_ hostres.DestroyLeaver                          = (*servingCertificateModel)(nil)
+	_ hostres.HostWatcher                            = (*servingCertificateModel)(nil)
+	_ hostres.AppliedWatcher                         = (*servingCertificateModel)(nil)
+	_ hostres.ChangeChecker[servingCertificateModel] = (*servingCertificateModel)(nil)
 )
 
 type servingCertificateModel struct {
@@ -67,6 +70,9 @@ type servingCertificateModel struct {
 	ServingTimeout    types.String   `tfsdk:"serving_timeout"`
 	VerifyTimeout     types.String   `tfsdk:"verify_timeout"`
 	ReloadCommand     types.String   `tfsdk:"reload_command"`
+	NotBefore         types.String   `tfsdk:"not_before"`
+	NotAfter          types.String   `tfsdk:"not_after"`
+	CANotAfter        types.String   `tfsdk:"ca_not_after"`
 }
 
 // sansModel is kha_cluster_endpoints' apiserver_cert_sans.
@@ -127,7 +133,8 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 				"the certificate on the node was (kubeadm's `certificateValidityPeriod`), else one year; never past the CA's end."},
 		"renew_before": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
 			MarkdownDescription: "Re-issue a certificate that ends within this long (e.g. `720h`): the refresh that finds " +
-				"one plans the re-issue, with the date and the days left in the drift warning, and the apply renews the nodes " +
+				"one plans the re-issue with a warning, `Certificate Due for Renewal`, that gives its end and the time left (a " +
+				"renewal is no change made outside Terraform, so no drift warning), and the apply renews the nodes " +
 				"one at a time, each proven as for a SAN change. `0s` renews only what has expired, and then the plan warns when " +
 				"a certificate ends within 30 days. The plan also warns when the cluster CA ends within the window (or 30 " +
 				"days), since no certificate kha issues can outlast it. Unlike kubespray's `auto_renew_certificates`, a " +
@@ -135,6 +142,19 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 				"age and restarts the control plane, kha renews the serving certificate only when it is due, node by node, " +
 				"seen in a plan. Must be shorter than `validity`. Default: 30 days, or a third of the certificate's validity when that is " +
 				"shorter (as cert-manager's default), so that short-lived certificates are not renewed as soon as they are issued."},
+		"not_after": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "When the certificate on the node ends (RFC 3339, UTC), read at every refresh and after " +
+				"every apply: for outputs and monitoring (`timecmp(kha_apiserver_serving_certificate.cp[\"cp1\"].not_after, " +
+				"timeadd(plantimestamp(), \"720h\")) < 0`). Known after apply where the plan re-issues the certificate: " +
+				"where the node's lacks what `sans` asks, and where it is due under the planned `renew_before`, which the " +
+				"plan says in a warning (`Certificate Due for Renewal`). Null when the node has none."},
+		"not_before": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "When the certificate on the node started (RFC 3339, UTC), read with `not_after`: the " +
+				"default `renew_before` is a third of the span between them when that is shorter than 30 days."},
+		"ca_not_after": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "When the cluster CA at `ca_certificate_path` ends (RFC 3339, UTC), read with `not_after`. " +
+				"No certificate kha issues outlasts it: a certificate that ends within its window while the CA does too is " +
+				"the CA's to renew, and the plan says so rather than planning a re-issue."},
 		"apiserver_address": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("127.0.0.1:6443"),
 			Validators: []validator.String{hostPortValidator{}},
 			MarkdownDescription: "Where the node's kube-apiserver listens, as seen from the node (reached through the SSH " +
@@ -196,6 +216,90 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 			"certificate.",
 		Attributes: attrs,
 	}
+}
+
+// WatchHost reads the validity of the certificate on the node, and its
+// CA's end, at every refresh.
+func (m *servingCertificateModel) WatchHost(ctx context.Context, c *remote.Client, _ string) diag.Diagnostics {
+	m.readValidity(ctx, c)
+	return nil
+}
+
+// WatchApplied reads the validity of the certificate the apply left, where
+// the plan did not know it.
+func (m *servingCertificateModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
+	if m.NotAfter.IsUnknown() || m.NotBefore.IsUnknown() || m.CANotAfter.IsUnknown() {
+		m.readValidity(ctx, c)
+	}
+	return nil
+}
+
+// readValidity sets not_before, not_after and ca_not_after from the node:
+// null where a certificate is missing or does not parse (the refresh's
+// drift says why).
+func (m *servingCertificateModel) readValidity(ctx context.Context, c *remote.Client) {
+	read := func(path types.String) *x509.Certificate {
+		text, err := c.ReadFile(ctx, path.ValueString())
+		if err != nil {
+			return nil
+		}
+		cert, _ := certissue.ParsePEM(text)
+		return cert
+	}
+	m.NotBefore, m.NotAfter, m.CANotAfter = types.StringNull(), types.StringNull(), types.StringNull()
+	if cert := read(m.CertificatePath); cert != nil {
+		m.NotBefore, m.NotAfter = rfc3339(cert.NotBefore), rfc3339(cert.NotAfter)
+	}
+	if ca := read(m.CACertificatePath); ca != nil {
+		m.CANotAfter = rfc3339(ca.NotAfter)
+	}
+}
+
+func rfc3339(t time.Time) types.String { return types.StringValue(t.UTC().Format(time.RFC3339)) }
+
+// CheckChange plans the validity: unknown where the apply re-issues the
+// certificate (the node's lacks what the plan wants, or is due for
+// renewal under the planned renew_before, which a warning says), else
+// what the refresh read.
+func (m *servingCertificateModel) CheckChange(prior *servingCertificateModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.NotBefore, m.NotAfter, m.CANotAfter = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+	if prior == nil {
+		return diags
+	}
+	out, d := m.Render(m)
+	if d.HasError() || len(out.Files) != 1 {
+		return diags
+	}
+	issued, _ := out.Files[0].(remote.IssuedCertificate)
+	v, known := validityOf(prior)
+	switch {
+	case !known || prior.RemoteSHA256.ValueString() != hostres.DesiredDigest(out.Files):
+		return diags // missing, or lacking what the plan wants: re-issued
+	case issued.Want.Due(v, time.Now()) != "":
+		diags.AddWarning("Certificate Due for Renewal: "+prior.ID.ValueString(), fmt.Sprintf("%s: the certificate %s. The "+
+			"apply issues its successor, as it issues one for a SAN change, and proves it before the node keeps it.",
+			prior.CertificatePath.ValueString(), issued.Want.Due(v, time.Now())))
+		return diags
+	}
+	m.NotBefore, m.NotAfter, m.CANotAfter = prior.NotBefore, prior.NotAfter, prior.CANotAfter
+	return diags
+}
+
+// validityOf is what the state read of the certificate's validity.
+func validityOf(m *servingCertificateModel) (certissue.Validity, bool) {
+	var v certissue.Validity
+	for _, f := range []struct {
+		value types.String
+		to    *time.Time
+	}{{m.NotBefore, &v.NotBefore}, {m.NotAfter, &v.NotAfter}, {m.CANotAfter, &v.CANotAfter}} {
+		t, err := time.Parse(time.RFC3339, f.value.ValueString())
+		if err != nil {
+			return v, false
+		}
+		*f.to = t
+	}
+	return v, true
 }
 
 func (m *servingCertificateModel) Render(*servingCertificateModel) (hostres.Rendered, diag.Diagnostics) {

@@ -23,8 +23,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/kha/terraform-provider-kha/internal/certissue"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
@@ -346,12 +348,14 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 				// The certificates kha issued last two days, as the test
 				// CA's it replaced: within a renewal window of 50 hours,
 				// every node renews, one at a time, for four days.
+				// A window tightened over the certificates' ends: the plan
+				// says the re-issues (not_after known after apply).
 				PreConfig:       func() { windows = watchUnconfirmed(nodes) },
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: renewing,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(addr("cp1"), plancheck.ResourceActionUpdate),
-					plancheck.ExpectResourceAction(addr("cp2"), plancheck.ResourceActionUpdate),
-					plancheck.ExpectResourceAction(addr("cp3"), plancheck.ResourceActionUpdate)}},
+					plancheck.ExpectUnknownValue(addr("cp1"), tfjsonpath.New("not_after")),
+					plancheck.ExpectUnknownValue(addr("cp2"), tfjsonpath.New("not_after")),
+					plancheck.ExpectUnknownValue(addr("cp3"), tfjsonpath.New("not_after"))}},
 				Check: resource.ComposeTestCheckFunc(oneAtATime, reissued, func(*terraform.State) error {
 					for name, n := range nodes {
 						c, err := certissue.ParsePEM(n.read(t, "apiserver.crt"))
@@ -363,18 +367,34 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 				}),
 			},
 			{
-				// Renewed past the window: nothing more to do.
+				// Renewed past the window: nothing more to do; not_after is
+				// each node's certificate's end.
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: renewing,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            notAfterIsTheNodes(t, nodes, addr),
 			},
 			{
-				// cp2 gets its two-day certificate back: the refresh finds it
-				// within the window and plans its renewal alone.
+				// cp2 gets its two-day certificate back while the window is
+				// loosened below its end: the plan re-issues nothing, as the
+				// apply does not (the state's window would have).
 				PreConfig:       func() { putPreviousBack(t, nodes["cp2"]) },
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: withVars(vars, "renew_before", "40h", "validity", "96h"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(addr("cp2"), tfjsonpath.New("not_after"), knownvalue.StringRegexp(regexp.MustCompile(`^\d{4}-`)))}},
+				Check: resource.ComposeTestCheckFunc(notAfterIsTheNodes(t, nodes, addr), func(*terraform.State) error {
+					if c, err := certissue.ParsePEM(nodes["cp2"].read(t, "apiserver.crt")); err != nil || time.Until(c.NotAfter) > 49*time.Hour {
+						return fmt.Errorf("cp2's two-day certificate was re-issued: it ends on %v (%v)", c.NotAfter, err)
+					}
+					return nil
+				}),
+			},
+			{
+				// The window tightened back over cp2's end: the refresh reads
+				// it, and the plan renews it alone.
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: renewing,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(addr("cp2"), plancheck.ResourceActionUpdate),
-					plancheck.ExpectResourceAction(addr("cp1"), plancheck.ResourceActionNoop)}},
+					plancheck.ExpectUnknownValue(addr("cp2"), tfjsonpath.New("not_after")),
+					plancheck.ExpectKnownValue(addr("cp1"), tfjsonpath.New("not_after"), knownvalue.StringRegexp(regexp.MustCompile(`^\d{4}-`)))}},
 				Check: func(*terraform.State) error {
 					c, err := certissue.ParsePEM(nodes["cp2"].read(t, "apiserver.crt"))
 					if err != nil || time.Until(c.NotAfter) < 90*time.Hour {
@@ -401,6 +421,23 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 
 // putPreviousBack puts the pair kha kept as the previous one back in place
 // on n, as someone rolling back by hand, and waits until it is served.
+// notAfterIsTheNodes checks that each node's not_after in the state is
+// the end of the certificate on the node.
+func notAfterIsTheNodes(t *testing.T, nodes map[string]*certNode, addr func(string) string) resource.TestCheckFunc {
+	var checks []resource.TestCheckFunc
+	for name, n := range nodes {
+		shimmed := strings.NewReplacer("[", ".", "]", "").Replace(addr(name)) // cp[0] is cp.0 in the checks' state
+		checks = append(checks, resource.TestCheckResourceAttrWith(shimmed, "not_after", func(v string) error {
+			c, err := certissue.ParsePEM(n.read(t, "apiserver.crt"))
+			if err != nil || v != c.NotAfter.UTC().Format(time.RFC3339) {
+				return fmt.Errorf("%s: not_after %q, the node's certificate ends %v (%v)", name, v, c.NotAfter, err)
+			}
+			return nil
+		}))
+	}
+	return resource.ComposeTestCheckFunc(checks...)
+}
+
 func putPreviousBack(t *testing.T, n *certNode) {
 	var cert []byte
 	for _, f := range []string{"apiserver.crt", "apiserver.key"} {

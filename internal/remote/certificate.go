@@ -108,6 +108,9 @@ func (f IssuedCertificate) observe(ctx context.Context, c *Client) (Observed, er
 	if err != nil || live == nil {
 		return Observed{}, err
 	}
+	// A renewal that is due is the plan's to judge, with the planned
+	// renew_before (kha_apiserver_serving_certificate's not_after): no
+	// change made outside Terraform.
 	now := time.Now()
 	o := Observed{Exists: true, SHA256: f.Digest()}
 	if lacks := certissue.Lacks(live, ca, f.Want, now); lacks != "" {
@@ -163,7 +166,7 @@ func (f IssuedCertificate) put(ctx context.Context, c *Client) (Outcome, error) 
 		return Outcome{}, err
 	}
 	now := time.Now()
-	if live != nil && certissue.Lacks(live, ca, f.Want, now) == "" {
+	if live != nil && certissue.Lacks(live, ca, f.Want, now) == "" && certissue.Due(live, ca, f.Want, now) == "" {
 		c.log(ctx, LevelDebug, "the certificate has what it should: nothing issued", map[string]any{"path": f.CertPath})
 		return Outcome{Unchanged: true}, nil
 	}
