@@ -129,9 +129,10 @@ func missingProgramHint(output string, err error) error {
 	if m == nil {
 		return err
 	}
-	return fmt.Errorf("%s is not installed on the host, or not on the PATH of the user the command runs as (%q): install "+
-		"it (the guide \"What a host needs\" lists what each resource runs), or set the command to one the host has. %w",
-		m[1], strings.TrimSpace(m[0]), err)
+	// The shell's line is in the step's output, shown once below the
+	// message; err is what the step's failure means for the file.
+	return fmt.Errorf("%s is not installed on the host, or not on the PATH of the user the command runs as: install it "+
+		"(the guide \"What a host needs\" lists what each resource runs), or set the command to one the host has (%w)", m[1], err)
 }
 
 // notFound is a shell's line for a command it cannot find.

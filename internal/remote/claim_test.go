@@ -209,19 +209,24 @@ func TestFailedFirstPutTakesItsDirectoriesBack(t *testing.T) {
 	for name, tc := range map[string]struct {
 		f    File
 		want string
+		runs int // of the missing program: each shows the shell's line once
 	}{
-		"refused":            {File{ValidateCommand: "false"}, "the validate command rejected the new file"},
-		"a missing program":  {File{ValidateCommand: "kha-no-such-program -c %s"}, "kha-no-such-program is not installed on the host"},
-		"a failing reload":   {File{ReloadCommand: "exit 1"}, "there was no previous file"},
-		"a missing reloader": {File{ReloadCommand: "kha-no-such-program reload"}, "kha-no-such-program is not installed on the host"},
+		"refused":            {File{ValidateCommand: "false"}, "the validate command rejected the new file", 0},
+		"a missing program":  {File{ValidateCommand: "kha-no-such-program -c %s"}, "kha-no-such-program is not installed on the host", 1},
+		"a failing reload":   {File{ReloadCommand: "exit 1"}, "there was no previous file", 0},
+		"a missing reloader": {File{ReloadCommand: "kha-no-such-program reload"}, "kha-no-such-program is not installed on the host", 2},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			f := tc.f
 			f.Path, f.Content, f.CreateParentDirs = filepath.Join(dir, "etc-kha", "lb", "lb.cfg"), []byte("x\n"), true
 			f.Claim = &Claim{ID: "one", Capture: true}
-			if _, err := c.Put(ctx, f); err == nil || !strings.Contains(err.Error(), tc.want) {
+			_, err := c.Put(ctx, f)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+			if n := strings.Count(err.Error(), "kha-no-such-program: not found"); n != tc.runs {
+				t.Errorf("the shell's line is in the error %d times, want %d (once per run):\n%v", n, tc.runs, err)
 			}
 			if got := entries(t, dir); len(got) != 0 {
 				t.Fatalf("left behind: %v", got)
