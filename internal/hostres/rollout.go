@@ -76,7 +76,16 @@ type rolloutGroup struct {
 type rolloutFailure struct {
 	id     string
 	canary bool
+	// told closes causeFirst after the failure was reported: the
+	// resources it stops return their "see above" after the failed one
+	// returned its cause, which the CLI then prints first.
+	told chan struct{}
 }
+
+// causeFirst is how long the resources a failure stops wait before they
+// say so: the failed resource's answer, sent when its apply returns, is
+// on its way to the CLI by then.
+const causeFirst = 200 * time.Millisecond
 
 // notAttemptedError is why a resource was not admitted: another resource
 // of its group failed before it (with stop_on_failure), so its host was
@@ -129,6 +138,10 @@ func (r *rollout) admit(ctx context.Context, group, id string) (*rolloutTicket, 
 		case g.failure != nil && p.stopOnFailure:
 			err := notAttemptedError{*g.failure}
 			r.mu.Unlock()
+			select {
+			case <-err.told:
+			case <-ctx.Done():
+			}
 			return nil, err
 		case g.canaries < p.canary:
 			g.canaries++
@@ -165,7 +178,9 @@ func (t *rolloutTicket) done(changed, failed bool) {
 	switch {
 	case failed:
 		if g.failure == nil {
-			g.failure = &rolloutFailure{id: t.id, canary: t.canary}
+			told := make(chan struct{})
+			time.AfterFunc(causeFirst, func() { close(told) })
+			g.failure = &rolloutFailure{id: t.id, canary: t.canary, told: told}
 		}
 		if t.canary {
 			g.canariesDone++
