@@ -58,6 +58,8 @@ import (
 //     it ran, and the test asserts the records.
 //   - verify_after_reload and verify (the proof against live apiservers)
 //     are turned off: no apiserver listens at the example's addresses.
+//   - running_command is `true` where a resource watches its service:
+//     the services are recorded, not run.
 //
 // Paths stay as written: each test host sees /etc through an overlay of
 // its own (testhost.Options.Overlays), so /etc/haproxy/haproxy.cfg lands in
@@ -507,6 +509,10 @@ func (r *exampleRun) resourceOverrides(t *testing.T, discovery bool) string {
 			if plannedAny(instances, off.attr, off.on) {
 				fmt.Fprintf(&b, "  %s = false\n", off.attr)
 			}
+		}
+		// The services are recorded, not run: they count as running.
+		if plannedAny(instances, "service_running", func(any, bool) bool { return true }) {
+			b.WriteString("  running_command = \"true\"\n")
 		}
 		b.WriteString("}\n")
 	}

@@ -88,6 +88,7 @@ type lbConfigModel struct {
 	Manifest          types.String     `tfsdk:"manifest"`
 	Handover          types.Bool       `tfsdk:"handover"`
 	HandoverSHA256    types.String     `tfsdk:"handover_sha256"`
+	serviceWatch
 }
 
 type lbListenModel struct {
@@ -298,6 +299,11 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"Default `false`: the previous address goes with the apply that moves it."},
 		"manifest":        schema.StringAttribute{Computed: true, MarkdownDescription: "The static pod manifest (delivery `static_pod`), known at plan time."},
 		"handover_sha256": hostres.HandoverSHA256Attribute,
+		"running_command": runningCommandAttribute(k.name),
+		"service_running": serviceRunningAttribute(k.name, "Asked of `running_command` when set, else of the process "+
+			"`pid_file` names (when it is "+string(k.lb)+"), else of the systemd unit that the default `reload_command` restarts. "+
+			"Null where nothing tells: a static pod (the kubelet's to restart), a host without systemd, or a `reload_command` "+
+			"of your own without `pid_file` or `running_command`."),
 	}
 	for name, a := range own {
 		attrs[name] = a
@@ -458,7 +464,10 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 	}
 	configPath := m.ConfigPath.ValueString()
 	config := remote.File{Path: configPath, Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
-		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString()}
+		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString(),
+		// A service that stopped is reloaded though its configuration
+		// stays: the reload command starts it.
+		ReloadAgain: m.stopped}
 	if systemd {
 		config.Verify = m.verifier(k, s, text)
 	}
@@ -639,6 +648,20 @@ func (m *lbConfigModel) lbConflictMove(k lbKind, attr string) (string, string) {
 		"`reload_command = \"systemctl enable %s && systemctl reload-or-restart %s\"` and `destroy_command = \"systemctl disable --now %s\"`, "+
 		"with the template unit %s@.service from a kha_file (Debian and Ubuntu ship none)",
 		instance, path.Ext(k.configPath), pid, unit, unit, unit, k.lb), see
+}
+
+// service is how to tell whether the load balancer kha configured with
+// systemd runs (watchedService).
+func (m *lbConfigModel) serviceOfKind(k lbKind) (remote.Service, bool) {
+	if m.Delivery.ValueString() == deliveryStaticPod {
+		return remote.Service{}, false
+	}
+	return m.serviceWatch.serviceOf(string(k.lb)+".service", string(k.lb), m.PIDFile.ValueString(), m.ReloadCommand.ValueString(), k.reloadCommand)
+}
+
+// serviceTextOfKind names the load balancer in its warning.
+func (m *lbConfigModel) serviceTextOfKind(k lbKind) (name, summary, reload string) {
+	return k.name, "Load Balancer Not Running", m.ReloadCommand.ValueString()
 }
 
 // PathSettings: the attributes that set its files' paths.

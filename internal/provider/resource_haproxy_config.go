@@ -15,6 +15,7 @@ import (
 
 	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
+	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
 var (
@@ -37,10 +38,14 @@ type haproxyConfigResource struct {
 
 // The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ hostres.PlanChecker   = (*haproxyConfigModel)(nil)
-	_ hostres.HandingOver   = (*haproxyConfigModel)(nil)
-	_ hostres.ConflictMover = (*haproxyConfigModel)(nil)
-	_ hostres.DriftShower   = (*haproxyConfigModel)(nil)
+	_ hostres.PlanChecker    = (*haproxyConfigModel)(nil)
+	_ hostres.HandingOver    = (*haproxyConfigModel)(nil)
+	_ hostres.ConflictMover  = (*haproxyConfigModel)(nil)
+	_ hostres.DriftShower    = (*haproxyConfigModel)(nil)
+	_ hostres.HostReader     = (*haproxyConfigModel)(nil)
+	_ hostres.HostWatcher    = (*haproxyConfigModel)(nil)
+	_ hostres.AppliedWatcher = (*haproxyConfigModel)(nil)
+	_ watchedService         = (*haproxyConfigModel)(nil)
 )
 
 var haproxyKind = lbKind{
@@ -244,4 +249,22 @@ func (m *haproxyConfigModel) ConflictName() string { return m.lbConflictName(hap
 
 func (m *haproxyConfigModel) ConflictMove(attr string) (string, string) {
 	return m.lbConflictMove(haproxyKind, attr)
+}
+
+func (m *haproxyConfigModel) service() (remote.Service, bool) { return m.serviceOfKind(haproxyKind) }
+
+func (m *haproxyConfigModel) serviceText() (name, summary, reload string) {
+	return m.serviceTextOfKind(haproxyKind)
+}
+
+func (m *haproxyConfigModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
+	return readService(ctx, c, destroying, m)
+}
+
+func (m *haproxyConfigModel) WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
+	return watchService(ctx, c, id, m)
+}
+
+func (m *haproxyConfigModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
+	return serviceApplied(ctx, c, m.ID.ValueString(), m)
 }

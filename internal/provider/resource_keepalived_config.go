@@ -41,10 +41,12 @@ type keepalivedConfigResource struct {
 
 // The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ hostres.HandingOver = (*keepalivedConfigModel)(nil)
-	_ hostres.HostReader  = (*keepalivedConfigModel)(nil)
-	_ hostres.HostWatcher = (*keepalivedConfigModel)(nil)
-	_ vipClaimer          = (*keepalivedConfigModel)(nil)
+	_ hostres.HandingOver    = (*keepalivedConfigModel)(nil)
+	_ hostres.HostReader     = (*keepalivedConfigModel)(nil)
+	_ hostres.HostWatcher    = (*keepalivedConfigModel)(nil)
+	_ hostres.AppliedWatcher = (*keepalivedConfigModel)(nil)
+	_ watchedService         = (*keepalivedConfigModel)(nil)
+	_ vipClaimer             = (*keepalivedConfigModel)(nil)
 )
 
 type keepalivedConfigModel struct {
@@ -69,6 +71,7 @@ type keepalivedConfigModel struct {
 	Handover        types.Bool            `tfsdk:"handover"`
 	HandoverSHA256  types.String          `tfsdk:"handover_sha256"`
 	vipWatch
+	serviceWatch
 	// previousVIPs are held beside vip (renderServing).
 	previousVIPs []string
 }
@@ -132,7 +135,7 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("keepalived -t -f %s"),
 			MarkdownDescription: "Checks the new keepalived.conf before it replaces the old one. " + validateCommandPaths +
 				" Default `keepalived -t -f %s`."},
-		"reload_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("systemctl reload-or-restart keepalived"),
+		"reload_command": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(defaultKeepalivedReload),
 			MarkdownDescription: "Default `systemctl reload-or-restart keepalived`."},
 		"rendered": schema.StringAttribute{Computed: true, MarkdownDescription: "keepalived.conf for `node`, known at plan time."},
 		"handover": schema.BoolAttribute{Optional: true,
@@ -147,6 +150,10 @@ func (r *keepalivedConfigResource) Schema(ctx context.Context, _ resource.Schema
 		"destroy_command": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Run after the config is removed on destroy, e.g. `systemctl stop keepalived`. Default: none."},
 		"handover_sha256": hostres.HandoverSHA256Attribute,
+		"running_command": runningCommandAttribute("keepalived"),
+		"service_running": serviceRunningAttribute("keepalived", "Asked of `running_command` when set, else of the "+
+			"systemd unit that the default `reload_command` restarts. Null where nothing tells: a host without systemd, or a "+
+			"`reload_command` of your own without `running_command`."),
 		"check_vip": schema.BoolAttribute{Optional: true,
 			MarkdownDescription: "Before an apply puts the configuration in place, ask the node what it sees of `vip`: the VIP " +
 				"must be on-link for `interface` (`ip route get`), and nobody but the nodes of `nodes` may answer for it " +
@@ -237,11 +244,15 @@ func (m *keepalivedConfigModel) Render(config *keepalivedConfigModel) (hostres.R
 	// it hears of is not its own word (vipcheck.Unheld).
 	files = append(files, remote.File{Path: m.ConfigPath.ValueString(), Content: []byte(text), Mode: 0o644, CreateParentDirs: true,
 		ValidateCommand: m.ValidateCommand.ValueString(), ReloadCommand: m.ReloadCommand.ValueString(),
-		ReloadAgain: m.vipWatch.unheld(check)})
+		ReloadAgain: m.vipWatch.unheld(check) || m.stopped})
 	return hostres.Rendered{Files: files, RemoveCommand: m.DestroyCommand.ValueString()}, diags
 }
 
 // vipCheck is the check of the VIP this node is about to claim.
+// defaultKeepalivedReload is reload_command's default, which starts a
+// keepalived that stopped.
+const defaultKeepalivedReload = "systemctl reload-or-restart keepalived"
+
 func (m *keepalivedConfigModel) vipCheck() vipcheck.Check {
 	c := vipcheck.Check{VIP: m.VIP.ValueString(), Interface: m.Interface.ValueString(), Self: m.Node.ValueString(),
 		Noun: "the nodes of `nodes`", VIPAttr: problem.Root("vip"), InterfaceAttr: problem.Root("interface"), NodesAttr: problem.Root("nodes"),
@@ -261,11 +272,28 @@ func (m *keepalivedConfigModel) checksVIP() bool { return m.Nodes != nil && m.ch
 func (m *keepalivedConfigModel) claimPath() string { return m.ConfigPath.ValueString() }
 
 func (m *keepalivedConfigModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
-	return readVIP(ctx, c, destroying, m)
+	if err := readVIP(ctx, c, destroying, m); err != nil {
+		return err
+	}
+	return readService(ctx, c, destroying, m)
 }
 
 func (m *keepalivedConfigModel) WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
-	return watchVIP(ctx, c, id, m)
+	return append(watchVIP(ctx, c, id, m), watchService(ctx, c, id, m)...)
+}
+
+func (m *keepalivedConfigModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
+	return serviceApplied(ctx, c, m.ID.ValueString(), m)
+}
+
+// service: keepalived writes no PID file kha names, so running_command,
+// else the unit the default reload_command restarts.
+func (m *keepalivedConfigModel) service() (remote.Service, bool) {
+	return m.serviceWatch.serviceOf("keepalived.service", "keepalived", "", m.ReloadCommand.ValueString(), defaultKeepalivedReload)
+}
+
+func (m *keepalivedConfigModel) serviceText() (name, summary, reload string) {
+	return "keepalived", "keepalived Not Running", m.ReloadCommand.ValueString()
 }
 
 func (m *keepalivedConfigModel) HandoverOn() bool                 { return m.Handover.ValueBool() }

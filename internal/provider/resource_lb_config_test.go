@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
@@ -411,4 +413,59 @@ func TestAccLBConfig_pathAndDeliveryChanges(t *testing.T) {
 			},
 		},
 	}))
+}
+
+// TestAccHAProxyConfig_stoppedServiceIsStartedAgain: a load balancer kha
+// configured that stopped (killed here) shows in the plan as
+// service_running known after apply, with its configuration unchanged,
+// and the apply starts it with reload_command; the next plan is empty.
+func TestAccHAProxyConfig_stoppedServiceIsStartedAgain(t *testing.T) {
+	t.Parallel()
+	_, err := os.Stat("/usr/sbin/haproxy")
+	testhost.Require(t, err == nil, "haproxy is not installed")
+	s := testhost.Start(t, testhost.Options{})
+	h := newLiveHAProxy(t)
+	var backends []string
+	for i, host := range []string{"127.0.0.2", "127.0.0.3"} {
+		ip, port, _ := net.SplitHostPort(testhost.StartAPIServer(t, fmt.Sprintf("cp%d", i+1), host))
+		backends = append(backends, fmt.Sprintf(`{ name = "cp%d", address = %q, port = %s }`, i+1, ip, port))
+	}
+	cfg := strings.Replace(h.config(s, backends, h.ca), "  reload_command", fmt.Sprintf("  pid_file         = %q\n  reload_command", h.pid), 1)
+	const addr = "kha_haproxy_config.test"
+	running := statecheck.ExpectKnownValue(addr, tfjsonpath.New("service_running"), knownvalue.Bool(true))
+	kill := func() {
+		b, err := os.ReadFile(h.pid)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid == 0 {
+			t.Fatalf("no HAProxy to stop: %q (%v)", b, err)
+		}
+		_ = exec.Command("pkill", "-9", "-P", strconv.Itoa(pid)).Run()
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("HAProxy %d did not stop", pid)
+			}
+		}
+		if _, err := h.answers(1); err == nil {
+			t.Fatal("the load balancer still answers")
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{Config: cfg, Check: h.waitAnswers("cp1", "cp2"), ConfigStateChecks: []statecheck.StateCheck{running}},
+			{
+				PreConfig: kill,
+				Config:    cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(addr, tfjsonpath.New("service_running")),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("remote_sha256"), knownvalue.NotNull()),
+				}},
+				Check:             h.waitAnswers("cp1", "cp2"),
+				ConfigStateChecks: []statecheck.StateCheck{running},
+			},
+			{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
 }

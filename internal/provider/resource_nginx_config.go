@@ -13,6 +13,7 @@ import (
 
 	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/lbconfig"
+	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
 var (
@@ -35,10 +36,14 @@ type nginxConfigResource struct {
 
 // The lifecycle's optional hooks the model implements (internal/hostres/hooks.go).
 var (
-	_ hostres.PlanChecker   = (*nginxConfigModel)(nil)
-	_ hostres.HandingOver   = (*nginxConfigModel)(nil)
-	_ hostres.ConflictMover = (*nginxConfigModel)(nil)
-	_ hostres.DriftShower   = (*nginxConfigModel)(nil)
+	_ hostres.PlanChecker    = (*nginxConfigModel)(nil)
+	_ hostres.HandingOver    = (*nginxConfigModel)(nil)
+	_ hostres.ConflictMover  = (*nginxConfigModel)(nil)
+	_ hostres.DriftShower    = (*nginxConfigModel)(nil)
+	_ hostres.HostReader     = (*nginxConfigModel)(nil)
+	_ hostres.HostWatcher    = (*nginxConfigModel)(nil)
+	_ hostres.AppliedWatcher = (*nginxConfigModel)(nil)
+	_ watchedService         = (*nginxConfigModel)(nil)
 )
 
 // debianStreamModule is where Debian's libnginx-mod-stream puts the module.
@@ -128,4 +133,22 @@ func (m *nginxConfigModel) ConflictName() string { return m.lbConflictName(nginx
 
 func (m *nginxConfigModel) ConflictMove(attr string) (string, string) {
 	return m.lbConflictMove(nginxKind, attr)
+}
+
+func (m *nginxConfigModel) service() (remote.Service, bool) { return m.serviceOfKind(nginxKind) }
+
+func (m *nginxConfigModel) serviceText() (name, summary, reload string) {
+	return m.serviceTextOfKind(nginxKind)
+}
+
+func (m *nginxConfigModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
+	return readService(ctx, c, destroying, m)
+}
+
+func (m *nginxConfigModel) WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
+	return watchService(ctx, c, id, m)
+}
+
+func (m *nginxConfigModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
+	return serviceApplied(ctx, c, m.ID.ValueString(), m)
 }

@@ -176,6 +176,10 @@ const (
 	wordLocal     = "local"     // followed by 1 when the interface has the VIP, else 0
 	wordAnswer    = "answer"    // followed by the address asked about and a line of the probe's output
 	wordUnprobed  = "unprobed"  // followed by why nobody could be asked
+	// serviceScript: whether a service runs, in one line.
+	wordRunning = "running" // it runs
+	wordStopped = "stopped" // followed by why it does not
+	wordUnknown = "unknown" // followed by why nothing can tell
 )
 
 var protocolWords = map[string]string{
@@ -200,6 +204,9 @@ var protocolWords = map[string]string{
 	"WORD_LOCAL":          wordLocal,
 	"WORD_ANSWER":         wordAnswer,
 	"WORD_UNPROBED":       wordUnprobed,
+	"WORD_RUNNING":        wordRunning,
+	"WORD_STOPPED":        wordStopped,
+	"WORD_UNKNOWN":        wordUnknown,
 }
 
 // shellDefinitions assigns the exit codes and the words to shell

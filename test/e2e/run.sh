@@ -623,6 +623,22 @@ done
 echo "  both VIP HAProxies moved port with their workers as haproxy (run_as's default) and their masters as root"
 tf plan -detailed-exitcode
 
+log "a stopped load balancer shows in the plan: h5's VIP HAProxy (the backup's) is killed, the pair has lost its redundancy; the plan warns, and the apply starts it again while an outside client sends requests through the VIP"
+on h5 "$kill_vip_lb"
+load_start h1-vip
+rc=0; tf_run plan -detailed-exitcode || rc=$?
+[ "$rc" = 2 ] || { cat "$T/plan.log"; fail "the plan after h5's HAProxy stopped exited $rc, not 2 (changes)"; }
+grep -q 'Load Balancer Not Running' "$T/plan.log" && grep -q 'no haproxy runs as process' "$T/plan.log" &&
+  grep -q 'service_running *= false -> (known after apply)' "$T/plan.log" ||
+  { cat "$T/plan.log"; fail "the plan does not say that h5's HAProxy stopped"; }
+t0=$(date +%s%N)
+tf apply -auto-approve
+echo "  the apply that started it took $(ms_since "$t0") ms"
+load_stop "h5's HAProxy started again"
+on h5 'p=$(cat /etc/kha/haproxy-vip.pid); [ "$(cat /proc/$p/comm)" = haproxy ]' || fail "h5's VIP HAProxy does not run after the apply"
+tf plan -detailed-exitcode >/dev/null || fail "a plan after h5's HAProxy started is not empty"
+echo "  the plan warned 'Load Balancer Not Running' for h5; the apply started it; the next plan is empty"
+
 log "the VIP moves from 10.77.0.100 to 10.77.0.101 in one apply under the same load: the apiserver certificates gain the address node by node, keepalived holds both addresses and HAProxy binds both until every client has moved"
 load_start h1 h2 h3 h4 h5 h6 h1-vip
 watch_vips
