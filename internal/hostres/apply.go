@@ -121,7 +121,7 @@ func (run *applyRun[M, P]) stateOnly(ctx context.Context) {
 	if out, d := P(&run.plan).Render(&run.config); !d.HasError() {
 		run.rec.Ownership.settle(run.h, out.Files)
 	}
-	run.diags.Append(run.state.Set(ctx, &run.plan)...)
+	run.setPlanned(ctx, nil)
 }
 
 // render renders the plan, and the prior state for what the apply
@@ -135,7 +135,7 @@ func (run *applyRun[M, P]) render(ctx context.Context) bool {
 	run.out = out
 	if !delivered(out, run.h) {
 		run.h.DestroyActions = types.MapNull(types.StringType)
-		run.diags.Append(run.state.Set(ctx, &run.plan)...)
+		run.setPlanned(ctx, nil)
 		return false
 	}
 	if run.update {
@@ -251,7 +251,7 @@ func (run *applyRun[M, P]) put(ctx context.Context, private privateSetter) bool 
 		// the next apply replaces the resource and cleans up.
 		h.RemoteSHA256 = types.StringNull()
 		own.settle(h, run.out.Files)
-		run.diags.Append(run.state.Set(ctx, &run.plan)...)
+		run.setPlanned(ctx, nil)
 	case run.update && put > 0 && editsOnly(toPut.Files) && holdsAll(toPut.Files, run.old.Files):
 		// Only the state can take these changes back (what the model
 		// read before them, as kha_kubeconfig_server's
@@ -259,7 +259,7 @@ func (run *applyRun[M, P]) put(ctx context.Context, private privateSetter) bool 
 		// of the prior state's and those this apply added; the refresh
 		// shows what the host has.
 		h.RemoteSHA256 = types.StringNull()
-		run.diags.Append(run.state.Set(ctx, &run.plan)...)
+		run.setPlanned(ctx, nil)
 	case run.update:
 		run.keepPrior(ctx) // with the claim its files may carry now
 	}
@@ -280,12 +280,7 @@ func (run *applyRun[M, P]) finish(ctx context.Context, private privateSetter) {
 	own.Imported = false
 	own.settle(run.h, run.out.Files)
 	run.h.RemoteSHA256 = types.StringValue(run.h.SHA256.ValueString())
-	if watcher, ok := any(P(&run.plan)).(AppliedWatcher); ok {
-		if run.diags.Append(watcher.WatchApplied(ctx, run.client)...); run.diags.HasError() {
-			return
-		}
-	}
-	run.diags.Append(run.state.Set(ctx, &run.plan)...)
+	run.setPlanned(ctx, run.client)
 	run.rec.observed(nil)
 	run.rec.Handover = nil
 	if run.interim != nil {
@@ -293,6 +288,18 @@ func (run *applyRun[M, P]) finish(ctx context.Context, private privateSetter) {
 		run.rec.Handover = &pending
 	}
 	run.diags.Append(run.rec.write(ctx, private)...)
+}
+
+// setPlanned sets the state to the plan, with what only the apply makes
+// filled in (AppliedWatcher): from the host through c after a change that
+// succeeded, else (c nil) as null.
+func (run *applyRun[M, P]) setPlanned(ctx context.Context, c *remote.Client) {
+	if watcher, ok := any(P(&run.plan)).(AppliedWatcher); ok {
+		if run.diags.Append(watcher.WatchApplied(ctx, c)...); run.diags.HasError() {
+			return
+		}
+	}
+	run.diags.Append(run.state.Set(ctx, &run.plan)...)
 }
 
 // keepPrior leaves the prior state in place: an update that did not

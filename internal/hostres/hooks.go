@@ -117,6 +117,8 @@ type HostWatcher interface {
 // AppliedWatcher is a model whose state holds what only the apply makes
 // (a certificate's end): once its files are in place, it looks at them on
 // the connection that put them and fills in what the plan left unknown.
+// c is nil where the apply did not reach the host (no ssh, a change of
+// the state alone, a failure): what is unknown is then null.
 type AppliedWatcher interface {
 	WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics
 }

@@ -228,7 +228,11 @@ func (m *servingCertificateModel) WatchHost(ctx context.Context, c *remote.Clien
 // WatchApplied reads the validity of the certificate the apply left, where
 // the plan did not know it.
 func (m *servingCertificateModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
-	if m.NotAfter.IsUnknown() || m.NotBefore.IsUnknown() || m.CANotAfter.IsUnknown() {
+	switch {
+	case !m.NotAfter.IsUnknown() && !m.NotBefore.IsUnknown() && !m.CANotAfter.IsUnknown():
+	case c == nil:
+		m.NotBefore, m.NotAfter, m.CANotAfter = types.StringNull(), types.StringNull(), types.StringNull()
+	default:
 		m.readValidity(ctx, c)
 	}
 	return nil

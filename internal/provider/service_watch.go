@@ -101,6 +101,10 @@ func serviceApplied(ctx context.Context, c *remote.Client, id string, m watchedS
 	if !w.ServiceRunning.IsUnknown() {
 		return nil
 	}
+	if c == nil {
+		w.ServiceRunning = types.BoolNull()
+		return nil
+	}
 	diags := watchService(ctx, c, id, m)
 	if w.ServiceRunning.IsUnknown() {
 		w.ServiceRunning = types.BoolNull()
