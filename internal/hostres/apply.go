@@ -76,7 +76,7 @@ func (r *Resource[M, P]) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsd
 		return
 	}
 	if ticket != nil {
-		defer func() { ticket.done(changedHost(run.outcomes), diags.HasError()) }()
+		defer func() { ticket.done(changedHost(run.outcomes), diags.HasError(), firstError(*diags)) }()
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

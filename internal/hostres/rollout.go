@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,16 +77,11 @@ type rolloutGroup struct {
 type rolloutFailure struct {
 	id     string
 	canary bool
-	// told closes causeFirst after the failure was reported: the
-	// resources it stops return their "see above" after the failed one
-	// returned its cause, which the CLI then prints first.
-	told chan struct{}
+	// cause is the failure's first error, in one line: Terraform prints
+	// the errors of a run in no fixed order, so each resource it stops
+	// says why itself, whatever comes first.
+	cause string
 }
-
-// causeFirst is how long the resources a failure stops wait before they
-// say so: the failed resource's answer, sent when its apply returns, is
-// on its way to the CLI by then.
-const causeFirst = 200 * time.Millisecond
 
 // notAttemptedError is why a resource was not admitted: another resource
 // of its group failed before it (with stop_on_failure), so its host was
@@ -97,7 +93,10 @@ func (e notAttemptedError) Error() string {
 	if e.canary {
 		who = "canary " + e.id
 	}
-	return fmt.Sprintf("not attempted: %s failed (see above)", who)
+	if e.cause == "" {
+		return fmt.Sprintf("not attempted: %s failed (its error is among this run's)", who)
+	}
+	return fmt.Sprintf("not attempted: %s failed: %s", who, e.cause)
 }
 
 // rolloutTicket is one admitted change; done reports how it went. A nil
@@ -138,10 +137,6 @@ func (r *rollout) admit(ctx context.Context, group, id string) (*rolloutTicket, 
 		case g.failure != nil && p.stopOnFailure:
 			err := notAttemptedError{*g.failure}
 			r.mu.Unlock()
-			select {
-			case <-err.told:
-			case <-ctx.Done():
-			}
 			return nil, err
 		case g.canaries < p.canary:
 			g.canaries++
@@ -167,7 +162,7 @@ func (r *rollout) admit(ctx context.Context, group, id string) (*rolloutTicket, 
 // done reports the end of an admitted change: whether it failed, and
 // whether it changed the host. Only a change that touched the host counts
 // as a canary.
-func (t *rolloutTicket) done(changed, failed bool) {
+func (t *rolloutTicket) done(changed, failed bool, cause string) {
 	if t == nil {
 		return
 	}
@@ -178,9 +173,7 @@ func (t *rolloutTicket) done(changed, failed bool) {
 	switch {
 	case failed:
 		if g.failure == nil {
-			told := make(chan struct{})
-			time.AfterFunc(causeFirst, func() { close(told) })
-			g.failure = &rolloutFailure{id: t.id, canary: t.canary, told: told}
+			g.failure = &rolloutFailure{id: t.id, canary: t.canary, cause: cause}
 		}
 		if t.canary {
 			g.canariesDone++
@@ -267,8 +260,9 @@ func rolloutPolicyAttributes(inherit string) map[string]providerschema.Attribute
 				inherit + "no bound beyond Terraform's `-parallelism` (10 by default)."},
 		"stop_on_failure": providerschema.BoolAttribute{Optional: true,
 			MarkdownDescription: "After a resource of the group fails, touch no further host of the group: every resource " +
-				"of the group not yet started fails with one line, `not attempted: canary <id> failed (see above)` (or " +
-				"`not attempted: <id> failed …` after the canaries), below the failure's own error, and keeps its state, so the next apply tries it again. Changes " +
+				"of the group not yet started fails with one line that names the failure and its first error, `not attempted: " +
+				"canary <id> failed: <its error>` (or `not attempted: <id> failed: …` after the canaries), since Terraform prints a " +
+				"run's errors in no fixed order, and keeps its state, so the next apply tries it again. Changes " +
 				"already running finish (each rolls back its own host on failure). With `false`, a failed canary does not " +
 				"hold the others back. " + inherit + "`true`."},
 	}
@@ -322,6 +316,20 @@ func (r *Resource[M, P]) admit(ctx context.Context, h *Common, id string) (*roll
 	return ticket, diags
 }
 
+// firstError is the first error of diags in one line, for the resources
+// of its rollout group that it stops.
+func firstError(diags diag.Diagnostics) string {
+	for _, d := range diags.Errors() {
+		line, _, _ := strings.Cut(strings.TrimSpace(d.Detail()), "\n")
+		if cause := d.Summary() + ": " + line; len(cause) <= 300 {
+			return cause
+		} else {
+			return cause[:297] + "..."
+		}
+	}
+	return ""
+}
+
 // changedHost says whether an apply's puts changed the host.
 func changedHost(outcomes []remote.Outcome) bool {
 	return slices.ContainsFunc(outcomes, func(o remote.Outcome) bool { return !o.Unchanged })
@@ -350,7 +358,7 @@ func (d *ProviderData) clusterTurn(id string) remote.Turn {
 		if err != nil {
 			return nil, err
 		}
-		return func(failed bool) { ticket.done(true, failed) }, nil
+		return func(failed bool) { ticket.done(true, failed, "") }, nil
 	}
 }
 

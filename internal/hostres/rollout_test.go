@@ -94,7 +94,7 @@ func TestRollout_nilAdmitsAtOnce(t *testing.T) {
 	if ticket != nil || err != nil {
 		t.Fatalf("got %v, %v", ticket, err)
 	}
-	ticket.done(true, true) // nil ticket: nothing to do
+	ticket.done(true, true, "the cause") // nil ticket: nothing to do
 }
 
 func TestRollout_canaryThenBatches(t *testing.T) {
@@ -107,13 +107,13 @@ func TestRollout_canaryThenBatches(t *testing.T) {
 			t.Fatal("a resource was admitted while the canary ran")
 		}
 	}
-	canary.done(true, false)
+	canary.done(true, false, "")
 	// Two of the three run at once, the third waits for one of them.
 	admitted, rest := receiveN(t, others, 2)
 	if len(rest) != 1 || !waiting(rest[0]) {
 		t.Fatal("admitted three after the canary (batch = 2)")
 	}
-	admitted[0].ticket.done(true, false)
+	admitted[0].ticket.done(true, false, "")
 	if a := receive(t, rest[0]); a.err != nil {
 		t.Fatal(a.err)
 	}
@@ -122,7 +122,7 @@ func TestRollout_canaryThenBatches(t *testing.T) {
 	if !waiting(late) {
 		t.Fatal("admitted a fourth while two ran (batch = 2)")
 	}
-	admitted[1].ticket.done(true, false)
+	admitted[1].ticket.done(true, false, "")
 	if a := receive(t, late); a.err != nil || a.ticket.canary {
 		t.Fatalf("late: %+v", a)
 	}
@@ -134,13 +134,13 @@ func TestRollout_failedCanaryStopsTheGroup(t *testing.T) {
 	canary := admitNow(t, r, "g", "h0:22:/f")
 	waiter := admitLater(ctx, r, "g", "h1:22:/f")
 	other := admitNow(t, r, "other", "h1:22:/g") // another group is independent
-	canary.done(true, true)
+	canary.done(true, true, "the cause")
 	a := receive(t, waiter)
 	var stopped notAttemptedError
 	if !errors.As(a.err, &stopped) || a.ticket != nil {
 		t.Fatalf("got %+v", a)
 	}
-	want := "not attempted: canary h0:22:/f failed (see above)"
+	want := "not attempted: canary h0:22:/f failed: the cause"
 	if a.err.Error() != want {
 		t.Fatalf("got %q, want %q", a.err, want)
 	}
@@ -148,7 +148,7 @@ func TestRollout_failedCanaryStopsTheGroup(t *testing.T) {
 	if _, err := r.admit(ctx, "g", "h2:22:/f"); err == nil || !strings.Contains(err.Error(), "canary h0:22:/f") {
 		t.Fatalf("late arrival: %v", err)
 	}
-	other.done(true, false)
+	other.done(true, false, "")
 }
 
 func TestRollout_failureInABatchStopsAdmission(t *testing.T) {
@@ -159,9 +159,9 @@ func TestRollout_failureInABatchStopsAdmission(t *testing.T) {
 	if !waiting(waiter) {
 		t.Fatal("batch = 1 admitted two")
 	}
-	first.done(true, true)
+	first.done(true, true, "the cause")
 	a := receive(t, waiter)
-	if a.err == nil || a.err.Error() != "not attempted: h0:22:/f failed (see above)" {
+	if a.err == nil || a.err.Error() != "not attempted: h0:22:/f failed: the cause" {
 		t.Fatalf("got %+v", a)
 	}
 }
@@ -171,7 +171,7 @@ func TestRollout_withoutStopOnFailureGoesOn(t *testing.T) {
 	ctx := context.Background()
 	canary := admitNow(t, r, "g", "h0:22:/f")
 	waiter := admitLater(ctx, r, "g", "h1:22:/f")
-	canary.done(true, true)
+	canary.done(true, true, "the cause")
 	if a := receive(t, waiter); a.err != nil {
 		t.Fatal(a.err)
 	}
@@ -183,14 +183,14 @@ func TestRollout_unchangedCanaryGivesItsPlace(t *testing.T) {
 	first := admitNow(t, r, "g", "h0:22:/f")
 	second := admitLater(ctx, r, "g", "h1:22:/f")
 	third := admitLater(ctx, r, "g", "h2:22:/f")
-	first.done(false, false) // the host had the file already: proved nothing
+	first.done(false, false, "") // the host had the file already: proved nothing
 	// Exactly one of the two waiting becomes the canary.
 	got, rest := receiveN(t, []chan admission{second, third}, 1)
 	next := got[0].ticket
 	if !next.canary || !waiting(rest[0]) {
 		t.Fatalf("after an unchanged canary: next %+v, the other admitted too", next)
 	}
-	next.done(true, false)
+	next.done(true, false, "")
 	if a := receive(t, rest[0]); a.err != nil {
 		t.Fatal(a.err)
 	}
@@ -251,7 +251,7 @@ func TestRollout_concurrencyNeverExceedsBatch(t *testing.T) {
 			mu.Lock()
 			running--
 			mu.Unlock()
-			ticket.done(true, false)
+			ticket.done(true, false, "")
 		}()
 	}
 	wg.Wait()
@@ -326,7 +326,7 @@ func TestClusterTurn(t *testing.T) {
 	}
 	first(true) // failed after it touched its host
 	err = <-second
-	if err == nil || !strings.Contains(err.Error(), "not attempted: h1:22:/pki/apiserver.crt failed (see above): no other node of the "+
+	if err == nil || !strings.Contains(err.Error(), "not attempted: h1:22:/pki/apiserver.crt failed (its error is among this run's): no other node of the "+
 		"cluster changes its certificate after a failure in this run, so this one keeps its previous certificate") {
 		t.Fatalf("the change after the failure: %v", err)
 	}
