@@ -164,6 +164,22 @@ func newLiveHAProxy(t *testing.T) *liveHAProxy {
 	return h
 }
 
+// startLiveHAProxy starts a test host, a liveHAProxy's directory and a
+// stand-in apiserver (cp1, cp2, ...) on each of hosts, whose backends it
+// returns as HCL objects.
+func startLiveHAProxy(t *testing.T, hosts ...string) (*testhost.Server, *liveHAProxy, []string) {
+	_, err := os.Stat("/usr/sbin/haproxy")
+	testhost.Require(t, err == nil, "haproxy is not installed")
+	s := testhost.Start(t, testhost.Options{})
+	h := newLiveHAProxy(t)
+	var backends []string
+	for i, host := range hosts {
+		ip, port, _ := net.SplitHostPort(testhost.StartAPIServer(t, fmt.Sprintf("cp%d", i+1), host))
+		backends = append(backends, fmt.Sprintf(`{ name = "cp%d", address = %q, port = %s }`, i+1, ip, port))
+	}
+	return s, h, backends
+}
+
 func (h *liveHAProxy) url() string { return fmt.Sprintf("https://127.0.0.1:%d", h.port) }
 
 func (h *liveHAProxy) config(s *testhost.Server, backends []string, caFile string) string {
@@ -251,16 +267,7 @@ func (h *liveHAProxy) waitAnswers(want ...string) resource.TestCheckFunc {
 // haproxy rejects, and rolls back a config it accepts that serves nothing.
 func TestAccHAProxyConfig_liveOverSSH(t *testing.T) {
 	t.Parallel()
-	_, err := os.Stat("/usr/sbin/haproxy")
-	testhost.Require(t, err == nil, "haproxy is not installed")
-	s := testhost.Start(t, testhost.Options{})
-	h := newLiveHAProxy(t)
-	var backends []string
-	for i, host := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"} {
-		addr := testhost.StartAPIServer(t, fmt.Sprintf("cp%d", i+1), host)
-		ip, port, _ := net.SplitHostPort(addr)
-		backends = append(backends, fmt.Sprintf(`{ name = "cp%d", address = %q, port = %s }`, i+1, ip, port))
-	}
+	s, h, backends := startLiveHAProxy(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
 	var stream chan []string
 	wrongCA := filepath.Join(h.dir, "other-ca.crt")
 	var stopLoad chan struct{}
@@ -421,15 +428,7 @@ func TestAccLBConfig_pathAndDeliveryChanges(t *testing.T) {
 // and the apply starts it with reload_command; the next plan is empty.
 func TestAccHAProxyConfig_stoppedServiceIsStartedAgain(t *testing.T) {
 	t.Parallel()
-	_, err := os.Stat("/usr/sbin/haproxy")
-	testhost.Require(t, err == nil, "haproxy is not installed")
-	s := testhost.Start(t, testhost.Options{})
-	h := newLiveHAProxy(t)
-	var backends []string
-	for i, host := range []string{"127.0.0.2", "127.0.0.3"} {
-		ip, port, _ := net.SplitHostPort(testhost.StartAPIServer(t, fmt.Sprintf("cp%d", i+1), host))
-		backends = append(backends, fmt.Sprintf(`{ name = "cp%d", address = %q, port = %s }`, i+1, ip, port))
-	}
+	s, h, backends := startLiveHAProxy(t, "127.0.0.2", "127.0.0.3")
 	cfg := strings.Replace(h.config(s, backends, h.ca), "  reload_command", fmt.Sprintf("  pid_file         = %q\n  reload_command", h.pid), 1)
 	const addr = "kha_haproxy_config.test"
 	running := statecheck.ExpectKnownValue(addr, tfjsonpath.New("service_running"), knownvalue.Bool(true))
