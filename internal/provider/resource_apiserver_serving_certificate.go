@@ -277,13 +277,13 @@ func (m *servingCertificateModel) CheckChange(prior *servingCertificateModel) di
 	}
 	issued, _ := out.Files[0].(remote.IssuedCertificate)
 	v, known := validityOf(prior)
-	switch {
-	case !known || prior.RemoteSHA256.ValueString() != hostres.DesiredDigest(out.Files):
+	if !known || prior.RemoteSHA256.ValueString() != hostres.DesiredDigest(out.Files) {
 		return diags // missing, or lacking what the plan wants: re-issued
-	case issued.Want.Due(v, time.Now()) != "":
+	}
+	if due := issued.Want.Due(v, time.Now()); due != "" {
 		diags.AddWarning("Certificate Due for Renewal: "+prior.ID.ValueString(), fmt.Sprintf("%s: the certificate %s. The "+
 			"apply issues its successor, as it issues one for a SAN change, and proves it before the node keeps it.",
-			prior.CertificatePath.ValueString(), issued.Want.Due(v, time.Now())))
+			prior.CertificatePath.ValueString(), due))
 		return diags
 	}
 	m.NotBefore, m.NotAfter, m.CANotAfter = prior.NotBefore, prior.NotAfter, prior.CANotAfter
