@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo.sh: kha in one command, on this machine only. A throwaway OpenSSH
 # server on 127.0.0.1 stands in for a worker node and three TLS servers on
-# 127.0.0.11-13 for the control plane's apiservers. examples/quickstart is
+# 192.0.2.11-13 for the control plane's apiservers (documentation addresses
+# added to lo for the demo's lifetime: kha refuses loopback node addresses). examples/quickstart is
 # planned and applied with the real terraform CLI through a dev_overrides CLI
 # config (no registry): the access matrix and certificate SANs come out of
 # the plan, the apiservers' certificate is issued from those SANs, and the
@@ -23,7 +24,9 @@ tf=$TF_ACC_TERRAFORM_PATH
 
 work=$(mktemp -d)
 pids=()
+added=()   # node addresses the demo put on lo, taken off again at exit
 cleanup() {
+  for a in "${added[@]}"; do ip addr del "$a/32" dev lo 2>/dev/null || true; done
   [ -z "${etc:-}" ] || [ ! -s "$etc/haproxy.pid" ] || kill "$(cat "$etc/haproxy.pid")" 2>/dev/null || true
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$work"
@@ -32,6 +35,11 @@ trap cleanup EXIT
 step() { echo; echo "== $*"; }
 quiet() { grep -v -e 'Warning: Provider development overrides' -e 'development overrides are in effect' -e '^ - kha/kha in' \
   -e 'The behavior may therefore' -e 'applying changes may cause' -e 'published releases\.' -e '^[│╷╵]' || true; }
+
+step "node addresses 192.0.2.11-13 (cp1-3) and 192.0.2.21 (w1) on lo: they stay on this machine"
+for a in 192.0.2.11 192.0.2.12 192.0.2.13 192.0.2.21; do
+  if ! ip -o addr show dev lo | grep -qw "$a"; then ip addr add "$a/32" dev lo && added+=("$a"); fi
+done
 
 step "building the provider"
 dev_provider "$work"
@@ -52,11 +60,11 @@ pidfile=$etc/haproxy.pid
 cp -r examples/quickstart "$work/quickstart"
 cat > "$work/quickstart/terraform.tfvars" <<VARS
 control_plane_nodes = [
-  { name = "cp1", ip = "127.0.0.11" },
-  { name = "cp2", ip = "127.0.0.12" },
-  { name = "cp3", ip = "127.0.0.13" },
+  { name = "cp1", ip = "192.0.2.11" },
+  { name = "cp2", ip = "192.0.2.12" },
+  { name = "cp3", ip = "192.0.2.13" },
 ]
-worker_nodes        = [{ name = "w1", ip = "127.0.0.21" }]
+worker_nodes        = [{ name = "w1", ip = "192.0.2.21" }]
 external_lb_address = null
 worker = {
   host             = "127.0.0.1"
@@ -77,18 +85,18 @@ step "terraform plan: the matrix and the certificate SANs, known before anything
 jq '{mode, node_endpoints, kubeadm_control_plane_endpoint, apiserver_cert_sans, local_lb: .local_lb | {listen, backends}}' planned.json
 sans=$(jq -r '.apiserver_cert_sans | [(.dns_names[] | "DNS:" + .), (.ip_addresses[] | "IP:" + .)] | join(",")' planned.json)
 
-step "stand-in apiservers on 127.0.0.11-13:6443, with a certificate for exactly the planned SANs"
+step "stand-in apiservers on 192.0.2.11-13:6443, with a certificate for exactly the planned SANs"
 pki=$work/pki && mkdir -p "$pki"
 new_ca "$pki" kha-demo-ca && cp "$pki/ca.crt" "$etc/ca.crt"
 issue_cert "$pki" apiserver kube-apiserver "$sans" serverAuth
 declare -A apiserver
 for i in 1 2 3; do
   mkdir -p "$work/cp$i" && echo "ok from cp$i" > "$work/cp$i/readyz"
-  (cd "$work/cp$i" && exec openssl s_server -quiet -WWW -accept "127.0.0.1$i:6443" \
+  (cd "$work/cp$i" && exec openssl s_server -quiet -WWW -accept "192.0.2.1$i:6443" \
     -cert "$pki/apiserver.crt" -key "$pki/apiserver.key" >/dev/null 2>&1) &
   apiserver[cp$i]=$! && pids+=($!)
 done
-for i in 1 2 3; do wait_port "127.0.0.1$i" 6443; done
+for i in 1 2 3; do wait_port "192.0.2.1$i" 6443; done
 echo "certificate SANs: $(openssl x509 -in "$pki/apiserver.crt" -noout -ext subjectAltName | tail -n 1 | sed 's/^ *//')"
 
 step "terraform apply: w1's HAProxy config goes over SSH, haproxy -c checks it, the reload command starts it"
