@@ -102,7 +102,9 @@ var (
 			"`connection` block (Terraform reserves the name `connection` itself). Unset fields inherit the provider's " +
 			"`default_ssh`. Host keys are always verified. The provider's page (\"Logging in\") and the guide \"Verifying " +
 			"hosts\" explain the fields once, for every resource. Spell the keys exactly: Terraform drops a key it does " +
-			"not know inside `ssh = { … }` without a word (`prot = 2222` dials port 22).",
+			"not know inside `ssh = { … }` without a word (`prot = 2222` dials port 22). A plan that creates the resource " +
+			"lists the three write-only fields as `(sensitive, write-only attribute)` whether they are set or not; the guide " +
+			"\"Rolling out changes\" (\"A fleet's plan\") says what keeps a fleet's plan short.",
 	}
 	// providerSSH is the provider's `default_ssh`.
 	providerSSH = sshShape{
