@@ -301,10 +301,9 @@ func Plan(want Want, live, ca *x509.Certificate, now time.Time, serial string) (
 	out := Issue{CommonName: DefaultCommonName, SANs: sans, Algorithm: DefaultAlgorithm, Serial: serial}
 	validity := DefaultValidity
 	if live != nil {
-		if want.KeepLiveSANs {
-			var kept SANs
-			kept, out.Dropped = SANsOf(live).writable()
-			out.SANs = sans.union(kept)
+		liveSANs := SANsOf(live)
+		if out.SANs, out.Dropped, err = want.Keeps(&liveSANs); err != nil {
+			return Issue{}, err
 		}
 		if commonName.MatchString(live.Subject.CommonName) {
 			out.CommonName = live.Subject.CommonName
@@ -342,6 +341,17 @@ func Plan(want Want, live, ca *x509.Certificate, now time.Time, serial string) (
 	}
 	out.Days = int(days)
 	return out, nil
+}
+
+// Keeps are the SANs a certificate issued for w has: w's, and with
+// KeepLiveSANs those of live (a live certificate's; nil for none) that
+// pass NewSANs' filter. dropped are live's names that do not.
+func (w Want) Keeps(live *SANs) (sans SANs, dropped []string, err error) {
+	if sans, err = NewSANs(w.DNSNames, w.IPAddresses); err != nil || !w.KeepLiveSANs || live == nil {
+		return sans, nil, err
+	}
+	kept, dropped := live.writable()
+	return sans.union(kept), dropped, nil
 }
 
 // AlgorithmOf is the key algorithm of a certificate by kubeadm's names, or

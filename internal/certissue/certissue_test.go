@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -305,4 +306,35 @@ func FuzzNewSANs(f *testing.F) {
 			t.Fatalf("%q passed as IP %q", s, sans.IPAddresses[0])
 		}
 	})
+}
+
+// Keeps is what a certificate issued for a Want has: what the digest of a
+// kha_apiserver_serving_certificate says, so that dropping a SAN the live
+// certificate keeps leaves it as it was.
+func TestKeeps(t *testing.T) {
+	live := &SANs{DNSNames: []string{"cp1", "kubernetes", "bad,name"}, IPAddresses: []string{"10.0.0.1", "10.0.0.3"}}
+	for _, tc := range []struct {
+		name    string
+		want    Want
+		live    *SANs
+		sans    []string
+		dropped []string
+	}{
+		{"kept", Want{DNSNames: []string{"Kubernetes", "api.example"}, IPAddresses: []string{"10.0.0.1"}, KeepLiveSANs: true}, live,
+			[]string{"DNS:api.example", "DNS:cp1", "DNS:kubernetes", "IP:10.0.0.1", "IP:10.0.0.3"}, []string{"bad,name"}},
+		{"a SAN dropped that the live one keeps", Want{DNSNames: []string{"kubernetes"}, KeepLiveSANs: true}, live,
+			[]string{"DNS:cp1", "DNS:kubernetes", "IP:10.0.0.1", "IP:10.0.0.3"}, []string{"bad,name"}},
+		{"alone", Want{DNSNames: []string{"kubernetes"}}, live, []string{"DNS:kubernetes"}, nil},
+		{"no live certificate", Want{DNSNames: []string{"kubernetes"}, KeepLiveSANs: true}, nil, []string{"DNS:kubernetes"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sans, dropped, err := tc.want.Keeps(tc.live)
+			if err != nil || !slices.Equal(sans.Strings(), tc.sans) || !slices.Equal(dropped, tc.dropped) {
+				t.Fatalf("Keeps = %v, dropped %q, %v; want %v, dropped %q", sans.Strings(), dropped, err, tc.sans, tc.dropped)
+			}
+		})
+	}
+	if _, _, err := (Want{DNSNames: []string{"a b"}}).Keeps(live); err == nil {
+		t.Fatal("a name with a blank was kept")
+	}
 }

@@ -14,14 +14,18 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/kha/terraform-provider-kha/internal/certissue"
 	"github.com/kha/terraform-provider-kha/internal/hostres"
@@ -73,12 +77,34 @@ type servingCertificateModel struct {
 	NotBefore         types.String   `tfsdk:"not_before"`
 	NotAfter          types.String   `tfsdk:"not_after"`
 	CANotAfter        types.String   `tfsdk:"ca_not_after"`
+	LiveSANs          types.Object   `tfsdk:"live_sans"`
 }
 
-// sansModel is kha_cluster_endpoints' apiserver_cert_sans.
+// sansModel is kha_cluster_endpoints' apiserver_cert_sans, and live_sans.
 type sansModel struct {
 	DNSNames    []types.String `tfsdk:"dns_names"`
 	IPAddresses []types.String `tfsdk:"ip_addresses"`
+}
+
+var sansAttrTypes = map[string]attr.Type{"dns_names": types.ListType{ElemType: types.StringType},
+	"ip_addresses": types.ListType{ElemType: types.StringType}}
+
+// liveSANsValue is live_sans for the SANs of a node's certificate.
+func liveSANsValue(s certissue.SANs) types.Object {
+	v, _ := types.ObjectValueFrom(context.Background(), sansAttrTypes, sansModel{DNSNames: typedStrings(s.DNSNames), IPAddresses: typedStrings(s.IPAddresses)})
+	return v
+}
+
+// lastSeen are the SANs live_sans recorded, nil where it has none.
+func (m *servingCertificateModel) lastSeen() *certissue.SANs {
+	if !known(m.LiveSANs) {
+		return nil
+	}
+	var live sansModel
+	if m.LiveSANs.As(context.Background(), &live, basetypes.ObjectAsOptions{}).HasError() {
+		return nil
+	}
+	return &certissue.SANs{DNSNames: stringValues(live.DNSNames), IPAddresses: stringValues(live.IPAddresses)}
 }
 
 func (m *servingCertificateModel) Fields() *hostres.Common { return &m.Common }
@@ -148,6 +174,18 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 				"timeadd(plantimestamp(), \"720h\")) < 0`). Known after apply where the plan re-issues the certificate: " +
 				"where the node's lacks what `sans` asks, and where it is due under the planned `renew_before`, which the " +
 				"plan says in a warning (`Certificate Due for Renewal`). Null when the node has none."},
+		"live_sans": schema.SingleNestedAttribute{Computed: true,
+			PlanModifiers: []planmodifier.Object{objectplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "The SANs of the certificate on the node, read with `not_after`: `sans` and, with " +
+				"`keep_live_sans`, the names kubeadm added. With `keep_live_sans` they are part of what the certificate " +
+				"must have, so a change to `sans` that the node's certificate already covers (a name dropped) plans no " +
+				"re-issue and leaves `sha256` and `remote_sha256` as they are: the apply issues nothing for it. Known " +
+				"after apply where the plan re-issues the certificate; null after a create until the next refresh, and " +
+				"when the node has none.",
+			Attributes: map[string]schema.Attribute{
+				"dns_names":    schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "DNS SANs."},
+				"ip_addresses": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "IP SANs."},
+			}},
 		"not_before": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "When the certificate on the node started (RFC 3339, UTC), read with `not_after`: the " +
 				"default `renew_before` is a third of the span between them when that is shorter than 30 days."},
@@ -222,25 +260,35 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 // CA's end, at every refresh.
 func (m *servingCertificateModel) WatchHost(ctx context.Context, c *remote.Client, _ string) diag.Diagnostics {
 	m.readValidity(ctx, c)
+	// What the certificate must have includes the SANs it keeps, as read
+	// now: the refresh's digest of the host says the same.
+	if out, d := m.Render(m); !d.HasError() {
+		m.SHA256 = types.StringValue(hostres.DesiredDigest(out.Files))
+	}
 	return nil
 }
 
 // WatchApplied reads the validity of the certificate the apply left, where
 // the plan did not know it.
 func (m *servingCertificateModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
+	liveSANs := m.LiveSANs // null after a create (CheckChange)
 	switch {
-	case !m.NotAfter.IsUnknown() && !m.NotBefore.IsUnknown() && !m.CANotAfter.IsUnknown():
+	case !m.NotAfter.IsUnknown() && !m.NotBefore.IsUnknown() && !m.CANotAfter.IsUnknown() && !m.LiveSANs.IsUnknown():
 	case c == nil:
 		m.NotBefore, m.NotAfter, m.CANotAfter = types.StringNull(), types.StringNull(), types.StringNull()
+		m.LiveSANs = types.ObjectNull(sansAttrTypes)
 	default:
 		m.readValidity(ctx, c)
+	}
+	if !liveSANs.IsUnknown() {
+		m.LiveSANs = liveSANs
 	}
 	return nil
 }
 
-// readValidity sets not_before, not_after and ca_not_after from the node:
-// null where a certificate is missing or does not parse (the refresh's
-// drift says why).
+// readValidity sets not_before, not_after, live_sans and ca_not_after
+// from the node: null where a certificate is missing or does not parse
+// (the refresh's drift says why).
 func (m *servingCertificateModel) readValidity(ctx context.Context, c *remote.Client) {
 	read := func(path types.String) *x509.Certificate {
 		text, err := c.ReadFile(ctx, path.ValueString())
@@ -251,8 +299,10 @@ func (m *servingCertificateModel) readValidity(ctx context.Context, c *remote.Cl
 		return cert
 	}
 	m.NotBefore, m.NotAfter, m.CANotAfter = types.StringNull(), types.StringNull(), types.StringNull()
+	m.LiveSANs = types.ObjectNull(sansAttrTypes)
 	if cert := read(m.CertificatePath); cert != nil {
 		m.NotBefore, m.NotAfter = rfc3339(cert.NotBefore), rfc3339(cert.NotAfter)
+		m.LiveSANs = liveSANsValue(certissue.SANsOf(cert))
 	}
 	if ca := read(m.CACertificatePath); ca != nil {
 		m.CANotAfter = rfc3339(ca.NotAfter)
@@ -267,11 +317,15 @@ func rfc3339(t time.Time) types.String { return types.StringValue(t.UTC().Format
 // what the refresh read.
 func (m *servingCertificateModel) CheckChange(prior *servingCertificateModel) diag.Diagnostics {
 	var diags diag.Diagnostics
+	out, d := m.Render(m) // with the live SANs the state kept, as the plan's digest
 	m.NotBefore, m.NotAfter, m.CANotAfter = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+	m.LiveSANs = types.ObjectUnknown(sansAttrTypes)
 	if prior == nil {
+		// The create's digest knew no live SANs: the first refresh reads
+		// them, with the digest that keeps them.
+		m.LiveSANs = types.ObjectNull(sansAttrTypes)
 		return diags
 	}
-	out, d := m.Render(m)
 	if d.HasError() || len(out.Files) != 1 {
 		return diags
 	}
@@ -286,7 +340,7 @@ func (m *servingCertificateModel) CheckChange(prior *servingCertificateModel) di
 			prior.CertificatePath.ValueString(), due))
 		return diags
 	}
-	m.NotBefore, m.NotAfter, m.CANotAfter = prior.NotBefore, prior.NotAfter, prior.CANotAfter
+	m.NotBefore, m.NotAfter, m.CANotAfter, m.LiveSANs = prior.NotBefore, prior.NotAfter, prior.CANotAfter, prior.LiveSANs
 	return diags
 }
 
@@ -347,7 +401,7 @@ func (m *servingCertificateModel) Render(*servingCertificateModel) (hostres.Rend
 	}
 	return hostres.Rendered{AlwaysDelivered: true, Files: []remote.Item{remote.IssuedCertificate{
 		CertPath: cert, KeyPath: key, CACertPath: m.CACertificatePath.ValueString(), CAKeyPath: m.CAKeyPath.ValueString(),
-		Want: want, ReloadCommand: m.ReloadCommand.ValueString(), Check: check,
+		Want: want, LastSeen: m.lastSeen(), ReloadCommand: m.ReloadCommand.ValueString(), Check: check,
 		// Past the longest the checks can take, the node stops waiting.
 		ConfirmWithin: serving + verify*time.Duration(len(endpoints)+1) + 15*time.Second,
 	}}}, diags
@@ -476,6 +530,7 @@ func (r *apiserverServingCertificateResource) ImportState(ctx context.Context, r
 	}
 	sans := certissue.SANsOf(cert)
 	m.SANs = &sansModel{DNSNames: typedStrings(sans.DNSNames), IPAddresses: typedStrings(sans.IPAddresses)}
+	m.LiveSANs = liveSANsValue(sans)
 	out, d := m.Render(nil)
 	resp.Diagnostics.Append(d...)
 	m.SHA256 = types.StringValue(hostres.DesiredDigest(out.Files))

@@ -313,6 +313,18 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 		return nil
 	}
 	renewing := withVars(vars, "renew_before", "50h", "validity", "96h")
+	files := map[string]string{}
+	for name, n := range nodes {
+		files[addr(name)] = filepath.Join(n.pki, "apiserver.crt")
+	}
+	promise := promiseOn(files)
+	// What removing cp3 does to the other nodes' SANs: its address goes,
+	// which each node's certificate keeps (keep_live_sans).
+	varsWithoutCP3 := maps.Clone(vars)
+	varsWithoutCP3["sans"] = config.ObjectVariable(map[string]config.Variable{
+		"dns_names":    config.ListVariable(config.StringVariable("kubernetes"), config.StringVariable("localhost"), config.StringVariable("api.kha.test")),
+		"ip_addresses": config.ListVariable(config.StringVariable("127.0.0.1"), config.StringVariable("127.0.0.2"), config.StringVariable("127.0.0.5")),
+	})
 	resource.Test(t, stepProviders(resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		// Destroy leaves the certificates as they are.
@@ -328,7 +340,8 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 			{
 				PreConfig:       func() { windows = watchUnconfirmed(nodes) },
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
-				Check: resource.ComposeTestCheckFunc(oneAtATime, reissued, keysStayOff(work, list)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{promise.Planned()}},
+				Check:            resource.ComposeTestCheckFunc(promise.Kept(), oneAtATime, reissued, keysStayOff(work, list)),
 			},
 			{
 				// Someone puts the old certificate back on cp2: drift,
@@ -337,8 +350,21 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr("cp2"), plancheck.ResourceActionUpdate),
-					plancheck.ExpectResourceAction(addr("cp1"), plancheck.ResourceActionNoop)}},
-				Check: reissued,
+					plancheck.ExpectResourceAction(addr("cp1"), plancheck.ResourceActionNoop), promise.Planned()}},
+				Check: resource.ComposeTestCheckFunc(promise.Kept(), reissued),
+			},
+			{
+				// cp3 leaves the cluster: its address leaves sans, which
+				// every certificate keeps. The plan changes sans alone
+				// (no digest, no re-issue), and the apply issues nothing.
+				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: varsWithoutCP3,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr("cp1"), plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(addr("cp1"), tfjsonpath.New("not_after"), knownvalue.StringRegexp(regexp.MustCompile(`^\d{4}-`))),
+					plancheck.ExpectKnownValue(addr("cp1"), tfjsonpath.New("live_sans").AtMapKey("ip_addresses"), knownvalue.ListPartial(
+						map[int]knownvalue.Check{2: knownvalue.StringExact("127.0.0.3")})),
+					promise.Planned()}},
+				Check: promise.Kept(),
 			},
 			{
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: withVars(vars, "renew_before", "72h", "validity", "72h"),
@@ -355,8 +381,8 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectUnknownValue(addr("cp1"), tfjsonpath.New("not_after")),
 					plancheck.ExpectUnknownValue(addr("cp2"), tfjsonpath.New("not_after")),
-					plancheck.ExpectUnknownValue(addr("cp3"), tfjsonpath.New("not_after"))}},
-				Check: resource.ComposeTestCheckFunc(oneAtATime, reissued, func(*terraform.State) error {
+					plancheck.ExpectUnknownValue(addr("cp3"), tfjsonpath.New("not_after")), promise.Planned()}},
+				Check: resource.ComposeTestCheckFunc(promise.Kept(), oneAtATime, reissued, func(*terraform.State) error {
 					for name, n := range nodes {
 						c, err := certissue.ParsePEM(n.read(t, "apiserver.crt"))
 						if err != nil || time.Until(c.NotAfter) < 90*time.Hour {
@@ -380,8 +406,9 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 				PreConfig:       func() { putPreviousBack(t, nodes["cp2"]) },
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: withVars(vars, "renew_before", "40h", "validity", "96h"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectKnownValue(addr("cp2"), tfjsonpath.New("not_after"), knownvalue.StringRegexp(regexp.MustCompile(`^\d{4}-`)))}},
-				Check: resource.ComposeTestCheckFunc(notAfterIsTheNodes(t, nodes, addr), func(*terraform.State) error {
+					plancheck.ExpectKnownValue(addr("cp2"), tfjsonpath.New("not_after"), knownvalue.StringRegexp(regexp.MustCompile(`^\d{4}-`))),
+					promise.Planned()}},
+				Check: resource.ComposeTestCheckFunc(promise.Kept(), notAfterIsTheNodes(t, nodes, addr), func(*terraform.State) error {
 					if c, err := certissue.ParsePEM(nodes["cp2"].read(t, "apiserver.crt")); err != nil || time.Until(c.NotAfter) > 49*time.Hour {
 						return fmt.Errorf("cp2's two-day certificate was re-issued: it ends on %v (%v)", c.NotAfter, err)
 					}
@@ -394,14 +421,15 @@ func TestAccAPIServerServingCertificate_nodeByNode(t *testing.T) {
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: renewing,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectUnknownValue(addr("cp2"), tfjsonpath.New("not_after")),
-					plancheck.ExpectKnownValue(addr("cp1"), tfjsonpath.New("not_after"), knownvalue.StringRegexp(regexp.MustCompile(`^\d{4}-`)))}},
-				Check: func(*terraform.State) error {
+					plancheck.ExpectKnownValue(addr("cp1"), tfjsonpath.New("not_after"), knownvalue.StringRegexp(regexp.MustCompile(`^\d{4}-`))),
+					promise.Planned()}},
+				Check: resource.ComposeTestCheckFunc(promise.Kept(), func(*terraform.State) error {
 					c, err := certissue.ParsePEM(nodes["cp2"].read(t, "apiserver.crt"))
 					if err != nil || time.Until(c.NotAfter) < 90*time.Hour {
 						return fmt.Errorf("cp2's certificate ends on %v (%v), not in four days", c.NotAfter, err)
 					}
 					return nil
-				},
+				}),
 			},
 			{
 				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,

@@ -91,3 +91,38 @@ func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 		}
 	}
 }
+
+// A kha_apiserver_serving_certificate state written before not_after and
+// live_sans (0.1.0's) reads with them null: the first refresh fills them,
+// with the digest that keeps the live SANs.
+func TestUpgradeServingCertificateStateWithoutLiveSANs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	server := providerserver.NewProtocol6(New("test", "test")())()
+	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := schemas.ResourceSchemas["kha_apiserver_serving_certificate"]
+	prior := `{"id":"10.0.0.1:22:/etc/kubernetes/pki/apiserver.crt","sans":{"dns_names":["kubernetes"],"ip_addresses":["10.0.0.1"]},
+"keep_live_sans":true,"certificate_path":"/etc/kubernetes/pki/apiserver.crt","sha256":"abc","remote_sha256":"abc",
+"ssh":{"host":"10.0.0.1"}}`
+	resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: "kha_apiserver_serving_certificate", Version: schema.Version, RawState: &tfprotov6.RawState{JSON: []byte(prior)}})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("upgrade: %v %+v", err, resp.Diagnostics)
+	}
+	value, err := resp.UpgradedState.Unmarshal(schema.ValueType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attrs map[string]tftypes.Value
+	if err := value.As(&attrs); err != nil {
+		t.Fatal(err)
+	}
+	var sha string
+	_ = attrs["sha256"].As(&sha)
+	if sha != "abc" || !attrs["live_sans"].IsNull() || !attrs["not_after"].IsNull() {
+		t.Fatalf("upgraded state: %v", value)
+	}
+}

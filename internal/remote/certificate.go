@@ -28,6 +28,12 @@ type IssuedCertificate struct {
 	// ReloadCommand runs after the swap and after a rollback; empty for
 	// an apiserver that reloads its serving certificate from disk.
 	ReloadCommand string
+	// LastSeen are the SANs the last refresh read on the host's
+	// certificate (nil when none was read). With Want.KeepLiveSANs they are
+	// part of what the certificate must have, so that dropping a SAN the
+	// live certificate keeps changes no digest: the apply would issue
+	// nothing for it.
+	LastSeen *certissue.SANs
 	// Check proves the certificate served; nil proves nothing.
 	Check CertificateCheck
 	// ConfirmWithin is how long the host waits for the verdict after the
@@ -76,7 +82,7 @@ func (f IssuedCertificate) Reload() string { return f.ReloadCommand }
 
 // want says what the certificate must have, for the digest.
 func (f IssuedCertificate) want() string {
-	sans, err := certissue.NewSANs(f.Want.DNSNames, f.Want.IPAddresses)
+	sans, _, err := f.Want.Keeps(f.LastSeen)
 	if err != nil {
 		return "invalid SANs: " + err.Error()
 	}
@@ -95,8 +101,8 @@ func (f IssuedCertificate) Drift(o Observed) string {
 	switch {
 	case !o.Exists:
 		return missing(f.CertPath, "certificate")
-	case o.SHA256 == f.Digest():
-		return ""
+	case o.SHA256 == f.Digest() || o.State == "":
+		return "" // nothing lacking: at most the live SANs kept changed
 	}
 	return f.CertPath + ": " + o.State
 }
@@ -112,6 +118,8 @@ func (f IssuedCertificate) observe(ctx context.Context, c *Client) (Observed, er
 	// renew_before (kha_apiserver_serving_certificate's not_after): no
 	// change made outside Terraform.
 	now := time.Now()
+	seen := certissue.SANsOf(live)
+	f.LastSeen = &seen
 	o := Observed{Exists: true, SHA256: f.Digest()}
 	if lacks := certissue.Lacks(live, ca, f.Want, now); lacks != "" {
 		o.SHA256, o.State = SHA256([]byte(lacks)), "the certificate "+lacks

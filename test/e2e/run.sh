@@ -849,13 +849,23 @@ echo "  the plan says what still points at h3: $(echo "$warning" | grep -o 'Stil
 # The old processes a reload replaced finish the connections they had
 # (hard-stop-after 30s, worker_shutdown_timeout 10s); the load makes a new
 # connection for every request, so there are none to wait for here.
-t0=$(date +%s%N)
-load_start h1 h2 h3 h4 h5 h6
 draining='' removed=h3
 vars every_node 4 true
+# h3's name and address leave the SANs, which h1's and h2's certificates
+# keep: the plan re-issues none (remote_sha256 as it was, not_after
+# known), and the apply issues none.
+tf plan -out="$T/removal.tfplan"
+reissued=$(cd "$work" && "$tf" show -json "$T/removal.tfplan" | jq -r '[.resource_changes[] | select(.type == "kha_apiserver_serving_certificate"
+  and (.change.after_unknown.not_after == true or .change.before.remote_sha256 != .change.after.remote_sha256)) | .address] | join(" ")')
+[ -z "$reissued" ] || fail "removing h3 plans certificates re-issued: $reissued"
+certs_before=$(sha256sum "$T"/hosts/h{1,2}/etc-kha/pki/apiserver.crt)
+t0=$(date +%s%N)
+load_start h1 h2 h3 h4 h5 h6
 tf apply -auto-approve
 load_stop "h3's removal"
 echo "  the removal's apply took $(ms_since "$t0") ms with the load's 4 s"
+[ "$(sha256sum "$T"/hosts/h{1,2}/etc-kha/pki/apiserver.crt)" = "$certs_before" ] || fail "the removal re-issued a certificate its plan did not"
+echo "  the plan re-issued no certificate (h1's and h2's keep h3's SANs), and neither did the apply"
 [ "$(server_of h3)" = https://10.77.0.13:6443 ] || fail "h3's kubeconfig was not put back: $(server_of h3)"
 ! ip netns pids kha-h3 | xargs -r ps -o comm= -p | grep -q haproxy || fail "h3 still runs its load balancer"
 log "nothing points at h3: its apiserver dies under load and no other node sees a failed request; then its etcd member goes"
