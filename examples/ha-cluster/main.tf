@@ -219,7 +219,8 @@ resource "kha_keepalived_config" "vip" {
 # the kubeconfig's own credentials before it is made. depends_on puts the
 # load balancers first when a node moves to one, and the kubeconfigs first
 # (away from it) when a node moves off one: Terraform updates a resource
-# before it destroys what that resource depends on.
+# before it destroys what that resource depends on. The hosts entries too:
+# destroy puts the kubeconfigs back before the names go.
 resource "kha_kubeconfig_server" "node" {
   for_each = local.node_ips
 
@@ -228,7 +229,7 @@ resource "kha_kubeconfig_server" "node" {
   restart_command = var.commands.kubelet_restart
   ssh             = { host = each.value }
 
-  depends_on = [kha_haproxy_config.node_local, kha_nginx_config.node_local, kha_keepalived_config.vip]
+  depends_on = [kha_hosts_entries.api, kha_haproxy_config.node_local, kha_nginx_config.node_local, kha_keepalived_config.vip]
 }
 
 # Kubeconfigs for clients outside the cluster on the first control-plane
@@ -241,7 +242,7 @@ resource "kha_kubeconfig_server" "external" {
   server = kha_cluster_endpoints.cluster.kubeconfig_server
   ssh    = { host = each.value }
 
-  depends_on = [kha_keepalived_config.vip]
+  depends_on = [kha_hosts_entries.api, kha_keepalived_config.vip]
 }
 
 # With admin_kubeconfig_path: the cluster's own copies of the endpoint, once

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kha/terraform-provider-kha/internal/buildinfo"
@@ -32,8 +33,17 @@ type Dialer func(ctx context.Context, address string) (net.Conn, error)
 // election, a restart) is asked again until ctx ends, and then fails with
 // its last answer; a TLS failure or a refusal of the credentials fails at
 // once. The files the credentials are in are read once. Errors name the
-// cluster and what failed, never a credential.
+// cluster and what failed, never a credential. Probe expects a restart
+// (MayRestart): ProbeExpecting(ctx, Steady, ...) checks a server that
+// nothing restarts.
 func Probe(ctx context.Context, content []byte, cluster string, read Reader, dial Dialer) error {
+	return ProbeExpecting(ctx, MayRestart, content, cluster, read, dial)
+}
+
+// ProbeExpecting is Probe for a server of which it expects what expect
+// says: with Steady, what cannot heal while nobody restarts the server
+// ends the probe at once (*UnservedError).
+func ProbeExpecting(ctx context.Context, expect Expect, content []byte, cluster string, read Reader, dial Dialer) error {
 	c, err := Parse(content)
 	if err != nil {
 		return err
@@ -43,12 +53,66 @@ func Probe(ctx context.Context, content []byte, cluster string, read Reader, dia
 		return err
 	}
 	for _, nc := range selected {
-		if err := c.probeUntilReady(ctx, nc, read, dial); err != nil {
+		if err := c.probeUntilReady(ctx, nc, expect, read, dial); err != nil {
 			return fmt.Errorf("cluster %q at %s: %w", nc.Name, nc.Cluster.Server, err)
 		}
 	}
 	return nil
 }
+
+// Expect is what a probe expects of what serves the server while it
+// waits, which decides what is worth asking again.
+type Expect int
+
+const (
+	// MayRestart: what serves the server may be restarting while the
+	// probe waits (the change just restarted the kubelet, or an apiserver
+	// or a load balancer restarts beside it): a refused connection and a
+	// name that does not resolve yet are asked again, as an apiserver
+	// that is not ready yet is.
+	MayRestart Expect = iota
+	// Steady: nothing restarts what serves the server while the probe
+	// waits, as in a destroy's check of the server a kubeconfig had before
+	// kha. A name that does not resolve, and a port nobody listens on
+	// while its host answers (a refused connection), cannot heal within
+	// the wait and end the probe at once with an *UnservedError; what can
+	// (a 5xx answer, a timeout, a reset) is asked again.
+	Steady
+)
+
+// Unserved says why a server cannot be reached at all.
+type Unserved int
+
+const (
+	// NameUnknown: the server's name does not resolve where it is
+	// dialled from.
+	NameUnknown Unserved = iota + 1
+	// PortClosed: the server's host answers, but refuses the connection:
+	// nothing listens on the port.
+	PortClosed
+)
+
+// UnservedError is a server a Steady probe gives up on at once, with the
+// host and port of its URL and the dial's error.
+type UnservedError struct {
+	Why        Unserved
+	Host, Port string
+	Err        error
+}
+
+func (e *UnservedError) Error() string {
+	if e.Why == NameUnknown {
+		reason := e.Err.Error()
+		var dnsErr *net.DNSError
+		if errors.As(e.Err, &dnsErr) && dnsErr.Err != "" {
+			reason = dnsErr.Err
+		}
+		return fmt.Sprintf("the name %s does not resolve (%s)", e.Host, reason)
+	}
+	return fmt.Sprintf("port %s on %s is not served (connection refused): its host answers, but nothing listens there", e.Port, e.Host)
+}
+
+func (e *UnservedError) Unwrap() error { return e.Err }
 
 // retryInterval is the pause between two probes of a server not ready yet.
 const retryInterval = 250 * time.Millisecond
@@ -58,12 +122,13 @@ const retryInterval = 250 * time.Millisecond
 // while the server is not ready, the error is the server's last answer
 // and how long it was waited for: never the deadline itself, which would
 // hide why the server did not get ready.
-func (c *Config) probeUntilReady(ctx context.Context, nc NamedCluster, read Reader, dial Dialer) error {
+func (c *Config) probeUntilReady(ctx context.Context, nc NamedCluster, expect Expect, read Reader, dial Dialer) error {
 	start := time.Now()
 	e, err := c.endpointOf(ctx, nc, read, dial)
 	if err != nil {
 		return err
 	}
+	e.expect = expect
 	var last error
 	for {
 		err := e.ask(ctx)
@@ -96,8 +161,10 @@ func (e notReadyError) Unwrap() error { return e.err }
 
 // transport tells a server that is not there yet from one that can never
 // work: a failed TLS verification or handshake alert, or a reply that is
-// not TLS at all, is final; anything else that kept the request from an
-// answer (refused, reset, timed out) is not, unless ctx has ended.
+// not TLS at all, is final, and so, for a Steady probe, is a name that
+// does not resolve or a refused connection; anything else that kept the
+// request from an answer (refused, reset, timed out) is not, unless ctx
+// has ended.
 func (e *endpoint) transport(ctx context.Context, err error) error {
 	var verify *tls.CertificateVerificationError
 	var alert tls.AlertError
@@ -110,6 +177,11 @@ func (e *endpoint) transport(ctx context.Context, err error) error {
 	if errors.As(err, &verify) || errors.As(err, &alert) || errors.As(err, &unknownCA) || errors.As(err, &hostname) || ctx.Err() != nil {
 		return err
 	}
+	if e.expect == Steady {
+		if unserved := e.unserved(err); unserved != nil {
+			return unserved
+		}
+	}
 	if errors.Is(err, io.EOF) {
 		sni := fmt.Sprintf("SNI %q", e.serverName)
 		if net.ParseIP(e.serverName) != nil {
@@ -121,11 +193,27 @@ func (e *endpoint) transport(ctx context.Context, err error) error {
 	return notReadyError{err}
 }
 
+// unserved is err as an *UnservedError when it says that the server
+// cannot be reached at all: its name does not resolve where it is
+// dialled from, or its host refused the connection; nil otherwise.
+func (e *endpoint) unserved(err error) error {
+	host, _, _ := net.SplitHostPort(e.address) // host:port, as endpointOf made it
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return &UnservedError{Why: NameUnknown, Host: host, Port: e.port, Err: err}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &UnservedError{Why: PortClosed, Host: host, Port: e.port, Err: err}
+	}
+	return nil
+}
+
 // endpoint is a cluster's server with the credentials its clients use,
 // read once for every attempt.
 type endpoint struct {
 	address, port string
 	serverName    string // what TLS sends and verifies
+	expect        Expect // what a probe may wait out
 	client        *http.Client
 	httpTransport *http.Transport
 	header        http.Header

@@ -130,7 +130,9 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 			Optional: true, Computed: true, Default: stringdefault.StaticString("30s"), Validators: []validator.String{durationValidator()},
 			MarkdownDescription: "How long each check may take. Within it, an apiserver that is not ready yet (a `5xx` " +
 				"answer during an etcd election, a refused connection while it restarts) is asked again every 250 ms; a TLS " +
-				"failure or a refusal of the credentials fails at once. Default `30s`.",
+				"failure or a refusal of the credentials fails at once. Destroy's check of the recorded servers " +
+				"(`previous_servers`), which nothing restarts, also ends at once on a name the node does not resolve or " +
+				"a port nobody listens on (a refused connection). Default `30s`.",
 		},
 		"previous_servers": schema.MapAttribute{
 			Computed: true, ElementType: previousServersType,
@@ -164,7 +166,9 @@ func (r *kubeconfigServerResource) Schema(ctx context.Context, _ resource.Schema
 			"Nothing of a kubeconfig's content reaches state, plan or logs: only paths, servers and digests.\n\n" +
 			"Order matters on a live cluster: the endpoint must serve before a kubeconfig points at it. Give the resource " +
 			"`depends_on` the load balancer resources that serve the endpoint; Terraform then deploys and verifies them first " +
-			"and, when moving back, points the kubeconfigs away before it removes them.\n\n" +
+			"and, when moving back, points the kubeconfigs away before it removes them. Likewise the `kha_hosts_entries` " +
+			"that make a server's name resolve on the node, the recorded servers' included: destroy then puts the " +
+			"kubeconfigs back before it removes the names.\n\n" +
 			"A kubeconfig that `kha_file` writes is that resource's whole, `server` included: put the server in its " +
 			"`content` (from `kha_cluster_endpoints`). A plan that gives one kubeconfig to both resources, or to two of " +
 			"these, fails and names the other resource by its id.\n\n" +
@@ -287,15 +291,36 @@ func (m *kubeconfigServerModel) keepOnDestroy(edits []*remote.EditedFile, record
 			files = append(files, f)
 			continue
 		}
+		cause, final := keptBecause(err)
+		without := " To put the recorded server back without the check, set verify = false and apply, then destroy."
+		if final {
+			without = "" // it would not work either way
+		}
 		diags.AddWarning("Kubeconfig Kept on Its Current Server", fmt.Sprintf("kha_kubeconfig_server %q: %s keeps %s: "+
-			"putting back %s, what it had before kha changed it, would not work from the host: %v.\n\n"+
+			"putting back %s, what it had before kha changed it, would not work from the host: %s.\n\n"+
 			"Nothing was written, and kha no longer manages the file. If what serves the current server goes away too "+
 			"(its load balancer in the same destroy), the node loses this path to the apiserver: before destroying, set "+
-			"`server` to an endpoint that stays (the node's own apiserver, another load balancer) and apply. To put the "+
-			"recorded server back without the check, set verify = false and apply, then destroy.",
-			m.ID.ValueString(), f.Path, serversState(clusterValues(m.found[f.Path], serverOf)), serversState(recorded[f.Path]), err))
+			"`server` to an endpoint that stays (the node's own apiserver, another load balancer) and apply.%s",
+			m.ID.ValueString(), f.Path, serversState(clusterValues(m.found[f.Path], serverOf)), serversState(recorded[f.Path]), cause, without))
 	}
 	return files
+}
+
+// keptBecause says why a recorded server would not work. For what no
+// wait heals (a name the node does not resolve, a port nobody listens on)
+// it is the cause in destroy's words, with its fix, and final.
+func keptBecause(err error) (cause string, final bool) {
+	var unserved *kubeconfig.UnservedError
+	switch {
+	case !errors.As(err, &unserved):
+		return err.Error(), false
+	case unserved.Why == kubeconfig.NameUnknown:
+		return fmt.Sprintf("the name %s does not resolve on the node; if it came from a kha_hosts_entries block, this destroy "+
+			"removed that block first: give kha_kubeconfig_server depends_on = [kha_hosts_entries.<name>] so kubeconfigs go "+
+			"back before the names", unserved.Host), true
+	}
+	return fmt.Sprintf("the recorded server's port %s on %s is no longer served (connection refused): nothing listens there any more",
+		unserved.Port, unserved.Host), true
 }
 
 // records are what the kubeconfigs had before kha, as recorded: the
@@ -575,7 +600,10 @@ func clustersState(values map[string]string, field string) string {
 }
 
 // wouldWorkUndone checks current with the change taken back, when the
-// edit checks at all (verify) and taking it back changes current.
+// edit checks at all (verify) and taking it back changes current. Nothing
+// restarts the recorded servers during the check (kha restarts the
+// kubelet only after it): a name the node does not resolve, or a port
+// nobody listens on, ends it at once.
 func (e *kubeconfigEdit) wouldWorkUndone(ctx context.Context, c *remote.Client, current []byte) error {
 	if e.checkTimeout == 0 {
 		return nil
@@ -584,14 +612,18 @@ func (e *kubeconfigEdit) wouldWorkUndone(ctx context.Context, c *remote.Client, 
 	if err != nil || bytes.Equal(undone, current) {
 		return err
 	}
-	return e.Check(undone).Verify(ctx, c)
+	return kubeconfigCheck{content: undone, cluster: e.cluster, timeout: e.checkTimeout, expect: kubeconfig.Steady}.Verify(ctx, c)
 }
 
+// Check is the check of a change: before the new content replaces the
+// host's, and again after restart_command, when what serves the server
+// may be restarting (the kubelet, a load balancer beside this change), so
+// a refused connection is asked again until the timeout.
 func (e *kubeconfigEdit) Check(content []byte) remote.Verifier {
 	if e.checkTimeout == 0 {
 		return nil
 	}
-	return kubeconfigCheck{content: content, cluster: e.cluster, timeout: e.checkTimeout}
+	return kubeconfigCheck{content: content, cluster: e.cluster, timeout: e.checkTimeout, expect: kubeconfig.MayRestart}
 }
 
 // kubeconfigCheck probes a kubeconfig from its host, through the SSH
@@ -601,12 +633,13 @@ type kubeconfigCheck struct {
 	content []byte
 	cluster string
 	timeout time.Duration
+	expect  kubeconfig.Expect
 }
 
 func (k kubeconfigCheck) Verify(ctx context.Context, c *remote.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
-	return kubeconfig.Probe(ctx, k.content, k.cluster, c.ReadFile, c.DialTCP)
+	return kubeconfig.ProbeExpecting(ctx, k.expect, k.content, k.cluster, c.ReadFile, c.DialTCP)
 }
 
 // ImportState takes host:port:path, several paths separated by commas.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,5 +94,31 @@ func TestForwardedConnections(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not end a read waiting on a frozen host")
+	}
+}
+
+// TestAsHostDialError: sshd's reason for a dial that failed on the host
+// reads as the error a dial there returns, by the host's C library's
+// words; a resolver that did not answer is not a name that is unknown.
+func TestAsHostDialError(t *testing.T) {
+	t.Parallel()
+	rejected := errors.New("ssh: rejected: connect failed")
+	for _, tc := range []struct {
+		reason            string
+		refused, notFound bool
+	}{
+		{"Connection refused", true, false},
+		{"Name or service not known", false, true},
+		{"No address associated with hostname", false, true},
+		{"Name does not resolve", false, true},
+		{"Temporary failure in name resolution", false, false},
+		{"No route to host", false, false},
+	} {
+		err := asHostDialError(rejected, tc.reason, "api.example:6443")
+		var dns *net.DNSError
+		notFound := errors.As(err, &dns) && dns.IsNotFound && dns.Name == "api.example"
+		if errors.Is(err, syscall.ECONNREFUSED) != tc.refused || notFound != tc.notFound || err.Error() != rejected.Error() {
+			t.Errorf("%q: %v (refused %v, not found %v)", tc.reason, err, errors.Is(err, syscall.ECONNREFUSED), notFound)
+		}
 	}
 }

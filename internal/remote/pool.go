@@ -556,7 +556,8 @@ func dialDirect(ctx context.Context, cfg Config, netConn net.Conn) (*ssh.Client,
 // direct-tcpip, what `ssh -L` uses): a check of a service that listens on
 // the host's loopback, without any tool on the host. Its deadlines and
 // Close end a read or write in progress, also on a host that stopped
-// answering (forwardedConn).
+// answering (forwardedConn). A dial that failed on the host comes back as
+// the error a dial there returns (rejectedDial).
 func (c *hostConn) DialTCP(ctx context.Context, address string) (net.Conn, error) {
 	c.mu.Lock()
 	conn := c.conn
@@ -570,11 +571,51 @@ func (c *hostConn) DialTCP(ctx context.Context, address string) (net.Conn, error
 		return nil, fmt.Errorf("the host does not allow TCP forwarding over SSH (sshd AllowTcpForwarding), which kha uses to "+
 			"reach %s on it: allow it for the connection's user (Match User ... AllowTcpForwarding local), or turn the check off", address)
 	}
+	if errors.As(err, &refused) && refused.Reason == ssh.ConnectionFailed {
+		return nil, asHostDialError(err, refused.Message, address)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return newForwardedConn(nc), nil
 }
+
+// asHostDialError reads the rejection of a channel whose dial failed on the
+// host (sshd's "connect failed", with the host's error text as reason) as
+// the error a dial on the host returns: syscall.ECONNREFUSED for a port
+// nobody listens on, a *net.DNSError that is not found for a name the
+// host's resolver does not know, so that a check tells them from a
+// server that is not ready yet. The error's text stays the rejection's.
+func asHostDialError(err error, reason, address string) error {
+	reason = strings.ToLower(reason)
+	switch {
+	case strings.Contains(reason, "connection refused"): // strerror(ECONNREFUSED)
+		return rejectedDial{err, syscall.ECONNREFUSED}
+	case slices.ContainsFunc(nameNotFoundReasons, func(r string) bool { return strings.Contains(reason, r) }):
+		host, _, _ := net.SplitHostPort(address)
+		return rejectedDial{err, &net.DNSError{Err: reason, Name: host, IsNotFound: true}}
+	}
+	return err
+}
+
+// nameNotFoundReasons are what OpenSSH's sshd says (gai_strerror) when the
+// host's resolver finds no such name, in glibc's, musl's and the BSDs'
+// words; a resolver that did not answer ("Temporary failure in name
+// resolution") is not among them.
+var nameNotFoundReasons = []string{
+	"name or service not known",           // glibc EAI_NONAME
+	"no address associated with hostname", // glibc EAI_NODATA
+	"name does not resolve",               // musl EAI_NONAME
+	"name has no usable address",          // musl EAI_NODATA
+	"servname provided, or not known",     // FreeBSD, macOS EAI_NONAME
+}
+
+// rejectedDial is a dial the host's sshd rejected, read as the host's own
+// dial error (cause); its text is the rejection's.
+type rejectedDial struct{ rejection, cause error }
+
+func (e rejectedDial) Error() string   { return e.rejection.Error() }
+func (e rejectedDial) Unwrap() []error { return []error{e.rejection, e.cause} }
 
 // session opens a session on the pooled connection, waiting for a free
 // slot; release gives the slot back. A connection that the host closed
