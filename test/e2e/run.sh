@@ -219,6 +219,25 @@ certificate_steps() {
   done
 }
 
+# promise_plan plans into $T/promise.tfplan and notes how many serving
+# certificates it re-issues (a create, not_after unknown, or remote_sha256
+# changed) and what each control-plane node's certificate is;
+# promise_kept, after that plan's apply, finds that many changed.
+cert_sums() { for i in 1 2 3 6; do cat "$T/hosts/h$i/etc-kha/pki/apiserver.crt" 2>/dev/null | sha256sum; done; }
+promise_plan() {
+  tf plan -out="$T/promise.tfplan"
+  promised=$(cd "$work" && "$tf" show -json "$T/promise.tfplan" | jq '[.resource_changes[] | select(.type == "kha_apiserver_serving_certificate")
+    | .change | select(.actions == ["create"] or .after_unknown.not_after == true
+      or (.actions == ["update"] and .before.remote_sha256 != .after.remote_sha256))] | length')
+  certs_before=$(cert_sums)
+}
+promise_kept() {
+  local changed
+  changed=$(diff <(echo "$certs_before") <(cert_sums) | grep -c '^>' || true)
+  [ "$changed" = "$promised" ] || fail "the plan re-issued $promised serving certificates, the apply $changed"
+  echo "  the plan re-issued $promised serving certificates, and so did the apply"
+}
+
 # kubeadm init and join left these: workers on the first control-plane
 # node, control-plane nodes on their own address.
 for h in h1 h2 h3; do kubelet_conf "$h" "https://10.77.0.1${h#h}:6443"; done
@@ -483,12 +502,14 @@ f=$T/hosts/h1/etc-kha/admin.conf
 log "one apply while every node sends requests: every apiserver's certificate re-issued with the plan's SANs node by node, then h6 joins every load balancer, the kubeconfigs and the cluster's own copies of the endpoint follow"
 pki_dir=/etc/kha/pki admin_conf=/etc/kha/admin.conf
 vars every_node 4 true
+promise_plan
 load_start h1 h2 h3 h4 h5
 t0=$(date +%s%N)
-TF_LOG_PROVIDER=INFO TF_LOG_PATH=$T/apply-h6.tflog tf apply -auto-approve
+TF_LOG_PROVIDER=INFO TF_LOG_PATH=$T/apply-h6.tflog tf apply "$T/promise.tfplan"
 load_stop "the certificates' re-issue and h6's addition"
 echo "  the apply took $(ms_since "$t0") ms with the load's 4 s"
 certificate_steps "$T/apply-h6.tflog" 4
+promise_kept
 for i in 1 2 3 6; do
   sans=$(served "$i" -ext subjectAltName)
   echo "$sans" | grep -q 'DNS:api2.k8s.example.com' && echo "$sans" | grep -q 'IP Address:10.77.0.16' || fail "h$i serves: $sans"
@@ -529,10 +550,12 @@ echo "  h5 read cluster-info anonymously from $discovered, verified against the 
 log "renewal before the end: with renew_before = 72h, every apiserver's two-day certificate is due; one apply renews them node by node for ten days while every node sends requests"
 renew_before=72h validity=240h
 vars every_node 4 true
+promise_plan
 load_start h1 h2 h3 h4 h5
-TF_LOG_PROVIDER=INFO TF_LOG_PATH=$T/apply-renew.tflog tf apply -auto-approve
+TF_LOG_PROVIDER=INFO TF_LOG_PATH=$T/apply-renew.tflog tf apply "$T/promise.tfplan"
 load_stop "the certificates' renewal"
 certificate_steps "$T/apply-renew.tflog" 4
+promise_kept
 for i in 1 2 3 6; do
   end=$(served "$i" -enddate | cut -d= -f2)
   [ $(( $(date -d "$end" +%s) - $(date +%s) )) -gt $((9 * 86400)) ] || fail "h$i serves a certificate that ends on $end"
@@ -851,21 +874,16 @@ echo "  the plan says what still points at h3: $(echo "$warning" | grep -o 'Stil
 # connection for every request, so there are none to wait for here.
 draining='' removed=h3
 vars every_node 4 true
-# h3's name and address leave the SANs, which h1's and h2's certificates
-# keep: the plan re-issues none (remote_sha256 as it was, not_after
-# known), and the apply issues none.
-tf plan -out="$T/removal.tfplan"
-reissued=$(cd "$work" && "$tf" show -json "$T/removal.tfplan" | jq -r '[.resource_changes[] | select(.type == "kha_apiserver_serving_certificate"
-  and (.change.after_unknown.not_after == true or .change.before.remote_sha256 != .change.after.remote_sha256)) | .address] | join(" ")')
-[ -z "$reissued" ] || fail "removing h3 plans certificates re-issued: $reissued"
-certs_before=$(sha256sum "$T"/hosts/h{1,2}/etc-kha/pki/apiserver.crt)
+# h3's name and address leave the SANs, which the other certificates
+# keep: the plan re-issues none, and the apply issues none.
+promise_plan
+[ "$promised" = 0 ] || fail "removing h3 plans $promised serving certificates re-issued"
 t0=$(date +%s%N)
 load_start h1 h2 h3 h4 h5 h6
-tf apply -auto-approve
+tf apply "$T/promise.tfplan"
 load_stop "h3's removal"
 echo "  the removal's apply took $(ms_since "$t0") ms with the load's 4 s"
-[ "$(sha256sum "$T"/hosts/h{1,2}/etc-kha/pki/apiserver.crt)" = "$certs_before" ] || fail "the removal re-issued a certificate its plan did not"
-echo "  the plan re-issued no certificate (h1's and h2's keep h3's SANs), and neither did the apply"
+promise_kept
 [ "$(server_of h3)" = https://10.77.0.13:6443 ] || fail "h3's kubeconfig was not put back: $(server_of h3)"
 ! ip netns pids kha-h3 | xargs -r ps -o comm= -p | grep -q haproxy || fail "h3 still runs its load balancer"
 log "nothing points at h3: its apiserver dies under load and no other node sees a failed request; then its etcd member goes"
