@@ -68,6 +68,9 @@ func (c *cluster) result() Result {
 	case ModeDirect:
 		r.Endpoints = Endpoints{Worker: direct, Global: direct, External: direct}
 	}
+	if c.lbIsControlPlaneEndpoint() {
+		r.KubeadmControlPlaneEndpoint = HostPort(c.lbHost(), c.external.Port)
+	}
 	r.NodeEndpoints = make([]NodeEndpoint, 0, len(c.nodes))
 	for i := range c.controlPlanes {
 		n := &c.controlPlanes[i]
@@ -111,13 +114,21 @@ func (c *cluster) result() Result {
 	return r
 }
 
+// lbIsControlPlaneEndpoint says whether the external load balancer is
+// kubeadm's controlPlaneEndpoint: in ModeExternalLB, where every node
+// uses it, and where external_lb.control_plane_endpoint asks.
+func (c *cluster) lbIsControlPlaneEndpoint() bool {
+	return c.mode == ModeExternalLB || c.external != nil && c.external.ControlPlaneEndpoint
+}
+
 // discoveryAddress is where `kubeadm join` finds the cluster: the external
-// load balancer when every node uses it, else the first control-plane
-// node, which runs before anything joins. kubespray derives it from the
-// joining node's own endpoint, which sends a control-plane node with a
-// specific bind address to its own apiserver, not running yet; kha does not.
+// load balancer when it is the control-plane endpoint, else the first
+// control-plane node, which runs before anything joins. kubespray derives
+// it from the joining node's own endpoint, which sends a control-plane
+// node with a specific bind address to its own apiserver, not running
+// yet; kha does not.
 func (c *cluster) discoveryAddress() string {
-	if c.mode == ModeExternalLB {
+	if c.lbIsControlPlaneEndpoint() {
 		return HostPort(c.lbHost(), c.external.Port)
 	}
 	return HostPort(c.controlPlanes[c.primary].accessIP.String(), c.port)

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"strings"
@@ -373,6 +374,7 @@ func TestProblems(t *testing.T) {
 		{"every node on the apiserver port with wildcard bind", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{EveryNode: true}}, "local_lb.port", "same socket", false},
 		{"every node but disabled", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{EveryNode: true, Enabled: ptr(false), Port: 3446}}, "local_lb.every_node", "remove one", false},
 		{"MetalLB without local LB", Input{ControlPlaneNodes: threeCPs, LocalLB: LocalLB{Enabled: ptr(false)}, ExternalLB: &ExternalLB{Address: "10.0.0.100", MetalLB: &MetalLB{}}}, "external_lb.metallb", "before the cluster runs", false},
+		{"MetalLB VIP as the control-plane endpoint", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", ControlPlaneEndpoint: true, MetalLB: &MetalLB{}}}, "external_lb.control_plane_endpoint", "before the cluster runs MetalLB", false},
 		{"MetalLB VIP by name", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "api.example.com", MetalLB: &MetalLB{}}}, "external_lb.address", "VIP MetalLB announces", false},
 		{"VIP on a named control-plane node collides", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", Nodes: []string{"cp2"}}}, "external_lb.port", "on node \"cp2\"", false},
 		{"VIP port trap, kha cannot tell", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100"}}, "external_lb.port", "kubespray's VIP port trap", true},
@@ -690,6 +692,48 @@ func TestLocalLBNodeIPs(t *testing.T) {
 				if _, ok := r.LocalLBNodeIPs[n]; !ok {
 					t.Errorf("local_lb_node_ips lacks %q of local_lb_nodes", n)
 				}
+			}
+		})
+	}
+}
+
+// TestLoadBalancerAsControlPlaneEndpoint: external_lb.control_plane_endpoint
+// makes the load balancer kubeadm's endpoint and join address in every
+// mode with one, by name, whichever control-plane node drains; without it
+// the first serving control-plane node's address, as kubespray's.
+func TestLoadBalancerAsControlPlaneEndpoint(t *testing.T) {
+	t.Parallel()
+	lb := func(asEndpoint bool) *ExternalLB {
+		return &ExternalLB{Address: "10.0.0.100", Port: 8443, DomainName: "api.example.com", Nodes: []string{}, ControlPlaneEndpoint: asEndpoint}
+	}
+	for _, tc := range []struct {
+		name            string
+		in              Input
+		mode            Mode
+		want, discovery string // discovery: as want where empty
+	}{
+		{"unmanaged LB", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Enabled: ptr(true)}, ExternalLB: lb(true)},
+			ModeLocalLBWithUnmanagedLB, "api.example.com:8443", ""},
+		{"unmanaged LB, cp1 draining", Input{ControlPlaneNodes: drained("cp1"), WorkerNodes: twoWorkers, LocalLB: LocalLB{Enabled: ptr(true)}, ExternalLB: lb(true)},
+			ModeLocalLBWithUnmanagedLB, "api.example.com:8443", ""},
+		{"unmanaged LB by default", Input{ControlPlaneNodes: drained("cp1"), WorkerNodes: twoWorkers, LocalLB: LocalLB{Enabled: ptr(true)}, ExternalLB: lb(false)},
+			ModeLocalLBWithUnmanagedLB, "10.0.0.12:6443", "192.0.2.12:6443"},
+		{"every node", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{EveryNode: true, Port: 3446}, ExternalLB: lb(true)},
+			ModeLocalLBEveryNode, "api.example.com:8443", ""},
+		{"every node by default", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{EveryNode: true, Port: 3446}, ExternalLB: lb(false)},
+			ModeLocalLBEveryNode, "localhost:3446", "10.0.0.11:6443"},
+		{"external LB, as always", Input{ControlPlaneNodes: threeCPs, WorkerNodes: twoWorkers, LocalLB: LocalLB{Enabled: ptr(false)}, ExternalLB: lb(false)},
+			ModeExternalLB, "api.example.com:8443", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ps := Compute(tc.in)
+			if ps.HasErrors() {
+				t.Fatal(ps)
+			}
+			discovery := cmp.Or(tc.discovery, tc.want)
+			if r.Mode != tc.mode || r.KubeadmControlPlaneEndpoint != tc.want || r.KubeadmDiscoveryAddress != discovery {
+				t.Fatalf("mode %s, controlPlaneEndpoint %s, discovery %s; want %s, %s and %s", r.Mode, r.KubeadmControlPlaneEndpoint,
+					r.KubeadmDiscoveryAddress, tc.mode, tc.want, discovery)
 			}
 		})
 	}

@@ -112,6 +112,11 @@ type ExternalLB struct {
 	// Nodes, when not nil, names the cluster nodes that run the LB or hold
 	// its VIP; empty means none (it runs elsewhere). nil means unknown.
 	Nodes []string
+	// ControlPlaneEndpoint makes the LB (by DomainName, else Address) and
+	// Port kubeadm's controlPlaneEndpoint and join discovery address in
+	// every mode, not only ModeExternalLB: a name that stays when the
+	// first control-plane node drains or leaves.
+	ControlPlaneEndpoint bool
 	// MetalLB makes the LB a MetalLB Service of type LoadBalancer for
 	// outside clients; nodes keep their node-local load balancer.
 	MetalLB *MetalLB

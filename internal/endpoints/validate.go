@@ -463,6 +463,12 @@ func (c *cluster) parseLoadBalancers(ps *problem.Problems, in Input) {
 		ext.DomainName = canonicalHost(ext.DomainName)
 	}
 	if ext.MetalLB != nil {
+		if ext.ControlPlaneEndpoint {
+			ps.Errorf(at.At("control_plane_endpoint"), "MetalLB VIP as the control-plane endpoint",
+				"a MetalLB VIP is a Service of the cluster itself: kubeadm init and join cannot reach it before the cluster "+
+					"runs MetalLB. Leave control_plane_endpoint unset (kubeadm gets the first control-plane node's address), "+
+					"or give a load balancer that exists before the cluster.")
+		}
 		if !isIP {
 			ps.Errorf(at.At("address"), "MetalLB VIP is not an IP address",
 				"external_lb.address %q must be the VIP MetalLB announces (an IP address of one of its pools); give a DNS name in domain_name.", ext.Address)

@@ -116,12 +116,13 @@ type localLBModel struct {
 }
 
 type externalLBModel struct {
-	Address            types.String   `tfsdk:"address"`
-	Port               types.Int64    `tfsdk:"port"`
-	DomainName         types.String   `tfsdk:"domain_name"`
-	RunsOnControlPlane types.Bool     `tfsdk:"runs_on_control_plane"`
-	Nodes              []types.String `tfsdk:"nodes"`
-	MetalLB            *metalLBModel  `tfsdk:"metallb"`
+	Address              types.String   `tfsdk:"address"`
+	Port                 types.Int64    `tfsdk:"port"`
+	DomainName           types.String   `tfsdk:"domain_name"`
+	RunsOnControlPlane   types.Bool     `tfsdk:"runs_on_control_plane"`
+	ControlPlaneEndpoint types.Bool     `tfsdk:"control_plane_endpoint"`
+	Nodes                []types.String `tfsdk:"nodes"`
+	MetalLB              *metalLBModel  `tfsdk:"metallb"`
 }
 
 type metalLBModel struct {
@@ -385,10 +386,11 @@ func (lb *localLBModel) input() endpoints.LocalLB {
 
 func (lb *externalLBModel) input() *endpoints.ExternalLB {
 	in := &endpoints.ExternalLB{
-		Address:            lb.Address.ValueString(),
-		Port:               int(lb.Port.ValueInt64()),
-		DomainName:         lb.DomainName.ValueString(),
-		RunsOnControlPlane: lb.RunsOnControlPlane.ValueBool(),
+		Address:              lb.Address.ValueString(),
+		Port:                 int(lb.Port.ValueInt64()),
+		DomainName:           lb.DomainName.ValueString(),
+		RunsOnControlPlane:   lb.RunsOnControlPlane.ValueBool(),
+		ControlPlaneEndpoint: lb.ControlPlaneEndpoint.ValueBool(),
 	}
 	if lb.Nodes != nil {
 		in.Nodes = stringValues(lb.Nodes)

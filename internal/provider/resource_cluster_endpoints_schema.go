@@ -323,6 +323,18 @@ func externalLBAttribute() schema.SingleNestedAttribute {
 					"(HAProxy plus keepalived there). The plan then fails if that socket collides with " +
 					"kube-apiserver bound to every address on the same port. Default `false`.",
 			},
+			"control_plane_endpoint": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Make the load balancer (`domain_name`, else `address`, and `port`) kubeadm's " +
+					"`controlPlaneEndpoint` and join discovery address (`kubeadm_control_plane_endpoint`, " +
+					"`kubeadm_discovery_address`) in every mode, while the nodes keep their node-local load balancers: " +
+					"kubeadm's own advice for an HA cluster, a stable name that `kubeadm init`, `admin.conf` and every join " +
+					"keep when the first control-plane node drains or leaves. Choose it when the load balancer serves before " +
+					"`kubeadm init` runs and every node reaches it (a VIP kha runs with keepalived, a cloud load balancer); " +
+					"mode `external_lb` does this anyway. Default `false`: the first control-plane node's address, as " +
+					"kubespray gives kubeadm when nodes have node-local load balancers, so clusters kubespray built keep " +
+					"what their kubeadm-config says. Not with `metallb`, which the cluster itself runs.",
+			},
 			"nodes": schema.ListAttribute{
 				Optional: true, ElementType: types.StringType,
 				MarkdownDescription: "Names of the cluster nodes that run the load balancer or hold its VIP (the hosts of " +

@@ -412,3 +412,43 @@ func (want kubeVIPOn) CheckPlan(_ context.Context, req plancheck.CheckPlanReques
 		resp.Error = fmt.Errorf("kha_kube_vip on %v, want %v", got, []string(want))
 	}
 }
+
+// TestClusterEndpoints_loadBalancerAsControlPlaneEndpoint: with node-local
+// load balancers and a VIP by name that the user runs, kubeadm gets the
+// first control-plane node's address by default (kubespray's), and the
+// VIP's name with external_lb.control_plane_endpoint, kubeadm's advice for
+// HA: a name that stays while cp1 drains and after it leaves, for init,
+// joins and admin.conf. The nodes keep their node-local paths.
+func TestClusterEndpoints_loadBalancerAsControlPlaneEndpoint(t *testing.T) {
+	t.Parallel()
+	const lb = "api.k8s.example:8443"
+	step := func(controlPlaneEndpoint bool, stage, kubeadm string) resource.TestStep {
+		vars := config.Variables{"stage": config.StringVariable(stage)}
+		if controlPlaneEndpoint {
+			vars["control_plane_endpoint"] = config.BoolVariable(true)
+		}
+		return resource.TestStep{
+			ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				knownString("mode", "local_lb_with_unmanaged_lb"),
+				knownString("kubeadm_control_plane_endpoint", kubeadm),
+				knownString("kubeadm_discovery_address", kubeadm),
+				knownString("kubeconfig_server", "https://10.62.0.100:8443"),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("kubeadm_cluster_configuration"), knownvalue.StringRegexp(
+					regexp.MustCompile(`(?m)^controlPlaneEndpoint: `+regexp.QuoteMeta(kubeadm)+`$`))),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("w1"), knownvalue.StringExact("https://localhost:6443")),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("cp2"), knownvalue.StringExact("https://127.0.0.1:6443")),
+			}},
+		}
+	}
+	unitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			step(false, "none", "10.62.0.11:6443"),
+			step(false, "draining", "10.62.0.12:6443"),
+			step(true, "none", lb),
+			step(true, "draining", lb),
+			step(true, "removed", lb),
+		},
+	})
+}
