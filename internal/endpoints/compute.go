@@ -3,6 +3,8 @@ package endpoints
 import (
 	"fmt"
 	"net"
+	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/kha/terraform-provider-kha/internal/problem"
@@ -319,7 +321,16 @@ func (c *cluster) checkCoverage(r Result) problem.Problems {
 		s := newSANSet(*c.existingSANs)
 		existing = &s
 	}
+	// A host the cluster's own ranges explain (another service range or
+	// DNS domain) is one error of its own, not a certificate to re-issue.
 	seenHost := map[string]bool{}
+	if existing != nil {
+		var explained []string
+		ps, explained = c.checkClusterRanges(r, *existing)
+		for _, h := range explained {
+			seenHost[h] = true
+		}
+	}
 	var failing []string
 	for _, u := range c.endpointUses(r) {
 		if !computed.covers(u.host) {
@@ -342,6 +353,78 @@ func (c *cluster) checkCoverage(r Result) problem.Problems {
 			strings.Join(failing, "\n"), requiredSANs(r.CertSANs, *existing))
 	}
 	return ps
+}
+
+// kubeadm's defaults, which a cluster kubeadm built without kubespray has.
+const (
+	kubeadmServiceCIDR = "10.96.0.0/12"
+	kubeadmServiceIP   = "10.96.0.1"
+)
+
+// checkClusterRanges compares the cluster's service range and DNS domain
+// with those the live certificate (existing) shows: kubeadm puts the
+// kubernetes Service's address (the service range's first) and
+// kubernetes.default.svc.<dns domain> in every apiserver certificate. One
+// that lacks kha's while it has an address no node, load balancer or
+// loopback has, or a kubernetes.default.svc name in another domain, was
+// made for another range or domain: kha's kubeadm configuration and SANs
+// would contradict the cluster. It returns the hosts it explains.
+func (c *cluster) checkClusterRanges(r Result, existing sanSet) (ps problem.Problems, explained []string) {
+	service := c.serviceIP
+	if service.IsValid() && !existing.ips[service] {
+		computed := newSANSet(r.CertSANs)
+		var others []string
+		for a := range existing.ips {
+			if !computed.ips[a] && a.Is4() == service.Is4() && firstOfARange(a) {
+				others = append(others, a.String())
+			}
+		}
+		if len(others) > 0 {
+			slices.Sort(others)
+			attribute, defaults := "service_cidr", fmt.Sprintf("kha's default is kubespray's %s; kubeadm's is %s (Service address %s)",
+				DefaultServiceCIDR, kubeadmServiceCIDR, kubeadmServiceIP)
+			if service.Is6() {
+				attribute, defaults = "service_cidr_ipv6", "kha's default is kubespray's "+DefaultServiceCIDRIPv6
+			}
+			fix := fmt.Sprintf("set %s to the cluster's service range (kubeadm's networking.serviceSubnet, in the kubeadm-config ConfigMap)", attribute)
+			if slices.Contains(others, kubeadmServiceIP) {
+				fix = fmt.Sprintf("set service_cidr = %q, kubeadm's default, or the cluster's range if it is another", kubeadmServiceCIDR)
+			}
+			ps.Errorf(problem.Root(attribute), "Service range contradicts the cluster",
+				"existing_cert_sans lacks %s, the kubernetes Service's address in %s, and has %s, which no node, load balancer "+
+					"or loopback has: the cluster was made with another service range, and kubeadm_cluster_configuration's "+
+					"serviceSubnet and apiserver_cert_sans would contradict it. %s. To fix, %s.",
+				service, attribute, strings.Join(others, ", "), defaults, fix)
+			explained = append(explained, service.String())
+		}
+	}
+	const svcPrefix = "kubernetes.default.svc."
+	if want := svcPrefix + c.dnsDomain; !existing.dns[want] {
+		var domains []string
+		for name := range existing.dns {
+			if d, ok := strings.CutPrefix(name, svcPrefix); ok && d != "" {
+				domains = append(domains, d)
+			}
+		}
+		if len(domains) > 0 {
+			slices.Sort(domains)
+			ps.Errorf(problem.Root("dns_domain"), "DNS domain contradicts the cluster",
+				"existing_cert_sans lacks %s and has %s%s: the cluster's DNS domain is %q (kubeadm's networking.dnsDomain), "+
+					"not %q, and kubeadm_cluster_configuration and apiserver_cert_sans would contradict it. To fix, set "+
+					"dns_domain = %q (the default, %q, is kubeadm's and kubespray's).",
+				want, svcPrefix, domains[0], domains[0], c.dnsDomain, domains[0], DefaultDNSDomain)
+			explained = append(explained, want)
+		}
+	}
+	return ps, explained
+}
+
+// firstOfARange says whether a could be a Service address: the first
+// address of a range (kubeadm's 10.96.0.1, kubespray's 10.233.0.1), not a
+// certificate's other addresses (127.0.0.2, 192.0.2.13).
+func firstOfARange(a netip.Addr) bool {
+	b := a.AsSlice()
+	return b[len(b)-1] == 1 && (a.Is4() || b[len(b)-2] == 0)
 }
 
 // requiredSANs lists the SANs a certificate must have, "DNS: a, b; IP: x,

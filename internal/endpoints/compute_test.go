@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +20,11 @@ var (
 		{Name: "cp3", IP: "10.0.0.13"},
 	}
 	twoWorkers = []Node{{Name: "w1", IP: "10.0.0.21"}, {Name: "w2", IP: "10.0.0.22"}}
+	// kubeadmCert are the SANs of the apiserver certificate kubeadm made
+	// on cp1 of threeCPs with its defaults: the Service address 10.96.0.1,
+	// the domain cluster.local, and what every node reaches cp1 by.
+	kubeadmCert = SANs{DNSNames: []string{"cp1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		IPAddresses: []string{"10.96.0.1", "10.0.0.11", "10.0.0.12", "192.0.2.12", "10.0.0.13"}}
 )
 
 // TestMatrix covers every row (mode) and column (role) of the access
@@ -418,6 +424,12 @@ func TestProblems(t *testing.T) {
 		{"bad service CIDR", Input{ControlPlaneNodes: threeCPs, ServiceCIDR: "10.0.0.0/33"}, "service_cidr", "IPv4 CIDR", false},
 		{"service CIDR too small", Input{ControlPlaneNodes: threeCPs, ServiceCIDR: "10.0.0.7/32"}, "service_cidr", "no room", false},
 		{"bad DNS domain", Input{ControlPlaneNodes: threeCPs, DNSDomain: "bad_domain"}, "dns_domain", "not a DNS name", false},
+		{"a kubeadm cluster's service range", Input{ControlPlaneNodes: threeCPs, ExistingCertSANs: &kubeadmCert}, "service_cidr", `service_cidr = "10.96.0.0/12"`, false},
+		{"another cluster's service range", Input{ControlPlaneNodes: threeCPs, ExistingCertSANs: &SANs{DNSNames: kubeadmCert.DNSNames,
+			IPAddresses: []string{"10.0.0.11", "10.0.0.12", "192.0.2.12", "10.0.0.13", "172.20.0.1"}}}, "service_cidr", "has 172.20.0.1", false},
+		{"a kubeadm cluster's DNS domain", Input{ControlPlaneNodes: threeCPs, ServiceCIDR: "10.96.0.0/12", ExistingCertSANs: &SANs{
+			DNSNames:    []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.corp.example"},
+			IPAddresses: kubeadmCert.IPAddresses}}, "dns_domain", `dns_domain = "corp.example"`, false},
 		{"existing cert lacks the LB name", Input{ControlPlaneNodes: threeCPs, ExternalLB: &ExternalLB{Address: "10.0.0.100", DomainName: "lb.example.com"},
 			ExistingCertSANs: &SANs{DNSNames: []string{"kubernetes", "localhost"}, IPAddresses: []string{"10.0.0.100", "10.0.0.11", "192.0.2.12", "10.0.0.13", "127.0.0.1"}}},
 			"existing_cert_sans", "not lb.example.com", false},
@@ -736,5 +748,24 @@ func TestLoadBalancerAsControlPlaneEndpoint(t *testing.T) {
 					r.KubeadmDiscoveryAddress, tc.mode, tc.want, discovery)
 			}
 		})
+	}
+}
+
+// TestKubeadmClusterRanges: a kubeadm cluster's certificate and the
+// service range and domain it was made with agree: no problem, and the
+// plan's SANs and kubeadm configuration carry that range.
+func TestKubeadmClusterRanges(t *testing.T) {
+	t.Parallel()
+	cert := kubeadmCert
+	cert.DNSNames = append(slices.Clone(cert.DNSNames), "localhost", "cp2", "cp3")
+	cert.IPAddresses = append(slices.Clone(cert.IPAddresses), "127.0.0.1", "::1")
+	r, ps := Compute(Input{ControlPlaneNodes: threeCPs, ServiceCIDR: "10.96.0.0/12", ExistingCertSANs: &cert})
+	for _, p := range ps {
+		if p.Path.String() != "pod_network_endpoint" { // no external load balancer here: pods depend on cp1
+			t.Fatalf("problem: %v", p)
+		}
+	}
+	if r.APIServerServiceIP != "10.96.0.1" || !slices.Contains(r.CertSANs.IPAddresses, "10.96.0.1") || slices.Contains(r.CertSANs.IPAddresses, "10.233.0.1") {
+		t.Fatalf("service IP %s, SANs %v", r.APIServerServiceIP, r.CertSANs.IPAddresses)
 	}
 }

@@ -377,13 +377,20 @@ func clusterNetworkAttributes() map[string]schema.Attribute {
 		"dns_domain": schema.StringAttribute{
 			Optional: true, Computed: true,
 			Default:             stringdefault.StaticString(endpoints.DefaultDNSDomain),
-			MarkdownDescription: fmt.Sprintf("Cluster DNS domain (kubespray's `dns_domain`). Default `%s`.", endpoints.DefaultDNSDomain),
+			MarkdownDescription: fmt.Sprintf("Cluster DNS domain (kubespray's `dns_domain`, kubeadm's `networking.dnsDomain`). "+
+				"Default `%s`, both kubespray's and kubeadm's. With `existing_cert_sans`, a certificate whose "+
+				"`kubernetes.default.svc.<domain>` names another domain fails the plan, naming it: the cluster was made with "+
+				"that domain.", endpoints.DefaultDNSDomain),
 		},
 		"service_cidr": schema.StringAttribute{
 			Optional: true, Computed: true,
 			Default: stringdefault.StaticString(endpoints.DefaultServiceCIDR),
-			MarkdownDescription: fmt.Sprintf("IPv4 service range (kubespray's `kube_service_addresses`). Default `%s`. "+
-				"Its first address is the `kubernetes` service IP.", endpoints.DefaultServiceCIDR),
+			MarkdownDescription: fmt.Sprintf("IPv4 service range (kubespray's `kube_service_addresses`, kubeadm's "+
+				"`networking.serviceSubnet`). Its first address is the `kubernetes` Service's, which every apiserver "+
+				"certificate has. Default `%s`, kubespray's; a cluster kubeadm made with its defaults has `10.96.0.0/12` "+
+				"(Service address `10.96.0.1`): set that for one. With `existing_cert_sans`, a certificate that lacks this "+
+				"range's Service address and has another range's first address fails the plan, naming it, so that neither "+
+				"`kubeadm_cluster_configuration` nor `apiserver_cert_sans` contradicts the cluster.", endpoints.DefaultServiceCIDR),
 		},
 		"service_cidr_ipv6": schema.StringAttribute{
 			Optional: true, Computed: true,
@@ -519,7 +526,10 @@ func kubeadmOutputAttributes() map[string]schema.Attribute {
 			Computed: true,
 			MarkdownDescription: "A kubeadm `ClusterConfiguration` (v1beta4) with what these endpoints decide: " +
 				"`controlPlaneEndpoint`, `networking` (DNS domain, service subnets), `apiServer.certSANs` and, with " +
-				"`kubeadm.etcd_endpoints`, `etcd.external`. YAML, known at plan time; merge it into your kubeadm config.",
+				"`kubeadm.etcd_endpoints`, `etcd.external`. YAML, known at plan time; merge it into your kubeadm config. " +
+				"Its `networking` is `service_cidr` and `dns_domain`, whose defaults are kubespray's: a kubeadm cluster " +
+				"has `serviceSubnet: 10.96.0.0/12` unless it was given another, so set `service_cidr` to what its " +
+				"kubeadm-config says (`existing_cert_sans` makes a plan that contradicts the live certificate fail).",
 		},
 		"metallb_manifests": schema.StringAttribute{
 			Computed: true,

@@ -166,6 +166,8 @@ func TestClusterEndpoints_diagnostics(t *testing.T) {
 			"the certificate must have DNS: kubernetes, kubernetes.default (missing), kubernetes.default.svc (missing), "+
 				"kubernetes.default.svc.cluster.local (missing), localhost, api.example.com (missing), cp1 (missing); "+
 				"IP: 10.233.0.1 (missing), 127.0.0.1 (missing), ::1 (missing), 10.0.0.100, 10.0.0.11."),
+		"kubeadm_service_range":  `(?s)Service range contradicts the cluster.*service_cidr: existing_cert_sans lacks 10\.233\.0\.1.*has\s+10\.96\.0\.1.*set\s+service_cidr\s+=\s+"10\.96\.0\.0/12"`,
+		"kubeadm_dns_domain":     `(?s)DNS domain contradicts the cluster.*dns_domain: existing_cert_sans lacks.*set\s+dns_domain\s+=\s+"corp\.example"`,
 		"port_out_of_range":      `(?s)apiserver_port.*between 1 and 65535`,
 		"unknown_lb_type":        `(?s)local_lb\.type.*value must be one of`,
 		"goaway_chance_too_high": `(?s)apiserver_goaway_chance.*between 0\.000000 and\s+0\.020000`,
