@@ -53,7 +53,8 @@ type PathSetting struct {
 // Plan (ModifyPlan), in this order.
 
 // PlanChecker is a model whose plans warn of what its configuration does
-// not make invalid. Shown in every plan, not again at apply.
+// not make invalid (shown in every plan, not again at apply), and may set
+// computed attributes its configuration alone decides.
 type PlanChecker interface {
 	CheckPlan() diag.Diagnostics
 }

@@ -145,6 +145,7 @@ func (m *haproxyConfigModel) RenderServing(extra []string) (hostres.Rendered, di
 
 // CheckPlan shows its timing warnings in every plan.
 func (m *haproxyConfigModel) CheckPlan() diag.Diagnostics {
+	planUnwatched(m)
 	return problemDiagnostics(m.spec().CheckTiming(lbconfig.HAProxy))
 }
 

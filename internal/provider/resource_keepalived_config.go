@@ -45,6 +45,7 @@ var (
 	_ hostres.HostReader     = (*keepalivedConfigModel)(nil)
 	_ hostres.HostWatcher    = (*keepalivedConfigModel)(nil)
 	_ hostres.AppliedWatcher = (*keepalivedConfigModel)(nil)
+	_ hostres.PlanChecker    = (*keepalivedConfigModel)(nil)
 	_ watchedService         = (*keepalivedConfigModel)(nil)
 	_ vipClaimer             = (*keepalivedConfigModel)(nil)
 )
@@ -284,6 +285,12 @@ func (m *keepalivedConfigModel) WatchHost(ctx context.Context, c *remote.Client,
 
 func (m *keepalivedConfigModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
 	return serviceApplied(ctx, c, m.ID.ValueString(), m)
+}
+
+// CheckPlan plans service_running null where nothing tells it.
+func (m *keepalivedConfigModel) CheckPlan() diag.Diagnostics {
+	planUnwatched(m)
+	return nil
 }
 
 // service: keepalived writes no PID file kha names, so running_command,

@@ -42,6 +42,9 @@ func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)haproxy-cfg-checksum: "sha256:[0-9a-f]{64}".*path: "/etc/haproxy"`))),
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("reload_command"), knownvalue.StringExact("")),
+				// A static pod is the kubelet's: nothing says whether it runs,
+				// so the plan says none, not "(known after apply)".
+				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("service_running"), knownvalue.Null()),
 				// A node-local load balancer's health port on loopback, and
 				// the static pod's probes ask there; the metrics on loopback.
 				expectRendered("kha_haproxy_config.w1", `(?s)bind 127\.0\.0\.1:8081\n\s+bind \[::1\]:8081 v6only\n.*`+

@@ -93,6 +93,7 @@ func (m *nginxConfigModel) RenderServing(extra []string) (hostres.Rendered, diag
 
 // CheckPlan shows its timing warnings in every plan.
 func (m *nginxConfigModel) CheckPlan() diag.Diagnostics {
+	planUnwatched(m)
 	return problemDiagnostics(m.spec().CheckTiming(lbconfig.Nginx))
 }
 

@@ -51,6 +51,15 @@ func (w *serviceWatch) serviceOf(unit, process, pidFile, reload, defaultReload s
 	return remote.Service{}, false
 }
 
+// planUnwatched plans service_running null where nothing can tell whether
+// the service runs (a static pod, a reload command of the user's): no
+// refresh or apply fills it, so no plan shows it known after apply.
+func planUnwatched(m watchedService) {
+	if _, ok := m.service(); !ok {
+		m.watchedService().ServiceRunning = types.BoolNull()
+	}
+}
+
 // readService is a watchedService's HostReader: before an apply it asks
 // whether the service runs, so that the apply starts one that stopped.
 func readService(ctx context.Context, c *remote.Client, destroying bool, m watchedService) error {
