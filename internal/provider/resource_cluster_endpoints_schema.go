@@ -376,7 +376,7 @@ func clusterNetworkAttributes() map[string]schema.Attribute {
 		},
 		"dns_domain": schema.StringAttribute{
 			Optional: true, Computed: true,
-			Default:             stringdefault.StaticString(endpoints.DefaultDNSDomain),
+			Default: stringdefault.StaticString(endpoints.DefaultDNSDomain),
 			MarkdownDescription: fmt.Sprintf("Cluster DNS domain (kubespray's `dns_domain`, kubeadm's `networking.dnsDomain`). "+
 				"Default `%s`, both kubespray's and kubeadm's. With `existing_cert_sans`, a certificate whose "+
 				"`kubernetes.default.svc.<domain>` names another domain fails the plan, naming it: the cluster was made with "+
