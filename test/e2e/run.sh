@@ -621,7 +621,7 @@ watch_vips() {
 on_fail='echo "the VIPs on h4 and h5:"; cat "$T"/vip-h[45].log; tail -n 30 "$T"/hosts/h[45]/etc-kha/keepalived.log
   echo "the health port of each load balancer, from outside, with the load average:"; cat "$T/lb-health.log"
   echo "failed requests through the VIP began at:"; awk '"'"'$2 != 0 {print strftime("%T", $1 / 1e9) "." substr($1, 11, 3)}'"'"' "$T/load-h1-vip"'
-load_start h1 h2 h3 h4 h5 h6 h1-vip
+LOAD_INTERVAL=200ms load_start h1 h2 h3 h4 h5 h6 h1-vip
 watch_vips
 vip_port=9443
 handover_apply "the VIP's move to port 9443" "$T/apply-port.tflog" 2 "both HAProxies on the VIP served 8443 and 9443" "8443"
@@ -657,7 +657,7 @@ tf plan -detailed-exitcode >/dev/null || fail "a plan after h5's HAProxy started
 echo "  the plan warned 'Load Balancer Not Running' for h5; the apply started it; the next plan is empty"
 
 log "the VIP moves from 10.77.0.100 to 10.77.0.101 in one apply under the same load: the apiserver certificates gain the address node by node, keepalived holds both addresses and HAProxy binds both until every client has moved"
-load_start h1 h2 h3 h4 h5 h6 h1-vip
+LOAD_INTERVAL=200ms load_start h1 h2 h3 h4 h5 h6 h1-vip
 watch_vips
 vip_address=10.77.0.101
 handover_apply "the VIP's move to 10.77.0.101" "$T/apply-vip.tflog" 4 "HAProxy and keepalived on h4 and h5 held both addresses" "10.77.0.100"
