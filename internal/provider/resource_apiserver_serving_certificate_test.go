@@ -573,6 +573,7 @@ func TestAccAPIServerServingCertificate_rollsBack(t *testing.T) {
 			"sans": names, "keep_live_sans": config.BoolVariable(keep), "verify_endpoints": config.ListVariable(e...)}
 	}
 	caKey := filepath.Join(n.pki, "ca.key")
+	promise := promiseOn(map[string]string{"kha_apiserver_serving_certificate.cp": filepath.Join(n.pki, "apiserver.crt")})
 	// unchanged fails unless dir holds the certificate and key kubeadm
 	// left and the apiserver serves that certificate.
 	key := n.read(t, "apiserver.key")
@@ -680,7 +681,8 @@ func TestAccAPIServerServingCertificate_rollsBack(t *testing.T) {
 				},
 				ConfigDirectory: config.TestNameDirectory(),
 				ConfigVariables: vars(n.pki, caKey, sans("localhost", "api.kha.test"), true, "https://localhost:"+port),
-				Check: func(*terraform.State) error {
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{promise.Planned()}},
+				Check: resource.ComposeTestCheckFunc(promise.Kept(), func(*terraform.State) error {
 					c, err := certissue.ParsePEM(n.read(t, "apiserver.crt"))
 					if err != nil {
 						return err
@@ -689,7 +691,7 @@ func TestAccAPIServerServingCertificate_rollsBack(t *testing.T) {
 						return fmt.Errorf("the certificate has %v", certissue.SANsOf(c).Strings())
 					}
 					return n.waitServed(n.read(t, "apiserver.crt"))
-				},
+				}),
 			},
 		},
 	}))
