@@ -679,8 +679,8 @@ func TestAccAPIServerServingCertificate_rollsBack(t *testing.T) {
 					unchanged(n.pki)()
 					thaw()
 				},
-				ConfigDirectory: config.TestNameDirectory(),
-				ConfigVariables: vars(n.pki, caKey, sans("localhost", "api.kha.test"), true, "https://localhost:"+port),
+				ConfigDirectory:  config.TestNameDirectory(),
+				ConfigVariables:  vars(n.pki, caKey, sans("localhost", "api.kha.test"), true, "https://localhost:"+port),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{promise.Planned()}},
 				Check: resource.ComposeTestCheckFunc(promise.Kept(), func(*terraform.State) error {
 					c, err := certissue.ParsePEM(n.read(t, "apiserver.crt"))
