@@ -290,12 +290,9 @@ func TestAPIServerCertificate_firstUseRefusalBehindABastion(t *testing.T) {
 	}
 }
 
-// frozenService is a service on the test host's loopback reached through
-// an SSH connection to it: the host freezes as the service accepts, and
-// the service never answers. thaw lets the host go on.
-func frozenService(t *testing.T) (client *remote.Client, address string, thaw func()) {
+// clientOf is a connection to the test host s, closed when the test ends.
+func clientOf(t *testing.T, s *testhost.Server) *remote.Client {
 	t.Helper()
-	s := testhost.Start(t, testhost.Options{})
 	pool := remote.NewPool(nil)
 	t.Cleanup(pool.Close)
 	client, err := pool.Get(context.Background(), remote.Config{Host: s.Host, Port: s.Port, PrivateKey: s.ClientKey.PEM,
@@ -303,6 +300,16 @@ func frozenService(t *testing.T) (client *remote.Client, address string, thaw fu
 	if err != nil {
 		t.Fatal(err)
 	}
+	return client
+}
+
+// frozenService is a service on the test host's loopback reached through
+// an SSH connection to it: the host freezes as the service accepts, and
+// the service never answers. thaw lets the host go on.
+func frozenService(t *testing.T) (client *remote.Client, address string, thaw func()) {
+	t.Helper()
+	s := testhost.Start(t, testhost.Options{})
+	client = clientOf(t, s)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

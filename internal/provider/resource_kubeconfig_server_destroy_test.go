@@ -19,7 +19,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/kha/terraform-provider-kha/internal/kubeconfig"
-	"github.com/kha/terraform-provider-kha/internal/remote"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
@@ -35,13 +34,7 @@ import (
 func TestKubeconfigServer_destroyCheckEndsAtOnceThroughTheNode(t *testing.T) {
 	t.Parallel()
 	s := testhost.Start(t, testhost.Options{})
-	pool := remote.NewPool(nil)
-	t.Cleanup(pool.Close)
-	client, err := pool.Get(context.Background(), remote.Config{Host: s.Host, Port: s.Port, PrivateKey: s.ClientKey.PEM,
-		HostKey: s.HostKey.Public(), Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := clientOf(t, s)
 
 	pki := testhost.TestPKI(t)
 	cert, key := nodeCredentials(t, pki)

@@ -13,37 +13,18 @@ import (
 // content_wo) upgrades to the current schema with its values kept.
 func TestUpgradeUnversionedState(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	server := providerserver.NewProtocol6(New("test", "test")())()
-	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := schemas.ResourceSchemas["kha_file"].Version; v != 1 {
+	if v := schemaVersion(t, "kha_file"); v != 1 {
 		t.Fatalf("kha_file schema version %d, want 1", v)
 	}
 	v0 := `{"id":"10.0.0.1:22:/etc/x","path":"/etc/x","content":"hello\n","mode":"0644","owner":null,"group":null,
 "validate_command":null,"reload_command":"true","create_parent_dirs":true,"keep_on_destroy":false,
 "ssh":{"host":"10.0.0.1"},"sha256":"abc","remote_sha256":"abc","trusted_host_key":null,"a_removed_attribute":"x"}`
-	resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
-		TypeName: "kha_file", Version: 0, RawState: &tfprotov6.RawState{JSON: []byte(v0)}})
-	if err != nil || len(resp.Diagnostics) > 0 {
-		t.Fatalf("upgrade: %v %+v", err, resp.Diagnostics)
-	}
-	typ := schemas.ResourceSchemas["kha_file"].ValueType()
-	value, err := resp.UpgradedState.Unmarshal(typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var attrs map[string]tftypes.Value
-	if err := value.As(&attrs); err != nil {
-		t.Fatal(err)
-	}
+	attrs := upgradedState(t, "kha_file", 0, v0)
 	var content, reload string
 	_ = attrs["content"].As(&content)
 	_ = attrs["reload_command"].As(&reload)
 	if content != "hello\n" || reload != "true" || !attrs["timeouts"].IsNull() || !attrs["content_wo"].IsNull() {
-		t.Fatalf("upgraded state: %v", value)
+		t.Fatalf("upgraded state: %v", attrs)
 	}
 }
 
@@ -54,31 +35,13 @@ func TestUpgradeUnversionedState(t *testing.T) {
 // after it shows no change.
 func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	server := providerserver.NewProtocol6(New("test", "test")())()
-	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := schemas.ResourceSchemas["kha_cluster_endpoints"].Version; v != 4 {
+	if v := schemaVersion(t, "kha_cluster_endpoints"); v != 4 {
 		t.Fatalf("kha_cluster_endpoints schema version %d, want 4", v)
 	}
 	prior := `{"id":"abc","control_plane_nodes":[{"name":"cp1","ip":"10.0.0.11"}],"worker_nodes":[{"name":"w1","ip":"10.0.0.21"}],"apiserver_port":6443,
 "local_lb_backends":[{"name":"cp1","address":"10.0.0.11","port":6443,"anonymous_auth":true}]}`
 	for _, version := range []int64{0, 1, 2, 3} {
-		resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
-			TypeName: "kha_cluster_endpoints", Version: version, RawState: &tfprotov6.RawState{JSON: []byte(prior)}})
-		if err != nil || len(resp.Diagnostics) > 0 {
-			t.Fatalf("upgrade from %d: %v %+v", version, err, resp.Diagnostics)
-		}
-		value, err := resp.UpgradedState.Unmarshal(schemas.ResourceSchemas["kha_cluster_endpoints"].ValueType())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var attrs map[string]tftypes.Value
-		if err := value.As(&attrs); err != nil {
-			t.Fatal(err)
-		}
+		attrs := upgradedState(t, "kha_cluster_endpoints", version, prior)
 		if attrs["local_lb_backends"].IsNull() || !attrs["apiserver_backends"].Equal(attrs["local_lb_backends"]) {
 			t.Errorf("from version %d: apiserver_backends %v, local_lb_backends %v", version, attrs["apiserver_backends"], attrs["local_lb_backends"])
 		}
@@ -97,22 +60,35 @@ func TestUpgradeClusterEndpointsStateFillsAPIServerBackends(t *testing.T) {
 // with the digest that keeps the live SANs.
 func TestUpgradeServingCertificateStateWithoutLiveSANs(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	server := providerserver.NewProtocol6(New("test", "test")())()
-	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := schemas.ResourceSchemas["kha_apiserver_serving_certificate"]
 	prior := `{"id":"10.0.0.1:22:/etc/kubernetes/pki/apiserver.crt","sans":{"dns_names":["kubernetes"],"ip_addresses":["10.0.0.1"]},
 "keep_live_sans":true,"certificate_path":"/etc/kubernetes/pki/apiserver.crt","sha256":"abc","remote_sha256":"abc",
 "ssh":{"host":"10.0.0.1"}}`
-	resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
-		TypeName: "kha_apiserver_serving_certificate", Version: schema.Version, RawState: &tfprotov6.RawState{JSON: []byte(prior)}})
-	if err != nil || len(resp.Diagnostics) > 0 {
-		t.Fatalf("upgrade: %v %+v", err, resp.Diagnostics)
+	attrs := upgradedState(t, "kha_apiserver_serving_certificate", schemaVersion(t, "kha_apiserver_serving_certificate"), prior)
+	var sha string
+	_ = attrs["sha256"].As(&sha)
+	if sha != "abc" || !attrs["live_sans"].IsNull() || !attrs["not_after"].IsNull() {
+		t.Fatalf("upgraded state: %v", attrs)
 	}
-	value, err := resp.UpgradedState.Unmarshal(schema.ValueType())
+}
+
+// schemaVersion is the version of typeName's schema in this build.
+func schemaVersion(t *testing.T, typeName string) int64 {
+	t.Helper()
+	return providerSchema(t).ResourceSchemas[typeName].Version
+}
+
+// upgradedState is what a state of typeName written at version becomes
+// when the CLI hands it to this build, attribute by attribute.
+func upgradedState(t *testing.T, typeName string, version int64, prior string) map[string]tftypes.Value {
+	t.Helper()
+	ctx := context.Background()
+	server := providerserver.NewProtocol6(New("test", "test")())()
+	resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: typeName, Version: version, RawState: &tfprotov6.RawState{JSON: []byte(prior)}})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("upgrade from version %d: %v %+v", version, err, resp.Diagnostics)
+	}
+	value, err := resp.UpgradedState.Unmarshal(providerSchema(t).ResourceSchemas[typeName].ValueType())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +96,15 @@ func TestUpgradeServingCertificateStateWithoutLiveSANs(t *testing.T) {
 	if err := value.As(&attrs); err != nil {
 		t.Fatal(err)
 	}
-	var sha string
-	_ = attrs["sha256"].As(&sha)
-	if sha != "abc" || !attrs["live_sans"].IsNull() || !attrs["not_after"].IsNull() {
-		t.Fatalf("upgraded state: %v", value)
+	return attrs
+}
+
+func providerSchema(t *testing.T) *tfprotov6.GetProviderSchemaResponse {
+	t.Helper()
+	server := providerserver.NewProtocol6(New("test", "test")())()
+	schemas, err := server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return schemas
 }
