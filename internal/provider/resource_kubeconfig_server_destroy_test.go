@@ -144,7 +144,7 @@ func TestAccKubeconfigServer_destroyOfARetiredPortEndsAtOnce(t *testing.T) {
 		CheckDestroy:             resource.ComposeTestCheckFunc(kubeconfigServersAre(khas, kubelet), kubeconfigServersAre(stays, admin)),
 		Steps: []resource.TestStep{
 			{
-				ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
+				ConfigDirectory: kubeconfigPathsFixture, ConfigVariables: vars,
 				Check: resource.ComposeTestCheckFunc(kubeconfigServersAre(khas, kubelet, admin), expectAppliedWarnings(recorder, nil)),
 			},
 			{
@@ -152,7 +152,7 @@ func TestAccKubeconfigServer_destroyOfARetiredPortEndsAtOnce(t *testing.T) {
 					original.Close() // the port is retired
 					destroyStarted = time.Now()
 				},
-				Destroy: true, ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
+				Destroy: true, ConfigDirectory: kubeconfigPathsFixture, ConfigVariables: vars,
 				Check: resource.ComposeTestCheckFunc(func(*terraform.State) error {
 					if took := time.Since(destroyStarted); took >= verifyTimeout {
 						return fmt.Errorf("destroy took %v: it waited out verify_timeout (%v) on a port nobody listens on", took, verifyTimeout)

@@ -12,6 +12,10 @@ variable "verify" {
   type    = bool
   default = null
 }
+variable "verify_timeout" {
+  type    = string
+  default = "3s"
+}
 
 provider "kha" {
   default_ssh = { host = var.host, port = var.port, host_key = var.host_key, private_key = var.private_key }
@@ -22,5 +26,5 @@ resource "kha_kubeconfig_server" "node" {
   server          = var.server
   restart_command = var.restart_command
   verify          = var.verify
-  verify_timeout  = "3s"
+  verify_timeout  = var.verify_timeout
 }
