@@ -83,6 +83,10 @@ type healthCheckModel struct {
 // kubeadmCA is where kubeadm puts the cluster CA on every node.
 const kubeadmCA = "/etc/kubernetes/pki/ca.crt"
 
+// defaultRunAs is the user and group of Debian's stock haproxy.cfg, which
+// its haproxy package creates.
+const defaultRunAs = "haproxy:haproxy"
+
 func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	s := m.lbConfigModel.sharedSpec(haproxyKind)
 	s.Runtime.User, s.Runtime.Group = m.runAs()
@@ -104,12 +108,17 @@ func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	return s
 }
 
-// runAs is the user and group HAProxy drops root to: run_as; none
-// without it, for run_as = "root", and in a static pod, whose image runs
-// HAProxy as its own user.
+// runAs is the user and group HAProxy drops root to: run_as, else
+// defaultRunAs under systemd; none for run_as = "root", and none in a
+// static pod, whose image runs HAProxy as its own user.
 func (m *haproxyConfigModel) runAs() (user, group string) {
 	runAs := m.RunAs.ValueString()
-	if m.Delivery.ValueString() == deliveryStaticPod || m.RunAs.IsNull() || runAs == "root" {
+	switch {
+	case m.Delivery.ValueString() == deliveryStaticPod:
+		return "", ""
+	case m.RunAs.IsNull():
+		runAs = defaultRunAs
+	case runAs == "root":
 		return "", ""
 	}
 	user, group, _ = strings.Cut(runAs, ":")
@@ -221,12 +230,10 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"run_as": schema.StringAttribute{Optional: true, Validators: []validator.String{runAsValidator()},
 				MarkdownDescription: "`user:group` HAProxy drops root to once it has bound its sockets and read its " +
 					"certificates (HAProxy's `user` and `group` in `global`); in master-worker mode (`-Ws`, Debian's unit) " +
-					"the workers that serve run as them, and the master keeps root to reload. `\"haproxy:haproxy\"` is Debian's " +
-					"stock `haproxy.cfg` (Debian's and Ubuntu's haproxy package creates both). Default none, as `\"root\"`: " +
-					"HAProxy runs as the user its service starts it as, root under Debian's unit. Unlike Debian's stock " +
-					"configuration, kha does not drop root by default: in kha's end-to-end run, a VIP load balancer that " +
-					"dropped root failed a request (and its keepalived track script a check) while its port moved in one " +
-					"apply, which with root it did not. A host without the user or group fails the validate step (`haproxy -c`) before the " +
+					"the workers that serve run as them, and the master keeps root to reload. Default `haproxy:haproxy` " +
+					"with `delivery = \"systemd\"`, as Debian's stock `haproxy.cfg` (Debian's and Ubuntu's haproxy package " +
+					"creates both). `\"root\"` names none: HAProxy runs as the user its service starts it as, root under " +
+					"Debian's unit. A host without the user or group fails the validate step (`haproxy -c`) before the " +
 					"configuration is put in place, and the one in place keeps serving; `haproxy -c -f` without `-q` says " +
 					"`cannot find user id`. Not with `delivery = \"static_pod\"`: " +
 					"the official image runs HAProxy as its own `haproxy` user already, not as root."},

@@ -130,7 +130,7 @@ func TestLBConfig_runAs(t *testing.T) {
 		Steps: []resource.TestStep{{
 			ConfigDirectory: config.TestNameDirectory(),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				noUser("kha_haproxy_config.default"),
+				expectRendered("kha_haproxy_config.default", `(?s)^[^\n]*\nglobal\n    user haproxy\n    group haproxy\n`),
 				expectRendered("kha_haproxy_config.named", `(?s)^[^\n]*\nglobal\n    user kha-lb\n    group kha\n`),
 				noUser("kha_haproxy_config.root"),
 				noUser("kha_haproxy_config.static_pod"),

@@ -638,6 +638,12 @@ cm_value kube-public cluster-info kubeconfig > "$T/discovery-9443.conf"
 discovered=$(kc_server "$T/discovery-9443.conf")
 [ "$discovered" = https://10.77.0.100:9443 ] || fail "cluster-info names $discovered"
 echo "  the VIP serves 9443 alone; the outside client's kubeconfig, the node-local fallbacks and cluster-info name it"
+for h in h4 h5; do
+  master=$(cat "$T/hosts/$h/etc-kha/haproxy-vip.pid")
+  [ "$(ps -o user= -p "$master")" = root ] && [ "$(ps -o user= --ppid "$master" | sort -u)" = haproxy ] ||
+    fail "$h's VIP HAProxy: master $(ps -o user= -p "$master"), workers $(ps -o user= --ppid "$master" | sort -u | tr '\n' ' ')"
+done
+echo "  both VIP HAProxies moved port with their workers as haproxy (run_as's default) and their masters as root"
 tf plan -detailed-exitcode
 
 log "a stopped load balancer shows in the plan: h5's VIP HAProxy (the backup's) is killed, the pair has lost its redundancy; the plan warns, and the apply starts it again while an outside client sends requests through the VIP"

@@ -1,6 +1,6 @@
-# Which user HAProxy drops root to: none by default, the one run_as names,
-# none with run_as = "root", and none in a static pod, whose image runs
-# HAProxy as its own user.
+# Which user HAProxy drops root to: Debian's haproxy by default under
+# systemd, the one run_as names, none with run_as = "root", and none in a
+# static pod, whose image runs HAProxy as its own user.
 locals {
   lb = {
     listen   = { address = "127.0.0.1", port = 16443 }
