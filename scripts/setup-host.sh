@@ -4,13 +4,14 @@
 # the release snapshot's signature; shellcheck for make lint's check of the
 # host scripts; arping and ping, which ask who answers for a VIP; acl, whose
 # getfacl kha reads on a group-writable directory and whose setfacl gives the
-# hostile neighbour an entry) and the unprivileged test user.
+# hostile neighbour an entry; BIND 9 and its nsupdate and dig, the DNS server
+# make e2e updates the API name on) and the unprivileged test user.
 # Idempotent; starts no service.
 set -euo pipefail
 
 PACKAGES=(openssh-server openssh-client sudo haproxy nginx libnginx-mod-stream
           etcd-server etcd-client keepalived socat curl iproute2 jq ca-certificates openssl procps
-          gnupg shellcheck arping iputils-ping acl)
+          gnupg shellcheck arping iputils-ping acl bind9 bind9-dnsutils)
 TEST_USER=kha-test
 # Another local user of the test hosts, with no sudo: the hostile
 # neighbour who writes next to the files kha manages.

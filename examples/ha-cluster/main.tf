@@ -11,7 +11,10 @@
 #               clients through the VIP (kubespray's localhost mode);
 #   every_node  every node, control-plane nodes included, goes through its
 #               node-local load balancer on localhost (Epiphany's design,
-#               Talos KubePrism).
+#               Talos KubePrism), kubeadm's controlPlaneEndpoint too.
+#
+# In every mode a control-plane node's kubelet talks to its own apiserver,
+# as kubeadm writes it since Kubernetes 1.33.
 #
 # A new load balancer name or control-plane node is one apply with `pki_dir`
 # set: the apiserver certificates are re-issued node by node first, then the
@@ -283,7 +286,8 @@ resource "kha_handover" "moved" {
   target_sha256 = each.value.handover_sha256
   ssh           = { host = each.value.host }
 
-  depends_on = [kha_kubeconfig_server.node, kha_kubeconfig_server.external, kha_endpoint_configmaps.cluster]
+  # The API name's record (dns.tf) names the new address first.
+  depends_on = [kha_kubeconfig_server.node, kha_kubeconfig_server.external, kha_endpoint_configmaps.cluster, terraform_data.api_record]
 }
 
 # etcd: every apiserver gets every member.

@@ -56,6 +56,20 @@ variable "api_domain_name" {
   default     = "api.k8s.example.com"
 }
 
+variable "dns" {
+  description = "The DNS server that holds `api_domain_name`'s zone, for an A record that follows the VIP (dns.tf): its address, a BIND key file (`tsig-keygen`) on the machine that runs Terraform, and the record's TTL in seconds. Null: no record."
+  type = object({
+    server   = string
+    key_file = string
+    ttl      = optional(number, 30)
+  })
+  default = null
+  validation {
+    condition     = var.dns == null ? true : can(regex("^[0-9a-fA-F.:]+$", var.dns.server)) && var.dns.ttl >= 0
+    error_message = "dns.server must be an IP address and dns.ttl a number of seconds."
+  }
+}
+
 variable "extra_cert_sans" {
   description = "More names and addresses clients use, added to the apiserver certificate."
   type        = list(string)
@@ -87,7 +101,7 @@ variable "config_dir" {
 }
 
 variable "kubernetes_version" {
-  description = "Kubernetes release, for kubeadm's configuration."
+  description = "Kubernetes release, for kubeadm's configuration; before v1.33, control-plane kubelets go through the load balancer in `every_node` mode, as that kubeadm wrote them."
   type        = string
   default     = "v1.36.3"
 }

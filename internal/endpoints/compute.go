@@ -184,13 +184,18 @@ func (c *cluster) checkKubeProxy() problem.Problems {
 	return ps
 }
 
-// controlPlaneEndpoint is how a control-plane node reaches kube-apiserver:
+// controlPlaneEndpoint is how a control-plane node reaches kube-apiserver.
+// As kubeadm writes it since 1.33, its own apiserver by the address it
+// advertises, in every mode. Before, kubespray's kube_apiserver_endpoint:
 // the external LB when every node uses it, else its own apiserver.
 // kubespray rewrites the bind address with a substring replace of "::" by
 // "127.0.0.1", which turns "::1" into "127.0.0.11" and leaves "0.0.0.0"
 // as the endpoint; kha maps both wildcards to 127.0.0.1 and keeps any
 // other address as it is.
 func (c *cluster) controlPlaneEndpoint(n *node) string {
+	if c.kubeletLocalMode {
+		return c.localAPIEndpoint(n)
+	}
 	switch c.mode {
 	case ModeExternalLB:
 		return URL(c.lbHost(), c.external.Port)

@@ -166,52 +166,77 @@ func TestMatrix(t *testing.T) {
 			lbDomain: "localhost", lbNodes: []string{"w1"},
 		},
 	}
+	// The table gives a control-plane node's endpoint as kubeadm before
+	// 1.33 has it (kubespray's kube_apiserver_endpoint); each case also
+	// runs as kubeadm has it today, every control-plane node's kubelet on
+	// its own apiserver.
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r, ps := Compute(tc.in)
-			if ps.HasErrors() {
-				t.Fatalf("unexpected problems: %v", ps)
-			}
-			got := []string{string(r.Mode), r.Endpoints.ControlPlane, r.Endpoints.Worker, r.Endpoints.Global, r.Endpoints.External, r.KubeconfigServer, r.KubeadmControlPlaneEndpoint, r.LBDomainName}
-			want := []string{string(tc.mode), tc.cp, tc.worker, tc.global, tc.external, tc.kubeconfig, tc.kubeadm, tc.lbDomain}
-			names := []string{"mode", "control_plane", "worker", "global", "external", "kubeconfig_server", "kubeadm_control_plane_endpoint", "lb_domain_name"}
-			for i := range got {
-				if got[i] != want[i] {
-					t.Errorf("%s = %q, want %q", names[i], got[i], want[i])
+		for _, kubeadm := range []struct{ name, version string }{{"before 1.33", "v1.32.9"}, {"today", ""}} {
+			t.Run(tc.name+", kubeadm "+kubeadm.name, func(t *testing.T) {
+				in := tc.in
+				in.Kubeadm.KubernetesVersion = kubeadm.version
+				r, ps := Compute(in)
+				if ps.HasErrors() {
+					t.Fatalf("unexpected problems: %v", ps)
 				}
-			}
-			if !reflect.DeepEqual(r.LocalLBNodes, tc.lbNodes) {
-				t.Errorf("local_lb_nodes = %q, want %q", r.LocalLBNodes, tc.lbNodes)
-			}
-			if !reflect.DeepEqual(r.HostsEntries, tc.hosts) {
-				t.Errorf("hosts_entries = %q, want %q", r.HostsEntries, tc.hosts)
-			}
-			cps := len(tc.in.ControlPlaneNodes)
-			for i, ne := range r.NodeEndpoints {
-				want := r.Endpoints.Worker
-				if i < cps {
-					want = wantControlPlaneEndpoint(t, r, tc.in, i)
+				cp := tc.cp
+				if kubeadm.version == "" {
+					cp = wantControlPlaneEndpoint(t, r, in, 0)
 				}
-				if ne.URL != want {
-					t.Errorf("node_endpoints[%s] = %q, want %q", ne.Name, ne.URL, want)
+				got := []string{string(r.Mode), r.Endpoints.ControlPlane, r.Endpoints.Worker, r.Endpoints.Global, r.Endpoints.External, r.KubeconfigServer, r.KubeadmControlPlaneEndpoint, r.LBDomainName}
+				want := []string{string(tc.mode), cp, tc.worker, tc.global, tc.external, tc.kubeconfig, tc.kubeadm, tc.lbDomain}
+				names := []string{"mode", "control_plane", "worker", "global", "external", "kubeconfig_server", "kubeadm_control_plane_endpoint", "lb_domain_name"}
+				for i := range got {
+					if got[i] != want[i] {
+						t.Errorf("%s = %q, want %q", names[i], got[i], want[i])
+					}
 				}
-			}
-			assertCovered(t, r)
-		})
+				if !reflect.DeepEqual(r.LocalLBNodes, tc.lbNodes) {
+					t.Errorf("local_lb_nodes = %q, want %q", r.LocalLBNodes, tc.lbNodes)
+				}
+				if !reflect.DeepEqual(r.HostsEntries, tc.hosts) {
+					t.Errorf("hosts_entries = %q, want %q", r.HostsEntries, tc.hosts)
+				}
+				cps := len(in.ControlPlaneNodes)
+				for i, ne := range r.NodeEndpoints {
+					want := r.Endpoints.Worker
+					if i < cps {
+						want = wantControlPlaneEndpoint(t, r, in, i)
+					}
+					if ne.URL != want {
+						t.Errorf("node_endpoints[%s] = %q, want %q", ne.Name, ne.URL, want)
+					}
+				}
+				assertCovered(t, r)
+			})
+		}
 	}
 }
 
 // wantControlPlaneEndpoint states the per-node rule independently of
-// the implementation: the LB in external mode, else the node's own
-// apiserver on loopback (wildcard bind) or on its bind address.
+// the implementation. Since kubeadm 1.33 (kubernetes_version unset or
+// later): the node's own apiserver at its ip, or at its bind address when
+// it binds one. Before: the LB where every node uses it, else the node's
+// own apiserver on loopback (wildcard bind) or on its bind address.
 func wantControlPlaneEndpoint(t *testing.T, r Result, in Input, i int) string {
 	t.Helper()
+	bind := orDefault(in.ControlPlaneNodes[i].BindAddress, orDefault(in.APIServerBindAddress, "::"))
+	port := orDefault(in.APIServerPort, 6443)
+	wildcard := bind == "::" || bind == "0.0.0.0"
+	if in.Kubeadm.KubernetesVersion == "" {
+		if wildcard {
+			ip := in.ControlPlaneNodes[i].IP
+			if in.IPFamily == IPv6 && in.ControlPlaneNodes[i].IP6 != "" {
+				ip = in.ControlPlaneNodes[i].IP6
+			}
+			return URL(ip, port)
+		}
+		return URL(bind, port)
+	}
 	if r.Mode == ModeExternalLB || r.Mode == ModeLocalLBEveryNode {
 		return r.Endpoints.Global
 	}
-	bind := orDefault(in.ControlPlaneNodes[i].BindAddress, orDefault(in.APIServerBindAddress, "::"))
-	port := orDefault(in.APIServerPort, 6443)
-	if bind == "::" || bind == "0.0.0.0" {
+	if wildcard {
 		return URL("127.0.0.1", port)
 	}
 	return URL(bind, port)

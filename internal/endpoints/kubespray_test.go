@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -266,20 +267,33 @@ func TestKubesprayParityAPIServer(t *testing.T) {
 			},
 		},
 	}
+	// The rows are kubespray's formulas with a kubeadm before 1.33, whose
+	// kubelet.conf kubespray rewrote to kube_apiserver_endpoint. Since
+	// 1.33 kubespray leaves a control-plane node's kubelet.conf to kubeadm,
+	// which names the node's own apiserver: each row runs again with
+	// today's kubeadm, where those values are kubeadm's and the rest stay.
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, ps := Compute(tc.in)
-			if ps.HasErrors() {
-				t.Fatal(ps)
-			}
-			got := khaValues(r)
-			for name, v := range tc.values {
-				g, ok := got[name]
-				if !ok {
-					t.Fatalf("no value %q", name)
+			for _, version := range []string{"v1.32.9", ""} {
+				in := tc.in
+				in.Kubeadm.KubernetesVersion = version
+				r, ps := Compute(in)
+				if ps.HasErrors() {
+					t.Fatal(ps)
 				}
-				check(t, name, g, v)
+				got := khaValues(r)
+				for name, v := range tc.values {
+					g, ok := got[name]
+					if !ok {
+						t.Fatalf("no value %q", name)
+					}
+					if i := controlPlaneIndex(in, name); version == "" && i >= 0 {
+						v = same(wantControlPlaneEndpoint(t, r, in, i))
+					}
+					check(t, "kubeadm "+orDefault(version, "today")+": "+name, g, v)
+				}
 			}
+			r, _ := Compute(tc.in)
 			if tc.sans == nil {
 				return
 			}
@@ -296,6 +310,16 @@ func TestKubesprayParityAPIServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// controlPlaneIndex is the index in in.ControlPlaneNodes of the node whose
+// node_endpoints value name is; -1 for another value or node.
+func controlPlaneIndex(in Input, name string) int {
+	node, ok := strings.CutPrefix(name, "node_endpoints.")
+	if !ok {
+		return -1
+	}
+	return slices.IndexFunc(in.ControlPlaneNodes, func(n Node) bool { return n.Name == node })
 }
 
 // sameSet compares comma-joined lists as sets: kha orders the SANs it adds

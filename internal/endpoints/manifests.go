@@ -21,6 +21,7 @@ type kubeadmClusterConfiguration struct {
 	Networking           kubeadmNetworking `yaml:"networking"`
 	APIServer            kubeadmAPIServer  `yaml:"apiServer"`
 	Etcd                 *kubeadmEtcd      `yaml:"etcd,omitempty"`
+	FeatureGates         map[string]bool   `yaml:"featureGates,omitempty"`
 }
 
 type kubeadmNetworking struct {
@@ -58,6 +59,9 @@ func (c *cluster) kubeadmConfiguration(r Result, in KubeadmInput) string {
 		APIServer:            kubeadmAPIServer{CertSANs: append(append([]string{}, r.CertSANs.DNSNames...), r.CertSANs.IPAddresses...)},
 	}
 	cfg.APIServer.ExtraArgs = c.apiserverArgs()
+	if g := c.kubeletLocalModeGate; g != nil {
+		cfg.FeatureGates = map[string]bool{kubeletLocalModeGate: *g}
+	}
 	if len(in.EtcdEndpoints) > 0 {
 		cfg.Etcd = &kubeadmEtcd{External: kubeadmExternalEtcd{Endpoints: in.EtcdEndpoints,
 			CAFile: in.EtcdCAFile, CertFile: in.EtcdCertFile, KeyFile: in.EtcdKeyFile}}

@@ -194,6 +194,10 @@ type KubeadmInput struct {
 	// KubernetesVersion, when set, is kubeadm's kubernetesVersion
 	// (otherwise kubeadm asks dl.k8s.io for the latest).
 	KubernetesVersion string
+	// ControlPlaneKubeletLocalMode, when not nil, says whether a
+	// control-plane node's kubelet uses its own apiserver; nil: as kubeadm
+	// of KubernetesVersion does (today's when that is unset).
+	ControlPlaneKubeletLocalMode *bool
 }
 
 // Endpoints are the apiserver URLs per role.

@@ -53,6 +53,12 @@ type cluster struct {
 	healthCheck      HealthCheckSpec
 	idleTimeout      time.Duration
 	podOverride      *PodEndpoint
+	// kubeletLocalMode points a control-plane node's kubelet at its own
+	// apiserver in every mode (kubeadm's ControlPlaneKubeletLocalMode);
+	// kubeletLocalModeGate, when not nil, is the gate's value kubeadm
+	// needs to do the same.
+	kubeletLocalMode     bool
+	kubeletLocalModeGate *bool
 }
 
 func (c *cluster) localLBInUse() bool {
@@ -161,6 +167,7 @@ func normalize(in Input) (*cluster, problem.Problems) {
 		c.supplementary = append(c.supplementary, canonicalHost(s))
 	}
 	c.parseTiming(&ps, in)
+	c.parseKubeletLocalMode(&ps, in.Kubeadm)
 	c.parsePodOverride(&ps, in.PodEndpointOverride)
 	if in.ExistingCertSANs != nil {
 		checkSANList(&ps, problem.Root("existing_cert_sans"), *in.ExistingCertSANs)

@@ -136,7 +136,8 @@ type kubeadmModel struct {
 	EtcdCertFile  types.String   `tfsdk:"etcd_cert_file"`
 	EtcdKeyFile   types.String   `tfsdk:"etcd_key_file"`
 	// KubernetesVersion is kubeadm's kubernetesVersion.
-	KubernetesVersion types.String `tfsdk:"kubernetes_version"`
+	KubernetesVersion            types.String `tfsdk:"kubernetes_version"`
+	ControlPlaneKubeletLocalMode types.Bool   `tfsdk:"control_plane_kubelet_local_mode"`
 }
 
 type existingSANModel struct {
@@ -344,7 +345,8 @@ func (m *clusterEndpointsModel) input() endpoints.Input {
 	}
 	if k := m.Kubeadm; k != nil {
 		in.Kubeadm = endpoints.KubeadmInput{EtcdEndpoints: stringValues(k.EtcdEndpoints), EtcdCAFile: k.EtcdCAFile.ValueString(),
-			EtcdCertFile: k.EtcdCertFile.ValueString(), EtcdKeyFile: k.EtcdKeyFile.ValueString(), KubernetesVersion: k.KubernetesVersion.ValueString()}
+			EtcdCertFile: k.EtcdCertFile.ValueString(), EtcdKeyFile: k.EtcdKeyFile.ValueString(), KubernetesVersion: k.KubernetesVersion.ValueString(),
+			ControlPlaneKubeletLocalMode: k.ControlPlaneKubeletLocalMode.ValueBoolPointer()}
 	}
 	// Both lists null is no certificate yet (kha_apiserver_certificate
 	// with allow_missing at bootstrap); an empty list is a certificate

@@ -354,8 +354,18 @@ func kubeadmAttribute() schema.SingleNestedAttribute {
 		MarkdownDescription: "What `kubeadm_cluster_configuration` needs besides the endpoints: the Kubernetes version and an external etcd.",
 		Attributes: map[string]schema.Attribute{
 			"kubernetes_version": schema.StringAttribute{Optional: true,
-				Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`), `must be a Kubernetes release such as "v1.36.3"`)},
-				MarkdownDescription: "`kubernetesVersion`, e.g. `v1.36.3`. Unset, kubeadm looks the latest release up on dl.k8s.io."},
+				Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`), `must be a Kubernetes release such as "v1.36.3"`)},
+				MarkdownDescription: "`kubernetesVersion`, e.g. `v1.36.3`. Unset, kubeadm looks the latest release up on dl.k8s.io. " +
+					"It also decides where control-plane kubelets point (`control_plane_kubelet_local_mode`): set it on a " +
+					"cluster older than v1.33."},
+			"control_plane_kubelet_local_mode": schema.BoolAttribute{Optional: true,
+				MarkdownDescription: "Whether a control-plane node's kubelet talks to its own apiserver (`node_endpoints` of " +
+					"control-plane nodes): kubeadm's `ControlPlaneKubeletLocalMode`, which keeps a kubelet upgraded first from " +
+					"reaching an older apiserver through the load balancer. Default as kubeadm of `kubernetes_version` does: " +
+					"`true` from v1.33 (and when `kubernetes_version` is unset: today's kubeadm), `false` before. Where the " +
+					"value differs from that kubeadm's default, `kubeadm_cluster_configuration` sets the feature gate so " +
+					"kubeadm writes the same (v1.31 to v1.35). `false` is refused from v1.36, where kubeadm has no gate and " +
+					"`kubeadm upgrade` points the kubelet back at its own apiserver."},
 			"etcd_endpoints": schema.ListAttribute{Optional: true, ElementType: types.StringType,
 				MarkdownDescription: "etcd client URLs for `etcd.external.endpoints`, e.g. `kha_etcd_access.<name>.servers`; unset: stacked etcd."},
 			"etcd_ca_file":   schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()}, MarkdownDescription: "`etcd.external.caFile`."},
@@ -450,10 +460,16 @@ func accessAttributes() map[string]schema.Attribute {
 		"endpoints": endpointsAttribute(),
 		"node_endpoints": schema.MapAttribute{
 			Computed: true, ElementType: types.StringType,
-			MarkdownDescription: "apiserver URL per node name (kubespray's per-host `kube_apiserver_endpoint`), the `server` " +
-				"for each node's `kubelet.conf`. Unlike kubespray, which leaves a worker's `kubelet.conf` on kubeadm's join " +
-				"fallback (the first control-plane node's `ip`) in `direct` mode, kha gives a worker that node's `access_ip` (its " +
-				"`ip` when unset): the address other hosts reach it at, which the apiserver's SANs hold.",
+			MarkdownDescription: "apiserver URL per node name, the `server` for each node's `kubelet.conf`. A worker's is " +
+				"kubespray's per-host `kube_apiserver_endpoint`. A control-plane node's is its own apiserver as kubeadm writes " +
+				"it since v1.33, `https://<ip>:<apiserver_port>` (its `bind_address` when it binds one), in every mode, so " +
+				"a kubelet upgraded first never reaches an older apiserver: unlike kubespray's `kube_apiserver_endpoint`, " +
+				"since kubespray leaves that node's `kubelet.conf` to kubeadm. With `kubeadm.control_plane_kubelet_local_mode` " +
+				"false (the default before v1.33) it is `kube_apiserver_endpoint`: the external load balancer in `external_lb`, " +
+				"`localhost` on the load balancer's port in `local_lb_every_node`, else `127.0.0.1`. Unlike kubespray, which " +
+				"leaves a worker's `kubelet.conf` on kubeadm's join fallback (the first control-plane node's `ip`) in `direct` " +
+				"mode, kha gives a worker that node's `access_ip` (its `ip` when unset): the address other hosts reach it at, " +
+				"which the apiserver's SANs hold.",
 		},
 		"kube_proxy_server": schema.StringAttribute{
 			Computed: true,

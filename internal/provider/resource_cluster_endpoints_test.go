@@ -46,15 +46,15 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 					knownString("kubeconfig_server", "https://10.0.0.11:6443"),
 					knownString("local_lb_type", "haproxy"),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("endpoints"), knownvalue.ObjectExact(map[string]knownvalue.Check{
-						"control_plane": knownvalue.StringExact("https://127.0.0.1:6443"),
+						"control_plane": knownvalue.StringExact("https://10.0.0.11:6443"),
 						"worker":        knownvalue.StringExact("https://localhost:16443"),
 						"global":        knownvalue.StringExact("https://localhost:16443"),
 						"external":      knownvalue.StringExact("https://10.0.0.11:6443"),
 					})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
-						"cp1": knownvalue.StringExact("https://127.0.0.1:6443"),
-						"cp2": knownvalue.StringExact("https://127.0.0.1:6443"),
-						"cp3": knownvalue.StringExact("https://127.0.0.1:6443"),
+						"cp1": knownvalue.StringExact("https://10.0.0.11:6443"),
+						"cp2": knownvalue.StringExact("https://10.0.0.12:6443"),
+						"cp3": knownvalue.StringExact("https://10.0.0.13:6443"),
 						"w1":  knownvalue.StringExact("https://localhost:16443"),
 					})),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("apiserver_cert_sans").AtMapKey("ip_addresses"), knownvalue.ListExact([]knownvalue.Check{
@@ -106,7 +106,8 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("hosts_entries"), knownvalue.ListExact([]knownvalue.Check{
 						knownvalue.StringExact("10.0.0.100 lb-apiserver.kubernetes.local"),
 					})),
-					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("cp1"), knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383")),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("cp1"), knownvalue.StringExact("https://10.0.0.11:6443")),
+					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("w1"), knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383")),
 				}},
 			},
 			{
@@ -115,9 +116,9 @@ func TestClusterEndpoints_knownAtPlanAndUpdatedInPlace(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(endpointsAddr, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
-						"cp1": knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
-						"cp2": knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
-						"cp3": knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
+						"cp1": knownvalue.StringExact("https://10.0.0.11:6443"),
+						"cp2": knownvalue.StringExact("https://10.0.0.12:6443"),
+						"cp3": knownvalue.StringExact("https://10.0.0.13:6443"),
 						"w1":  knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
 						"w2":  knownvalue.StringExact("https://lb-apiserver.kubernetes.local:8383"),
 					})),
@@ -204,8 +205,8 @@ func TestClusterEndpoints_epiphanyKubePrismAndMetalLB(t *testing.T) {
 				knownString("kubeconfig_server", "https://192.168.56.42:443"),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("endpoints").AtMapKey("external"), knownvalue.StringExact("https://api.example.com:443")),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
-					"cp1": knownvalue.StringExact("https://localhost:3446"),
-					"cp2": knownvalue.StringExact("https://localhost:3446"),
+					"cp1": knownvalue.StringExact("https://10.0.0.11:6443"),
+					"cp2": knownvalue.StringExact("https://10.0.0.12:6443"),
 					"w1":  knownvalue.StringExact("https://localhost:3446"),
 				})),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("local_lb_nodes"), knownvalue.ListExact([]knownvalue.Check{
@@ -345,10 +346,10 @@ func TestClusterEndpoints_drainThenRemove(t *testing.T) {
 		if draining {
 			sans = append(sans, knownvalue.StringExact("10.0.0.11"))
 			checks = append(checks, plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("cp1"),
-				knownvalue.StringExact("https://127.0.0.1:6443")))
+				knownvalue.StringExact("https://10.0.0.11:6443")))
 		} else {
 			checks = append(checks, plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
-				"cp2": knownvalue.StringExact("https://127.0.0.1:6443"), "cp3": knownvalue.StringExact("https://127.0.0.1:6443"),
+				"cp2": knownvalue.StringExact("https://10.0.0.12:6443"), "cp3": knownvalue.StringExact("https://10.0.0.13:6443"),
 				"w1": knownvalue.StringExact("https://localhost:6443"),
 			})))
 		}
@@ -377,7 +378,7 @@ func TestClusterEndpoints_drainThenRemove(t *testing.T) {
 				if d.Severity != tfprotov6.DiagnosticSeverityWarning || d.Attribute.String() != at.String() {
 					return fmt.Errorf("the warning is at %s, severity %v", d.Attribute, d.Severity)
 				}
-				for _, want := range []string{"cp1 is draining", `node_endpoints["cp1"] https://127.0.0.1:6443: its own kubelet`,
+				for _, want := range []string{"cp1 is draining", `node_endpoints["cp1"] https://10.0.0.11:6443: its own kubelet`,
 					"kubeadm.etcd_endpoints https://10.0.0.11:2379", "HAProxy within 30 s", "remove cp1 from control_plane_nodes in a second apply"} {
 					if !strings.Contains(d.Detail, want) {
 						return fmt.Errorf("the warning does not say %q:\n%s", want, d.Detail)
@@ -439,7 +440,7 @@ func TestClusterEndpoints_loadBalancerAsControlPlaneEndpoint(t *testing.T) {
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("kubeadm_cluster_configuration"), knownvalue.StringRegexp(
 					regexp.MustCompile(`(?m)^controlPlaneEndpoint: `+regexp.QuoteMeta(kubeadm)+`$`))),
 				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("w1"), knownvalue.StringExact("https://localhost:6443")),
-				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("cp2"), knownvalue.StringExact("https://127.0.0.1:6443")),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints").AtMapKey("cp2"), knownvalue.StringExact("https://10.62.0.12:6443")),
 			}},
 		}
 	}
@@ -451,6 +452,67 @@ func TestClusterEndpoints_loadBalancerAsControlPlaneEndpoint(t *testing.T) {
 			step(true, "none", lb),
 			step(true, "draining", lb),
 			step(true, "removed", lb),
+		},
+	})
+}
+
+// TestClusterEndpoints_controlPlaneKubeletLocalMode: behind an external
+// load balancer, control-plane kubelets talk to their own apiserver as
+// kubeadm 1.33 and later writes them (kubernetes_version unset too), and
+// through the load balancer with an older kubeadm or where the feature
+// gate is off, which kubeadm_cluster_configuration then tells kubeadm;
+// kubeadm 1.36, without the gate, refuses the choice.
+func TestClusterEndpoints_controlPlaneKubeletLocalMode(t *testing.T) {
+	t.Parallel()
+	const lb = "https://api.k8s.example:8443"
+	step := func(version string, localMode *bool, cp1, cp2, gate string) resource.TestStep {
+		vars := config.Variables{}
+		if version != "" {
+			vars["kubernetes_version"] = config.StringVariable(version)
+		}
+		if localMode != nil {
+			vars["local_mode"] = config.BoolVariable(*localMode)
+		}
+		var gates knownvalue.Check = knownvalue.StringFunc(func(v string) error {
+			if strings.Contains(v, "featureGates") {
+				return fmt.Errorf("want no feature gate:\n%s", v)
+			}
+			return nil
+		})
+		if gate != "" {
+			gates = knownvalue.StringRegexp(regexp.MustCompile(`(?m)^featureGates:\n  ControlPlaneKubeletLocalMode: ` + gate + `$`))
+		}
+		return resource.TestStep{
+			ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				knownString("mode", "external_lb"),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
+					"cp1": knownvalue.StringExact(cp1), "cp2": knownvalue.StringExact(cp2),
+					"cp3": knownvalue.StringRegexp(regexp.MustCompile(`^https://(10\.63\.0\.13:6443|api\.k8s\.example:8443)$`)),
+					"w1":  knownvalue.StringExact(lb),
+				})),
+				// admin.conf, joins and outside clients keep the load balancer.
+				knownString("kubeadm_control_plane_endpoint", "api.k8s.example:8443"),
+				knownString("kubeconfig_server", "https://10.63.0.100:8443"),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("kubeadm_cluster_configuration"), gates),
+			}},
+		}
+	}
+	off, on := false, true
+	unitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			step("", nil, "https://10.63.0.11:6443", "https://10.63.0.12:6443", ""),
+			step("v1.36.3", nil, "https://10.63.0.11:6443", "https://10.63.0.12:6443", ""),
+			step("v1.32.9", nil, lb, lb, ""),
+			step("v1.34.2", &off, lb, lb, "false"),
+			step("v1.32.9", &on, "https://10.63.0.11:6443", "https://10.63.0.12:6443", "true"),
+			{
+				ConfigDirectory: config.TestNameDirectory(),
+				ConfigVariables: config.Variables{"kubernetes_version": config.StringVariable("v1.36.3"), "local_mode": config.BoolVariable(false)},
+				ExpectError: regexp.MustCompile(`(?s)kubeadm Always Uses the Local Apiserver.*kubeadm\.control_plane_kubelet_local_mode.*` +
+					`kubeadm 1\.36 removed the\s+ControlPlaneKubeletLocalMode`),
+			},
 		},
 	})
 }

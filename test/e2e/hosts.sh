@@ -16,7 +16,8 @@ T=${KHA_E2E_DIR:-/tmp/kha-e2e}
 SUBNET=10.77.0
 
 down() {
-  netns_down 'kha-(h[0-9]+|sw)' "$T/hosts/h[0-9]+/sshd_config"
+  netns_down 'kha-(h[0-9]+|sw|dns)' "$T/hosts/h[0-9]+/sshd_config"
+  rm -rf /etc/netns/kha-dns # run.sh's DNS server's namespace resolver
   ip link del kha-root 2>/dev/null
   ip route del unreachable $SUBNET.0/24 metric 4000 2>/dev/null
   [ ! -d /etc/kha ] || [ -n "$(ls -A /etc/kha)" ] || rmdir /etc/kha

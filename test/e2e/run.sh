@@ -10,8 +10,9 @@
 #      through every endpoint of the matrix; an apiserver killed under
 #      load; the VIP moved by keepalived, five runs of each fault;
 #   3. back to direct (0 failed requests);
-#   4. every_node, Epiphany's design (0 failed requests), and an apiserver
-#      killed under load on every node;
+#   4. every_node, Epiphany's design (0 failed requests), control-plane
+#      kubelets on their own apiserver while every load balancer is down,
+#      and an apiserver killed under load;
 #   5. a fourth control-plane node and a second API name: a plan error
 #      against the live certificate; then one apply re-issues every
 #      apiserver's certificate node by node (kha_apiserver_serving_certificate),
@@ -24,7 +25,9 @@
 #      until every kubeconfig and
 #      cluster-info have moved, then the old one dropped (0 failed
 #      requests, an outside client through the VIP included), and so
-#      does the VIP's address, its certificates re-issued first;
+#      does the VIP's address, its certificates re-issued first, and the
+#      API name's record on a BIND 9 server (RFC 2136, TSIG) with it, a
+#      client resolving the name through that server all the way;
 #   6. kube-vip from kha_kube_vip's manifests on h1-h3: refused while
 #      another host holds the VIP (check_vip); one holder of a second VIP,
 #      which every node names in vip_holders, and which moves when its
@@ -78,9 +81,11 @@ draining='' removed='' # control-plane nodes on their way out (stage 7)
 extra_sans='[]' pki_dir='' admin_conf='' # a second API name, the certificates and ConfigMaps kha manages (stage 5)
 renew_before='' validity='' # the serving certificates' renewal (stage 5)
 vip_address=10.77.0.100 vip_port=8443 external_kubeconfigs='[]' # the VIP, its port, and an outside client's kubeconfig on h1 (stage 5)
+dns_server='' # the DNS server that holds the API name's record (stage 5)
 vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terraform.tfvars.json
   jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert /etc/kha/pki/apiserver.crt \
     --arg draining "$draining" --arg removed "$removed" --argjson extra_sans "$extra_sans" \
+    --arg dns_server "$dns_server" --arg tsig "$T/dns/tsig.key" \
     --arg pki_dir "$pki_dir" --arg admin_conf "$admin_conf" --arg renew_before "$renew_before" --arg validity "$validity" --arg vip "$vip_address" --argjson vip_port "$vip_port" --argjson external_kubeconfigs "$external_kubeconfigs" \
     --arg key "$T/client_ed25519" --arg kh "$T/hosts/known_hosts" \
     --arg hl "$(start_or_reload /etc/kha/haproxy-local.pid 'haproxy -W -D -f /etc/kha/haproxy-local.cfg' USR2)" \
@@ -97,6 +102,7 @@ vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terrafo
     lb_nodes: [{name: "h4", ip: "10.77.0.14", priority: 150}, {name: "h5", ip: "10.77.0.15", priority: 100}],
     vip: $vip, vip_port: $vip_port, ca_file: "/etc/kha/ca.crt", kubeconfig_paths: ["/etc/kha/kubelet.conf"],
     external_kubeconfig_paths: $external_kubeconfigs,
+    dns: (if $dns_server == "" then null else {server: $dns_server, key_file: $tsig, ttl: 2} end),
     apiserver_certificate_path: (if $check then $cert else null end), extra_cert_sans: $extra_sans,
     pki_dir: (if $pki_dir == "" then null else $pki_dir end), admin_kubeconfig_path: (if $admin_conf == "" then null else $admin_conf end),
     certificate_renew_before: (if $renew_before == "" then null else $renew_before end),
@@ -261,17 +267,53 @@ log "control plane ready"
 
 # The load: each node's kubelet.conf, from its network namespace.
 go build -o "$T/loadgen" ./test/e2e/loadgen
-load_run() { # HOST COMMAND...: COMMAND in HOST's namespace with its kubelet.conf; "h1-vip": h1 with an outside client's kubeconfig
+load_run() { # HOST COMMAND...: COMMAND in HOST's namespace with its kubelet.conf; "h1-vip": h1 with an outside client's kubeconfig; "dns": a client that resolves the API name through the DNS server
+  [ "$1" != dns ] || { ip netns exec kha-dns "${@:2}" "$T/dns/client.conf"; return; }
   local h=${1%-vip} conf=kubelet.conf
   [ "$h" = "$1" ] || conf=admin-vip.conf
   ip netns exec "kha-$h" "${@:2}" "$T/hosts/$h/etc-kha/$conf"
 }
+# dns_up: BIND 9 in namespace kha-dns (10.77.0.53 on the test network),
+# primary for k8s.example.com, taking updates signed with the TSIG key
+# kha-e2e; that namespace resolves through it, for a client of the API name.
+dns_up() {
+  local d=$T/dns
+  mkdir -p "$d"
+  tsig-keygen -a hmac-sha256 kha-e2e > "$d/tsig.key"
+  printf '$TTL 30\n@ IN SOA ns.k8s.example.com. hostmaster.k8s.example.com. 1 60 60 600 2\n@ IN NS ns.k8s.example.com.\nns IN A 10.77.0.53\n' \
+    > "$d/k8s.example.com.db"
+  cat > "$d/named.conf" <<NAMED
+options {
+  directory "$d";
+  pid-file "$d/named.pid";
+  session-keyfile "$d/session.key";
+  listen-on port 53 { 10.77.0.53; };
+  listen-on-v6 { none; };
+  recursion no;
+  dnssec-validation no;
+};
+controls { };
+include "$d/tsig.key";
+zone "k8s.example.com" { type primary; file "$d/k8s.example.com.db"; allow-update { key "kha-e2e"; }; };
+NAMED
+  netns_add kha-dns
+  netns_link kha-sw kha-dns 10.77.0.53/24 dns-p
+  mkdir -p /etc/netns/kha-dns && echo 'nameserver 10.77.0.53' > /etc/netns/kha-dns/resolv.conf
+  ip netns exec kha-dns named -g -c "$d/named.conf" > "$d/named.log" 2>&1 &
+  disown
+  wait_port 10.77.0.53 53 || { cat "$d/named.log"; fail "named did not come up"; }
+}
+resolve_api() { dig +short +tries=1 @10.77.0.53 api.k8s.example.com A; }
 server_of() { grep '^    server:' "$T/hosts/$1/etc-kha/kubelet.conf" | awk '{print $2}'; }
 
-log "1. direct: examples/ha-cluster applied as the cluster is (control-plane nodes' kubeconfigs to their own apiserver)"
+log "1. direct: examples/ha-cluster applied as the cluster is (control-plane nodes' kubeconfigs to their own apiserver, as kubeadm wrote them)"
 vars direct 3 true
 tf apply -auto-approve
-for h in h1 h2 h3; do [ "$(server_of $h)" = https://127.0.0.1:6443 ] || fail "$h's kubeconfig points at $(server_of $h)"; done
+for i in 1 2 3; do
+  [ "$(server_of h$i)" = "https://10.77.0.1$i:6443" ] || fail "h$i's kubeconfig points at $(server_of h$i)"
+  [ ! -e "$T/hosts/h$i/etc-kha/kubelet-restarts" ] || fail "h$i's kubelet was restarted: kha changed kubeadm's kubelet.conf"
+done
+echo "  h1-h3 keep kubeadm's kubelet.conf (their own apiserver, Kubernetes 1.33+); no kubelet restarted there"
 for h in h4 h5; do [ "$(server_of $h)" = https://10.77.0.11:6443 ] || fail "$h's kubeconfig points at $(server_of $h)"; done
 
 log "2. switch to local_lb with the VIP while every node sends requests: load balancers first (each proven in a throwaway instance, then verified), then the kubeconfigs (each proven with its own credentials)"
@@ -444,16 +486,36 @@ for h in h4 h5; do
   ! ip netns pids "kha-$h" | xargs -r ps -o comm= -p | grep -q -e haproxy -e nginx -e keepalived || fail "$h still runs a load balancer"
 done
 
-log "4. every_node (Epiphany's design, Talos KubePrism) while every node sends requests: every node through localhost:7445"
+log "4. every_node (Epiphany's design, Talos KubePrism) while every node sends requests: every worker through localhost:7445, every control-plane kubelet to its own apiserver (kubeadm's since 1.33)"
 load_start h1 h2 h3 h4 h5
 vars every_node 3 true
 tf apply -auto-approve
 load_stop "the switch to every_node"
-for h in h1 h2 h3 h4 h5; do [ "$(server_of $h)" = https://localhost:7445 ] || fail "$h's kubeconfig points at $(server_of $h)"; done
+for h in h4 h5; do [ "$(server_of $h)" = https://localhost:7445 ] || fail "$h's kubeconfig points at $(server_of $h)"; done
+for i in 1 2 3; do [ "$(server_of h$i)" = "https://10.77.0.1$i:6443" ] || fail "h$i's kubeconfig points at $(server_of h$i)"; done
 (cd "$work" && "$tf" output -raw kubeadm_cluster_configuration) | grep -q '^controlPlaneEndpoint: localhost:7445$' \
   || fail "kubeadm's controlPlaneEndpoint is not localhost:7445"
-log "kill h2's kube-apiserver while every node, control-plane nodes included, sends requests through localhost:7445"
-load_start h1 h2 h3 h4 h5
+log "every load balancer down (the node-local ones on h1-h5, both VIP HAProxies and keepalived) while the control-plane nodes send requests with their kubelet.conf; the next apply starts them again"
+load_start h1 h2 h3
+kill_lb() { echo "p=\$(cat /etc/kha/$1.pid); pkill -9 -P \"\$p\"; kill -9 \"\$p\""; }
+for i in 1 2 3 4; do on "h$i" "$(kill_lb haproxy-local)"; done
+on h5 "$(kill_lb nginx)"
+for h in h4 h5; do on "$h" "$(kill_lb haproxy-vip)"; on "$h" "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)"; done
+for i in 1 2 3 4 5; do
+  ! ip netns exec "kha-h$i" bash -c 'exec 3<>/dev/tcp/127.0.0.1/7445' 2>/dev/null || fail "h$i's load balancer still answers"
+done
+for _ in $(seq 1 100); do vip_on h4 || vip_on h5 || break; sleep 0.05; done
+! vip_on h4 && ! vip_on h5 || fail "keepalived stopped on h4 and h5, and the VIP stayed"
+sleep 3
+load_stop "every load balancer down"
+echo "  no load balancer answers on any node, no node holds the VIP; the control-plane kubelets' requests all succeeded"
+tf apply -auto-approve
+wait_ready root https://10.77.0.100:8443
+for i in 1 2 3 4 5; do wait_ready "h$i" https://localhost:7445; done
+tf plan -detailed-exitcode >/dev/null || fail "a plan after the apply that started every load balancer is not empty"
+echo "  the apply started every load balancer and keepalived again; the next plan is empty"
+log "kill h2's kube-apiserver while the workers send requests through localhost:7445 and h1 and h3 to their own apiserver (h2's kubelet, as kubeadm's, has only its own)"
+load_start h1 h3 h4 h5
 kill_under_load 2 "h2's death"
 kube_apiserver 2 "$(own_etcd 2)"
 wait_ready h2 https://127.0.0.1:6443
@@ -465,7 +527,7 @@ if (cd "$work" && "$tf" plan -no-color -input=false) > "$T/plan-h6.log" 2>&1; th
 plan_h6=$(tr -s ' \n' ' ' < "$T/plan-h6.log") # Terraform wraps diagnostics
 echo "$plan_h6" | grep -q 'Endpoint would fail TLS verification' && echo "$plan_h6" | grep -q 'host 10.77.0.16 is not in' \
   || { cat "$T/plan-h6.log"; fail "the plan failed, but not for h6's missing SAN"; }
-echo "  the plan refused h6: $(echo "$plan_h6" | grep -o 'apiserver_backends h6 [^ ]*: host 10.77.0.16 is not in existing_cert_sans.ip_addresses' | head -1)"
+echo "  the plan refused h6: $(echo "$plan_h6" | grep -o 'node_endpoints\["h6"\] [^ ]*: host 10.77.0.16 is not in existing_cert_sans.ip_addresses' | head -1)"
 log "h6 runs as kubeadm join leaves it: its serving certificate has the live SANs and its own address"
 live_sans=$(served 1 -ext subjectAltName | tail -n 1 | sed 's/ //g; s/IPAddress:/IP:/g')
 issue_cert "$pki" apiserver-h6 kube-apiserver "$live_sans,IP:10.77.0.16" serverAuth
@@ -518,7 +580,7 @@ for _ in 1 2 3 4 5 6; do
   kc root https://10.77.0.100:8443 --tls-server-name api2.k8s.example.com >/dev/null || fail "the VIP by the new name"
 done
 echo "  every apiserver serves the new name and h6's address; the VIP verifies by the new name"
-[ "$(server_of h6)" = https://localhost:7445 ] || fail "h6's kubeconfig points at $(server_of h6)"
+[ "$(server_of h6)" = https://10.77.0.16:6443 ] || fail "h6's kubeconfig points at $(server_of h6)"
 grep -q 'server h6 10.77.0.16:6443' "$T/hosts/h4/etc-kha/haproxy-local.cfg" || fail "h4's load balancer lacks h6"
 grep -q '10.77.0.16:6443' "$T/hosts/h5/etc-kha/nginx.conf" || fail "h5's load balancer lacks h6"
 log "the cluster's own copies of the endpoint, read back with kubectl"
@@ -662,12 +724,35 @@ on h5 'p=$(cat /etc/kha/haproxy-vip.pid); [ "$(cat /proc/$p/comm)" = haproxy ]' 
 tf plan -detailed-exitcode >/dev/null || fail "a plan after h5's HAProxy started is not empty"
 echo "  the plan warned 'Load Balancer Not Running' for h5; the apply started it; the next plan is empty"
 
-log "the VIP moves from 10.77.0.100 to 10.77.0.101 in one apply under the same load: the apiserver certificates gain the address node by node, keepalived holds both addresses and HAProxy binds both until every client has moved"
-LOAD_INTERVAL=200ms load_start h1 h2 h3 h4 h5 h6 h1-vip
+log "DNS: BIND 9 on the test network (10.77.0.53) serves k8s.example.com; the example puts api.k8s.example.com's record there (RFC 2136, signed with TSIG), and a client that resolves the name through it joins the load"
+dns_up
+dns_server=10.77.0.53
+vars every_node 4 true
+tf apply -auto-approve
+[ "$(resolve_api)" = 10.77.0.100 ] || fail "api.k8s.example.com resolves to '$(resolve_api)', not the VIP"
+sed 's|^    server: .*|    server: https://api.k8s.example.com:9443|' "$outside" > "$T/dns/client.conf"
+ip netns exec kha-dns "$kubectl" --kubeconfig "$T/dns/client.conf" get --raw /readyz >/dev/null || fail "the API by name through the DNS server"
+tf plan -detailed-exitcode
+echo "  api.k8s.example.com resolves to 10.77.0.100 through BIND, and the client in kha-dns reaches the apiservers by that name"
+
+log "the VIP moves from 10.77.0.100 to 10.77.0.101 in one apply under the same load: the apiserver certificates gain the address node by node, keepalived holds both addresses and HAProxy binds both until every client has moved, the API name's record included"
+LOAD_INTERVAL=200ms load_start h1 h2 h3 h4 h5 h6 h1-vip dns
 watch_vips
 vip_address=10.77.0.101
 handover_apply "the VIP's move to 10.77.0.101" "$T/apply-vip.tflog" 4 "HAProxy and keepalived on h4 and h5 held both addresses" "10.77.0.100"
 [ "$(kc_server "$outside")" = https://10.77.0.101:9443 ] || fail "the outside client's kubeconfig names $(kc_server "$outside")"
+[ "$(resolve_api)" = 10.77.0.101 ] || fail "api.k8s.example.com resolves to '$(resolve_api)' after the move"
+# The record moved after the pair served the new address, and before the
+# handover dropped the old one; its old object went last.
+lines_in_apply() { grep -n "$1" "$T/apply.log" | cut -d: -f1 || true; }
+pair=$(lines_in_apply 'kha_keepalived_config.vip\[.*Modifications complete' | tail -n 1)
+recorded=$(lines_in_apply 'terraform_data.api_record\[0\]: Creation complete' | head -n 1)
+handed=$(lines_in_apply 'kha_handover.moved\[.*: Modifying' | head -n 1)
+deposed=$(lines_in_apply 'terraform_data.api_record\[0\] (deposed object [0-9a-f]*): Destroying' | head -n 1)
+[ -n "$pair" ] && [ -n "$recorded" ] && [ -n "$handed" ] && [ -n "$deposed" ] &&
+  [ "$pair" -lt "$recorded" ] && [ "$recorded" -lt "$handed" ] && [ "$handed" -lt "$deposed" ] ||
+  { cat "$T/apply.log"; fail "the record's move is out of order: keepalived done at line $pair, record at $recorded, handover at $handed, old record gone at $deposed"; }
+echo "  api.k8s.example.com resolves to 10.77.0.101: the record moved after keepalived and HAProxy served it and before the old address went"
 # h4, the higher priority, holds the new address alone once the pair has
 # settled: where every health check of h4's HAProxy times out at once on a
 # loaded machine, its track script hands the VIP to h5 for a few seconds,
@@ -907,6 +992,7 @@ tf plan -detailed-exitcode
 
 log "terraform destroy leaves the hosts as they were: kubeconfigs back on kubeadm's servers first"
 tf destroy -auto-approve
+[ -z "$(resolve_api)" ] || fail "api.k8s.example.com still resolves after destroy: $(resolve_api)"
 for i in 1 2 3 4 5 6; do
   d=$T/hosts/h$i
   # kubeadm's PKI and admin.conf are the test's; destroy leaves the

@@ -1,6 +1,8 @@
 # Epiphany's design, Talos KubePrism: every node, control-plane nodes
-# included, and kubeadm's controlPlaneEndpoint go through localhost:3446.
-# Outside clients still get a real address: the external load balancer.
+# included, and kubeadm's controlPlaneEndpoint go through localhost:3446;
+# since Kubernetes 1.33 a control-plane node's kubelet talks to its own
+# apiserver, as kubeadm writes it. Outside clients still get a real
+# address: the external load balancer.
 resource "kha_cluster_endpoints" "every_node" {
   control_plane_nodes = [for i in [1, 2, 3] : { name = "cp${i}", ip = "10.0.0.1${i}" }]
   worker_nodes        = [for i in [1, 2] : { name = "w${i}", ip = "10.0.0.2${i}" }]
