@@ -274,6 +274,12 @@ func Env(s Spec) [][2]string {
 		[2]string{"dns_mode", s.DNSMode},
 		[2]string{"cp_enable", "true"},
 		[2]string{"cp_namespace", "kube-system"},
+		// The apiserver kube-vip renews its Lease through, pinned to the
+		// name hostAliases maps to this node's own apiserver: the address
+		// kube-vip 1.0 dials by default, said outright so that a release
+		// with another default (the kubeconfig's server, the VIP) keeps
+		// the Lease on this node's apiserver.
+		[2]string{"kubernetes_addr", "kubernetes:" + strconv.Itoa(s.Port)},
 		[2]string{"vip_ddns", b(s.DDNS)},
 		[2]string{"svc_enable", b(s.ServicesEnabled)})
 	if s.Mode == ARP {
@@ -335,11 +341,11 @@ func Render(s Spec) (string, error) {
 	w("    k8s-app: kube-vip")
 	w("spec:")
 	w("  hostNetwork: true")
-	// kube-vip (cp_enable, no k8s_addr, no cp_detect) talks to the
-	// apiserver as https://kubernetes:<port>, whatever server its
-	// kubeconfig names: mapped to this node's own apiserver, the Lease is
-	// renewed through it, and a node whose apiserver stops answering loses
-	// the VIP (kube-vip's health check is BGP-only: kube-vip#1787).
+	// kube-vip talks to the apiserver as https://kubernetes:<port>
+	// (kubernetes_addr), whatever server its kubeconfig names: mapped to
+	// this node's own apiserver, the Lease is renewed through it, and a
+	// node whose apiserver stops answering loses the VIP (kube-vip's
+	// health check is BGP-only: kube-vip#1787).
 	w("  hostAliases:")
 	w("    - ip: %s", s.LocalAPIServer)
 	w("      hostnames:")

@@ -37,8 +37,13 @@ func TestKubesprayDefaults(t *testing.T) {
 			t.Errorf("env %s = %q, kubespray sets %q", k, got[k], v)
 		}
 	}
+	// Unlike kubespray, kha names the apiserver the Lease goes through:
+	// kube-vip 1.0's default, which a later release may change.
+	if got["kubernetes_addr"] != "kubernetes:6443" {
+		t.Errorf("env kubernetes_addr = %q, want kubernetes:6443, the name hostAliases maps to this node's apiserver", got["kubernetes_addr"])
+	}
 	for k := range got {
-		if _, ok := want[k]; !ok {
+		if _, ok := want[k]; !ok && k != "kubernetes_addr" {
 			t.Errorf("env %s = %q is not in kubespray's default manifest", k, got[k])
 		}
 	}
@@ -92,7 +97,7 @@ func TestVariants(t *testing.T) {
 		{
 			name:  "IPVS masquerade takes the iptables image and privileges",
 			spec:  Spec{NodeName: "cp1", Address: "10.0.0.100", Port: 8443, LoadBalancer: true, ForwardingMethod: "masquerade"},
-			env:   map[string]string{"lb_enable": "true", "lb_port": "8443", "lb_fwdmethod": "masquerade", "port": "8443"},
+			env:   map[string]string{"lb_enable": "true", "lb_port": "8443", "lb_fwdmethod": "masquerade", "port": "8443", "kubernetes_addr": "kubernetes:8443"},
 			image: DefaultIPTablesImage, privilege: true,
 		},
 		{

@@ -186,7 +186,8 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			MarkdownDescription: "How a DNS name in `address` is resolved. Default `first`, as kubespray."},
 		"ddns": schema.BoolAttribute{Optional: true, MarkdownDescription: "Get the VIP by DHCP (`vip_ddns`). Default `false`."},
 		"image": schema.StringAttribute{Optional: true, Validators: []validator.String{imageValidator()},
-			MarkdownDescription: "Default `" + kubevip.DefaultImage + "` (kubespray's)."},
+			MarkdownDescription: "Default `" + kubevip.DefaultImage + "` (kubespray's). kha's end-to-end test runs kube-vip " +
+				"v1.0.0, built from its source, with this manifest's environment."},
 		"bootstrap": schema.BoolAttribute{Optional: true,
 			Validators: []validator.Bool{boolvalidator.ConflictsWith(path.MatchRoot("kubeconfig_path"))},
 			MarkdownDescription: "Set on the first control-plane node for the apply before `kubeadm init`, and unset after: kube-vip " +
@@ -203,7 +204,9 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		"local_apiserver_address": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Where kube-vip reaches this node's own apiserver, through which it renews its Lease: the " +
 				"manifest maps the name `kubernetes`, which kube-vip dials on `port` whatever server its kubeconfig names " +
-				"(kubeadm's `admin.conf` names the VIP), to this address. Default `" + kubevip.DefaultLocalAPIServer + "`; set the " +
+				"(kubeadm's `admin.conf` names the VIP), to this address. Unlike kubespray, kha names that address in " +
+				"kube-vip's `kubernetes_addr` too (`kubernetes:<port>`, kube-vip 1.0's default), so a kube-vip release with " +
+				"another default still renews the Lease through this node's apiserver. Default `" + kubevip.DefaultLocalAPIServer + "`; set the " +
 				"node's address when its apiserver binds that address alone (`kha_cluster_endpoints`' `bind_address`). The VIP " +
 				"itself is refused: the Lease would then not follow this node's apiserver."},
 		"manifest_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/etc/kubernetes/manifests/kube-vip.yml"),

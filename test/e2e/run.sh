@@ -857,6 +857,9 @@ for i in 1 2 3; do kube_vip_run "$i"; done
 r=$(cp_vip_wait "1 2 3")
 read -r ms holder <<< "$r"
 echo "  the VIP is on $holder alone, $ms ms after kube-vip started on h1-h3"
+for i in 1 2 3; do
+  grep 'k8s address' "$T/kube-vip-h$i.log" | grep -q 'kubernetes:6443' || { tail -n 20 "$T/kube-vip-h$i.log"; fail "h$i's kube-vip does not take the Lease's apiserver from kubernetes_addr"; }
+done
 [ "$(admin -n kube-system get lease plndr-cp-lock -o jsonpath='{.spec.holderIdentity}')" = "$holder" ] || fail "kube-vip: $holder holds the VIP but not the Lease"
 cp_vip_serves "$holder" || fail "kube-vip: the VIP does not serve"
 # Every node sees the one holder, and says so at a refresh.
