@@ -497,14 +497,16 @@ for i in 1 2 3; do [ "$(server_of h$i)" = "https://10.77.0.1$i:6443" ] || fail "
   || fail "kubeadm's controlPlaneEndpoint is not localhost:7445"
 log "every load balancer down (the node-local ones on h1-h5, both VIP HAProxies and keepalived) while the control-plane nodes send requests with their kubelet.conf; the next apply starts them again"
 load_start h1 h2 h3
-kill_lb() { echo "p=\$(cat /etc/kha/$1.pid); pkill -9 -P \"\$p\"; kill -9 \"\$p\""; }
+# The master is stopped first: nginx's would start a new worker for each
+# one killed, which would outlive it.
+kill_lb() { echo "p=\$(cat /etc/kha/$1.pid); kill -STOP \"\$p\"; pkill -9 -P \"\$p\"; kill -9 \"\$p\""; }
 for i in 1 2 3 4; do on "h$i" "$(kill_lb haproxy-local)"; done
 on h5 "$(kill_lb nginx)"
 for h in h4 h5; do on "$h" "$(kill_lb haproxy-vip)"; on "$h" "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)"; done
 # A killed process's sockets close once the kernel has reaped it.
 for i in 1 2 3 4 5; do
   ip netns exec "kha-h$i" bash -c 'for _ in $(seq 1 40); do (exec 3<>/dev/tcp/127.0.0.1/7445) 2>/dev/null || exit 0; sleep 0.05; done; exit 1' ||
-    fail "h$i's load balancer still answers 2 s after it was killed"
+    { ip netns exec "kha-h$i" ss -Hltnp 'sport = :7445'; fail "h$i's load balancer still answers 2 s after it was killed"; }
 done
 for _ in $(seq 1 100); do vip_on h4 || vip_on h5 || break; sleep 0.05; done
 ! vip_on h4 && ! vip_on h5 || fail "keepalived stopped on h4 and h5, and the VIP stayed"
