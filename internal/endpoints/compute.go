@@ -186,7 +186,7 @@ func (c *cluster) checkKubeProxy() problem.Problems {
 
 // controlPlaneEndpoint is how a control-plane node reaches kube-apiserver.
 // As kubeadm writes it since 1.33, its own apiserver by the address it
-// advertises, in every mode. Before, kubespray's kube_apiserver_endpoint:
+// advertises (kha's ip), in every mode. Before, kubespray's kube_apiserver_endpoint:
 // the external LB when every node uses it, else its own apiserver.
 // kubespray rewrites the bind address with a substring replace of "::" by
 // "127.0.0.1", which turns "::1" into "127.0.0.11" and leaves "0.0.0.0"
@@ -194,7 +194,7 @@ func (c *cluster) checkKubeProxy() problem.Problems {
 // other address as it is.
 func (c *cluster) controlPlaneEndpoint(n *node) string {
 	if c.kubeletLocalMode {
-		return c.localAPIEndpoint(n)
+		return c.ownAPIServer(n, n.ip.String())
 	}
 	switch c.mode {
 	case ModeExternalLB:
@@ -202,8 +202,14 @@ func (c *cluster) controlPlaneEndpoint(n *node) string {
 	case ModeLocalLBEveryNode:
 		return URL(localhostName, c.localLB.Port)
 	}
+	return c.ownAPIServer(n, loopbackIPv4)
+}
+
+// ownAPIServer is a control-plane node's own apiserver: at the one
+// address it binds, or at host when it binds every address.
+func (c *cluster) ownAPIServer(n *node, host string) string {
 	if isWildcardIP(n.bind) {
-		return URL(loopbackIPv4, c.port)
+		return URL(host, c.port)
 	}
 	return URL(n.bind.String(), c.port)
 }

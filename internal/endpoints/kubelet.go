@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,7 @@ func kubeadmMinor(version string) (minor int, ok bool) {
 		return 0, false
 	}
 	if major != "1" {
-		return int(^uint(0) >> 1), true
+		return math.MaxInt, true
 	}
 	m, _, _ := strings.Cut(rest, ".")
 	n, err := strconv.Atoi(m)
@@ -68,14 +69,4 @@ func (c *cluster) parseKubeletLocalMode(ps *problem.Problems, in KubeadmInput) {
 		c.kubeletLocalModeGate = &want
 	}
 	c.kubeletLocalMode = want
-}
-
-// localAPIEndpoint is a control-plane node's own apiserver as kubeadm's
-// kubelet.conf names it: its advertise address (kha's ip), or the one
-// address it binds when that is not every address.
-func (c *cluster) localAPIEndpoint(n *node) string {
-	if isWildcardIP(n.bind) {
-		return URL(n.ip.String(), c.port)
-	}
-	return URL(n.bind.String(), c.port)
 }

@@ -19,8 +19,8 @@ import (
 
 // haClusterExample copies examples/ha-cluster to a directory of its own,
 // naming the provider as the test framework serves it (hashicorp/kha) and
-// reading no live certificate, and writes an SSH key and known_hosts: make e2e applies the example to real hosts,
-// this plans it in the fast tier.
+// reading no live certificate, and writes an SSH key and known_hosts. make
+// e2e applies the example to real hosts; this plans it in the fast tier.
 func haClusterExample(t *testing.T) (dir, keyFile, knownHosts string) {
 	t.Helper()
 	src := filepath.Join(examplesDir, "ha-cluster")
@@ -69,8 +69,8 @@ func (addr noChangeOf) CheckPlan(_ context.Context, req plancheck.CheckPlanReque
 
 // TestExampleHACluster_plansTheAPIRecord: with dns, the ha-cluster example
 // plans the API name's record (dns.tf) with the VIP's address, to be
-// replaced when either the name or the address changes; without dns, none. The plan
-// contacts no host.
+// replaced when either the name or the address changes; without dns,
+// none. The plan contacts no host.
 func TestExampleHACluster_plansTheAPIRecord(t *testing.T) {
 	t.Parallel()
 	dir, key, knownHosts := haClusterExample(t)

@@ -465,7 +465,9 @@ func TestClusterEndpoints_loadBalancerAsControlPlaneEndpoint(t *testing.T) {
 func TestClusterEndpoints_controlPlaneKubeletLocalMode(t *testing.T) {
 	t.Parallel()
 	const lb = "https://api.k8s.example:8443"
-	step := func(version string, localMode *bool, cp1, cp2, gate string) resource.TestStep {
+	// local: whether the control-plane kubelets are planned on their own
+	// apiserver; gate: the featureGates value kubeadm is told, "" for none.
+	step := func(version string, localMode *bool, local bool, gate string) resource.TestStep {
 		vars := config.Variables{}
 		if version != "" {
 			vars["kubernetes_version"] = config.StringVariable(version)
@@ -482,15 +484,18 @@ func TestClusterEndpoints_controlPlaneKubeletLocalMode(t *testing.T) {
 		if gate != "" {
 			gates = knownvalue.StringRegexp(regexp.MustCompile(`(?m)^featureGates:\n  ControlPlaneKubeletLocalMode: ` + gate + `$`))
 		}
+		nodes := map[string]knownvalue.Check{"w1": knownvalue.StringExact(lb)}
+		for i, cp := range []string{"cp1", "cp2", "cp3"} {
+			nodes[cp] = knownvalue.StringExact(lb)
+			if local {
+				nodes[cp] = knownvalue.StringExact(fmt.Sprintf("https://10.63.0.1%d:6443", i+1)) // its ip, not cp2's access_ip
+			}
+		}
 		return resource.TestStep{
 			ConfigDirectory: config.TestNameDirectory(), ConfigVariables: vars,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				knownString("mode", "external_lb"),
-				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(map[string]knownvalue.Check{
-					"cp1": knownvalue.StringExact(cp1), "cp2": knownvalue.StringExact(cp2),
-					"cp3": knownvalue.StringRegexp(regexp.MustCompile(`^https://(10\.63\.0\.13:6443|api\.k8s\.example:8443)$`)),
-					"w1":  knownvalue.StringExact(lb),
-				})),
+				plancheck.ExpectKnownValue(endpointsAddr, tfjsonpath.New("node_endpoints"), knownvalue.MapExact(nodes)),
 				// admin.conf, joins and outside clients keep the load balancer.
 				knownString("kubeadm_control_plane_endpoint", "api.k8s.example:8443"),
 				knownString("kubeconfig_server", "https://10.63.0.100:8443"),
@@ -502,11 +507,11 @@ func TestClusterEndpoints_controlPlaneKubeletLocalMode(t *testing.T) {
 	unitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
-			step("", nil, "https://10.63.0.11:6443", "https://10.63.0.12:6443", ""),
-			step("v1.36.3", nil, "https://10.63.0.11:6443", "https://10.63.0.12:6443", ""),
-			step("v1.32.9", nil, lb, lb, ""),
-			step("v1.34.2", &off, lb, lb, "false"),
-			step("v1.32.9", &on, "https://10.63.0.11:6443", "https://10.63.0.12:6443", "true"),
+			step("", nil, true, ""),
+			step("v1.36.3", nil, true, ""),
+			step("v1.32.9", nil, false, ""),
+			step("v1.34.2", &off, false, "false"),
+			step("v1.32.9", &on, true, "true"),
 			{
 				ConfigDirectory: config.TestNameDirectory(),
 				ConfigVariables: config.Variables{"kubernetes_version": config.StringVariable("v1.36.3"), "local_mode": config.BoolVariable(false)},

@@ -82,6 +82,7 @@ extra_sans='[]' pki_dir='' admin_conf='' # a second API name, the certificates a
 renew_before='' validity='' # the serving certificates' renewal (stage 5)
 vip_address=10.77.0.100 vip_port=8443 external_kubeconfigs='[]' # the VIP, its port, and an outside client's kubeconfig on h1 (stage 5)
 dns_server='' # the DNS server that holds the API name's record (stage 5)
+stop_keepalived=$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)
 vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terraform.tfvars.json
   jq -n --arg mode "$1" --argjson cps "$2" --argjson check "$3" --arg cert /etc/kha/pki/apiserver.crt \
     --arg draining "$draining" --arg removed "$removed" --argjson extra_sans "$extra_sans" \
@@ -93,7 +94,7 @@ vars() { # MODE CONTROL_PLANE_NODES CHECK_CERTIFICATE(true|false): write terrafo
     --arg ng "$(start_or_reload /etc/kha/nginx.pid 'nginx -c /etc/kha/nginx.conf' HUP)" \
     --arg ka "$(start_or_reload /etc/kha/keepalived.pid 'setsid -f keepalived -n -l -D -f /etc/kha/keepalived.conf -p /etc/kha/keepalived.pid -r /etc/kha/vrrp.pid -c /etc/kha/checkers.pid >> /etc/kha/keepalived.log 2>&1 < /dev/null' HUP)" \
     --arg hls "$(stop /etc/kha/haproxy-local.pid /etc/kha/haproxy-local.sock)" --arg hvs "$(stop /etc/kha/haproxy-vip.pid /etc/kha/haproxy-vip.sock)" \
-    --arg ngs "$(stop /etc/kha/nginx.pid)" --arg kas "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)" '{
+    --arg ngs "$(stop /etc/kha/nginx.pid)" --arg kas "$stop_keepalived" '{
     access_mode: $mode,
     control_plane_nodes: [{name: "h1", ip: "10.77.0.11"}, {name: "h2", ip: "10.77.0.12"}, {name: "h3", ip: "10.77.0.13"},
                           {name: "h6", ip: "10.77.0.16", local_lb: "nginx"}][0:$cps]
@@ -404,7 +405,12 @@ vip_stays() { # host seconds: no flapping while the fault lasts
 }
 t0=$(date +%s%N); echo "  VIP on h4 $(vip_wait h4 "the apply") ms after the apply (h4 has the higher priority)"
 # shellcheck disable=SC2016 # expands on the host
-kill_vip_lb='p=$(cat /etc/kha/haproxy-vip.pid); pkill -9 -P "$p"; kill -9 "$p"'
+# kill_lb NAME: the command that kills the load balancer whose PID file is
+# /etc/kha/NAME.pid, workers included. The master is stopped first:
+# nginx's would start a new worker for each one killed, which would
+# outlive it.
+kill_lb() { echo "p=\$(cat /etc/kha/$1.pid); kill -STOP \"\$p\"; pkill -9 -P \"\$p\"; kill -9 \"\$p\""; }
+kill_vip_lb=$(kill_lb haproxy-vip)
 faults=(
   "the external HAProxy on h4 died|on h4 '$kill_vip_lb'|on h4 'haproxy -W -D -f /etc/kha/haproxy-vip.cfg 2>/dev/null'"
   "h4 dropped off the network|ip -n kha-h4 link set eth0 down|ip -n kha-h4 link set eth0 up"
@@ -465,7 +471,7 @@ echo "  h5 holding 10.77.0.100 beside h4: both nodes' warnings name h4 and h5 in
 # keepalived stops on both nodes (hosts rebooted without it): nobody holds
 # the VIP. The next plan says so, and its apply starts keepalived again
 # through reload_command, though the configuration stays.
-for h in h4 h5; do on "$h" "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)"; done
+for h in h4 h5; do on "$h" "$stop_keepalived"; done
 for _ in $(seq 1 100); do vip_on h4 || vip_on h5 || break; sleep 0.05; done
 ! vip_on h4 && ! vip_on h5 || fail "keepalived stopped on h4 and h5, and the VIP stayed"
 tf plan
@@ -497,12 +503,9 @@ for i in 1 2 3; do [ "$(server_of h$i)" = "https://10.77.0.1$i:6443" ] || fail "
   || fail "kubeadm's controlPlaneEndpoint is not localhost:7445"
 log "every load balancer down (the node-local ones on h1-h5, both VIP HAProxies and keepalived) while the control-plane nodes send requests with their kubelet.conf; the next apply starts them again"
 load_start h1 h2 h3
-# The master is stopped first: nginx's would start a new worker for each
-# one killed, which would outlive it.
-kill_lb() { echo "p=\$(cat /etc/kha/$1.pid); kill -STOP \"\$p\"; pkill -9 -P \"\$p\"; kill -9 \"\$p\""; }
 for i in 1 2 3 4; do on "h$i" "$(kill_lb haproxy-local)"; done
 on h5 "$(kill_lb nginx)"
-for h in h4 h5; do on "$h" "$(kill_lb haproxy-vip)"; on "$h" "$(stop /etc/kha/keepalived.pid /etc/kha/vrrp.pid /etc/kha/checkers.pid)"; done
+for h in h4 h5; do on "$h" "$kill_vip_lb"; on "$h" "$stop_keepalived"; done
 # A killed process's sockets close once the kernel has reaped it.
 for i in 1 2 3 4 5; do
   ip netns exec "kha-h$i" bash -c 'for _ in $(seq 1 40); do (exec 3<>/dev/tcp/127.0.0.1/7445) 2>/dev/null || exit 0; sleep 0.05; done; exit 1' ||
