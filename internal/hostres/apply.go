@@ -41,7 +41,7 @@ type applyRun[M any, P Model[M]] struct {
 	priorDelivered bool
 	capture        bool // the put saves what it finds (claim)
 	m              ResolvedSSH
-	client         *remote.Client
+	client         Host
 	interim        *interimPlan
 	outcomes       []remote.Outcome // of the puts that succeeded
 }
@@ -293,7 +293,7 @@ func (run *applyRun[M, P]) finish(ctx context.Context, private privateSetter) {
 // setPlanned sets the state to the plan, with what only the apply makes
 // filled in (AppliedWatcher): from the host through c after a change that
 // succeeded, else (c nil) as null.
-func (run *applyRun[M, P]) setPlanned(ctx context.Context, c *remote.Client) {
+func (run *applyRun[M, P]) setPlanned(ctx context.Context, c Host) {
 	if watcher, ok := any(P(&run.plan)).(AppliedWatcher); ok {
 		if run.diags.Append(watcher.WatchApplied(ctx, c)...); run.diags.HasError() {
 			return
@@ -315,7 +315,7 @@ func (run *applyRun[M, P]) keepPrior(ctx context.Context) {
 // says how (rollback), and reports how many files the host keeps (or may
 // keep: remote.LeftInPlace) of this apply: 0 when it is as it was.
 // outcomes are the puts' that succeeded.
-func (r *Resource[M, P]) putAll(ctx context.Context, client *remote.Client, m ResolvedSSH, out Rendered, diags *diag.Diagnostics) (failed bool, kept int, outcomes []remote.Outcome) {
+func (r *Resource[M, P]) putAll(ctx context.Context, client Host, m ResolvedSSH, out Rendered, diags *diag.Diagnostics) (failed bool, kept int, outcomes []remote.Outcome) {
 	for i, f := range out.Files {
 		outcome, err := client.Put(ctx, f)
 		if err == nil {
@@ -402,7 +402,7 @@ func (r *Resource[M, P]) rollBack(ctx context.Context, m ResolvedSSH, undo []*re
 // removeLeftovers removes the files of the prior state that the new set
 // does not have (a changed path, a static pod given up for systemd),
 // after the new ones are in place and reloaded.
-func (r *Resource[M, P]) removeLeftovers(ctx context.Context, client *remote.Client, old, current []remote.Item, diags *diag.Diagnostics) {
+func (r *Resource[M, P]) removeLeftovers(ctx context.Context, client Host, old, current []remote.Item, diags *diag.Diagnostics) {
 	type place struct{ path, marker string }
 	keep := map[place]bool{}
 	for _, f := range current {

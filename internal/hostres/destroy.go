@@ -52,7 +52,7 @@ func (r *Resource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest,
 
 // connectToRemove connects for a destroy; nil when it cannot, with an
 // error that says the way out (on_destroy = "keep").
-func (r *Resource[M, P]) connectToRemove(ctx context.Context, m ResolvedSSH, id string, diags *diag.Diagnostics) *remote.Client {
+func (r *Resource[M, P]) connectToRemove(ctx context.Context, m ResolvedSSH, id string, diags *diag.Diagnostics) Host {
 	if err := m.Config.Validate(); err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "No Credentials to Remove Files",
 			err.Error()+". Destroy runs without the resource's configuration, so write-only secrets are not available: "+
@@ -73,7 +73,7 @@ func (r *Resource[M, P]) connectToRemove(ctx context.Context, m ResolvedSSH, id 
 // removeAll removes files from the host, last first, running
 // removeCommand after the first one's removal; it stops at the first
 // failure.
-func removeAll(ctx context.Context, client *remote.Client, files []remote.Item, removeCommand string, diags *diag.Diagnostics) bool {
+func removeAll(ctx context.Context, client Host, files []remote.Item, removeCommand string, diags *diag.Diagnostics) bool {
 	for i := len(files) - 1; i >= 0; i-- {
 		command := ""
 		if i == 0 {

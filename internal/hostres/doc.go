@@ -17,6 +17,13 @@
 // (*kubeconfigServerModel)(nil)), so a changed signature fails to compile
 // instead of turning a hook off.
 //
+// # The host
+//
+// The lifecycle and the hooks reach a host through Host: the methods of
+// remote.Client they use. ProviderData's dialer gets one for a resource's
+// connection, from the run's SSH pool; a test hands the lifecycle hosts
+// of its own (memhost_test.go), to run it without sshd.
+//
 // # One run per request
 //
 //   - Plan (plan.go, planRun): render from the configuration alone, so
@@ -65,6 +72,6 @@
 // and PathSettings; build its schema with WithHostAttributes; embed
 // Resource[yourModel, *yourModel] in the resource type; implement and
 // assert the hooks it needs. ProviderData is what the provider's
-// Configure gives it: the run's SSH pool, default_ssh, the reservations
-// and the rollout coordinators.
+// Configure gives it: the run's SSH pool and its dialer, default_ssh, the
+// reservations and the rollout coordinators.
 package hostres

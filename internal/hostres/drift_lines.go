@@ -24,7 +24,7 @@ func showsDrift(model any) bool {
 // that differ from f's content: "-" what the configuration wants and the
 // host lacks, "+" what the host has besides, at most maxDriftLines. It is
 // "" when the file cannot be read or compared.
-func changedLines(ctx context.Context, client *remote.Client, f remote.File) string {
+func changedLines(ctx context.Context, client Host, f remote.File) string {
 	have, err := client.ReadFile(ctx, f.Path)
 	if err != nil {
 		return ""

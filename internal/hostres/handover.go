@@ -155,7 +155,7 @@ func fileAt(files []remote.Item, path string) (remote.File, bool) {
 // putRecord puts the record, with the claim of the resource that owns
 // the configuration, before the interim configuration goes in place: a
 // host never serves an interim configuration without one.
-func (p *interimPlan) putRecord(ctx context.Context, client *remote.Client, claim string) error {
+func (p *interimPlan) putRecord(ctx context.Context, client Host, claim string) error {
 	p.record.Claim = claim
 	tflog.Info(ctx, "handing over: the previous places stay served until kha_handover ends it", map[string]any{
 		"path": p.record.Path, "previous": p.record.Previous})
@@ -165,7 +165,7 @@ func (p *interimPlan) putRecord(ctx context.Context, client *remote.Client, clai
 // removeRecord takes the record of a handover of the resource whose id
 // names at off the host: after a failed interim configuration, and on
 // destroy.
-func removeRecord(ctx context.Context, client *remote.Client, at string) error {
+func removeRecord(ctx context.Context, client Host, at string) error {
 	return client.RemoveHandoverRecord(ctx, at)
 }
 

@@ -6,8 +6,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
 // This file is the contract between the host lifecycle (Resource)
@@ -102,7 +100,7 @@ type ConflictMover interface {
 // record of what was there, which steps the change needs, and, for a
 // destroy, what cannot be given back.
 type HostReader interface {
-	ReadHost(ctx context.Context, c *remote.Client, destroying bool) error
+	ReadHost(ctx context.Context, c Host, destroying bool) error
 }
 
 // Refresh (Read).
@@ -112,7 +110,7 @@ type HostReader interface {
 // its state; what is wrong there comes back as warnings, whose summaries
 // end in id.
 type HostWatcher interface {
-	WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics
+	WatchHost(ctx context.Context, c Host, id string) diag.Diagnostics
 }
 
 // AppliedWatcher is a model whose state holds what only the apply makes
@@ -121,7 +119,7 @@ type HostWatcher interface {
 // c is nil where the apply did not reach the host (no ssh, a change of
 // the state alone, a failure): what is unknown is then null.
 type AppliedWatcher interface {
-	WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics
+	WatchApplied(ctx context.Context, c Host) diag.Diagnostics
 }
 
 // DriftShower is a model whose files hold nothing secret: a refresh that

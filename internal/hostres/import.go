@@ -117,7 +117,7 @@ func splitImportID(id string) (host string, port int64, rest string, err error) 
 // keep_on_destroy and timeouts, and connects with the provider's defaults
 // and the usual host key rules. example is an ID to show when the ID does
 // not parse; rest is the part after host:port:.
-func (r *Resource[M, P]) ImportHost(ctx context.Context, id, example string, h *Common, private privateSetter, diags *diag.Diagnostics) (rest string, client *remote.Client) {
+func (r *Resource[M, P]) ImportHost(ctx context.Context, id, example string, h *Common, private privateSetter, diags *diag.Diagnostics) (rest string, client Host) {
 	host, port, rest, err := splitImportID(id)
 	if err != nil {
 		diags.AddError("Invalid Import ID", fmt.Sprintf("%s, e.g. %s.", err, example))

@@ -14,7 +14,10 @@ import (
 type ProviderData struct {
 	// pool is shared by the whole Terraform run, so each host gets one SSH
 	// connection however many resources write to it.
-	pool     *remote.Pool
+	pool *remote.Pool
+	// dial is how the lifecycle reaches a host: through pool (poolDialer),
+	// or a test's hosts.
+	dial     Dialer
 	defaults *SSHModel
 	// reservations records which resource keeps which file on which
 	// host, so that a second one fails its plan; new in every walk.
@@ -29,7 +32,7 @@ type ProviderData struct {
 
 // NewProviderData reads the provider's default_ssh and rollout.
 func NewProviderData(ctx context.Context, pool *remote.Pool, defaultSSH, rolloutConfig types.Object) (*ProviderData, diag.Diagnostics) {
-	data := &ProviderData{pool: pool, reservations: newReservations(), clusters: newRollout(clusterPolicy, nil)}
+	data := &ProviderData{pool: pool, dial: poolDialer(pool), reservations: newReservations(), clusters: newRollout(clusterPolicy, nil)}
 	var diags diag.Diagnostics
 	if data.rollout, diags = rolloutFrom(ctx, rolloutConfig); diags.HasError() {
 		return nil, diags

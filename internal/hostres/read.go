@@ -18,7 +18,7 @@ import (
 // TrustedKeyOf is the key the client's host presented, to record on
 // first use. A connection lost (and not re-established) since has none:
 // an error, never a key recorded from nothing.
-func TrustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
+func TrustedKeyOf(client Host) (types.String, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	key := client.HostKey()
 	if key == nil {
@@ -34,7 +34,7 @@ func TrustedKeyOf(client *remote.Client) (types.String, diag.Diagnostics) {
 type observation struct {
 	digest types.String // remote_sha256
 	drift  []string
-	client *remote.Client // the connection it read over
+	client Host // the connection it read over
 	// unreachable is why the host did not answer; nothing was read.
 	unreachable error
 }
@@ -90,7 +90,7 @@ func (r *Resource[M, P]) observe(ctx context.Context, m ResolvedSSH, id string, 
 // changedText is what a drift warning adds of an item whose content
 // changed: the changed lines of a whole file or a block, indented under
 // the drift's line; "" for other items and when nothing can be compared.
-func changedText(ctx context.Context, client *remote.Client, f remote.Item, seen remote.Observed) string {
+func changedText(ctx context.Context, client Host, f remote.Item, seen remote.Observed) string {
 	if !seen.Exists || seen.SHA256 == f.Digest() {
 		return ""
 	}

@@ -192,14 +192,14 @@ const (
 	ToRead
 )
 
-// connect opens (or reuses) the pooled connection.
-func (r *Resource[M, P]) connect(ctx context.Context, m ResolvedSSH, to Purpose) (*remote.Client, diag.Diagnostics) {
-	client, err := r.dial(ctx, m, to)
+// connect connects to the host (the pool reuses its connection).
+func (r *Resource[M, P]) connect(ctx context.Context, m ResolvedSSH, to Purpose) (Host, diag.Diagnostics) {
+	host, err := r.dial(ctx, m, to)
 	var diags diag.Diagnostics
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), ConnectSummary(err), err.Error())
 	}
-	return client, diags
+	return host, diags
 }
 
 // ConnectSummary is the summary of a connect error; the engine's errors
@@ -219,13 +219,13 @@ func (e internalError) Error() string { return e.detail }
 
 // dial is connect with the engine's error as it is, which says whether
 // the host did not answer (remote.Unreachable).
-func (r *Resource[M, P]) dial(ctx context.Context, m ResolvedSSH, to Purpose) (*remote.Client, error) {
-	return DialPooled(ctx, r.data, m, to)
+func (r *Resource[M, P]) dial(ctx context.Context, m ResolvedSSH, to Purpose) (Host, error) {
+	return DialHost(ctx, r.data, m, to)
 }
 
-// DialPooled gets the pool's client for a resolved connection, for the
-// purpose; the engine's error stays as it is.
-func DialPooled(ctx context.Context, data *ProviderData, m ResolvedSSH, to Purpose) (*remote.Client, error) {
+// DialHost gets the host a resolved connection reaches through the
+// provider's dialer, for the purpose; the engine's error stays as it is.
+func DialHost(ctx context.Context, data *ProviderData, m ResolvedSSH, to Purpose) (Host, error) {
 	if len(m.Unknown) > 0 {
 		return nil, internalError{"Connection Not Known", "ssh." + strings.Join(m.Unknown, ", ssh.") +
 			" is still unknown. This is always a bug in the provider."}
@@ -233,10 +233,7 @@ func DialPooled(ctx context.Context, data *ProviderData, m ResolvedSSH, to Purpo
 	if data == nil {
 		return nil, internalError{"Provider Not Configured", "The provider was not configured. This is always a bug in the provider."}
 	}
-	if to == ToRead {
-		return data.pool.GetForRead(ctx, m.Config)
-	}
-	return data.pool.Get(ctx, m.Config)
+	return data.dial(ctx, m.Config, to)
 }
 
 // Unreachable is the warning of a read that gave up on a host that does
@@ -332,7 +329,7 @@ func changesStateOnly(plan, prior tftypes.Value) bool {
 
 // readHost lets a HostReader model read its host, and renders it again
 // from what it read; for other models out, what they rendered, stands.
-func (r *Resource[M, P]) readHost(ctx context.Context, client *remote.Client, model, config *M, out Rendered) (Rendered, diag.Diagnostics) {
+func (r *Resource[M, P]) readHost(ctx context.Context, client Host, model, config *M, out Rendered) (Rendered, diag.Diagnostics) {
 	reader, ok := any(P(model)).(HostReader)
 	if !ok {
 		return out, nil

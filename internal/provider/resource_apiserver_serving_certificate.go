@@ -258,7 +258,7 @@ func (r *apiserverServingCertificateResource) Schema(ctx context.Context, _ reso
 
 // WatchHost reads the validity of the certificate on the node, and its
 // CA's end, at every refresh.
-func (m *servingCertificateModel) WatchHost(ctx context.Context, c *remote.Client, _ string) diag.Diagnostics {
+func (m *servingCertificateModel) WatchHost(ctx context.Context, c hostres.Host, _ string) diag.Diagnostics {
 	m.readValidity(ctx, c)
 	// What the certificate must have includes the SANs it keeps, as read
 	// now: the refresh's digest of the host says the same.
@@ -270,7 +270,7 @@ func (m *servingCertificateModel) WatchHost(ctx context.Context, c *remote.Clien
 
 // WatchApplied reads the validity of the certificate the apply left, where
 // the plan did not know it.
-func (m *servingCertificateModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
+func (m *servingCertificateModel) WatchApplied(ctx context.Context, c hostres.Host) diag.Diagnostics {
 	liveSANs := m.LiveSANs // null after a create (CheckChange)
 	switch {
 	case !m.NotAfter.IsUnknown() && !m.NotBefore.IsUnknown() && !m.CANotAfter.IsUnknown() && !m.LiveSANs.IsUnknown():
@@ -289,7 +289,7 @@ func (m *servingCertificateModel) WatchApplied(ctx context.Context, c *remote.Cl
 // readValidity sets not_before, not_after, live_sans and ca_not_after
 // from the node: null where a certificate is missing or does not parse
 // (the refresh's drift says why).
-func (m *servingCertificateModel) readValidity(ctx context.Context, c *remote.Client) {
+func (m *servingCertificateModel) readValidity(ctx context.Context, c hostres.Host) {
 	read := func(path types.String) *x509.Certificate {
 		text, err := c.ReadFile(ctx, path.ValueString())
 		if err != nil {

@@ -326,7 +326,7 @@ func (v endpointValues) object(diags *diag.Diagnostics) types.Object {
 // cluster is a connection to the apiserver from the node.
 type cluster struct {
 	api    *kubeconfig.APIClient
-	client *remote.Client
+	client hostres.Host
 	log    clusterconfig.Logger
 }
 
@@ -350,7 +350,7 @@ func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointCon
 	}
 	host := resolved.Config.Address()
 	tflog.Debug(ctx, "connecting to the control-plane node", map[string]any{"host": host})
-	client, err := hostres.DialPooled(ctx, r.data, resolved, to)
+	client, err := hostres.DialHost(ctx, r.data, resolved, to)
 	if to == hostres.ToRead && remote.Unreachable(err) {
 		return nil, diags, err
 	}

@@ -258,14 +258,14 @@ func (m *haproxyConfigModel) serviceText() (name, summary, reload string) {
 	return m.serviceTextOfKind(haproxyKind)
 }
 
-func (m *haproxyConfigModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
+func (m *haproxyConfigModel) ReadHost(ctx context.Context, c hostres.Host, destroying bool) error {
 	return readService(ctx, c, destroying, m)
 }
 
-func (m *haproxyConfigModel) WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
+func (m *haproxyConfigModel) WatchHost(ctx context.Context, c hostres.Host, id string) diag.Diagnostics {
 	return watchService(ctx, c, id, m)
 }
 
-func (m *haproxyConfigModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
+func (m *haproxyConfigModel) WatchApplied(ctx context.Context, c hostres.Host) diag.Diagnostics {
 	return serviceApplied(ctx, c, m.ID.ValueString(), m)
 }

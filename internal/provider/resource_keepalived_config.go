@@ -272,18 +272,18 @@ func (m *keepalivedConfigModel) checksVIP() bool { return m.Nodes != nil && m.ch
 
 func (m *keepalivedConfigModel) claimPath() string { return m.ConfigPath.ValueString() }
 
-func (m *keepalivedConfigModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
+func (m *keepalivedConfigModel) ReadHost(ctx context.Context, c hostres.Host, destroying bool) error {
 	if err := readVIP(ctx, c, destroying, m); err != nil {
 		return err
 	}
 	return readService(ctx, c, destroying, m)
 }
 
-func (m *keepalivedConfigModel) WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
+func (m *keepalivedConfigModel) WatchHost(ctx context.Context, c hostres.Host, id string) diag.Diagnostics {
 	return append(watchVIP(ctx, c, id, m), watchService(ctx, c, id, m)...)
 }
 
-func (m *keepalivedConfigModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
+func (m *keepalivedConfigModel) WatchApplied(ctx context.Context, c hostres.Host) diag.Diagnostics {
 	return serviceApplied(ctx, c, m.ID.ValueString(), m)
 }
 

@@ -363,11 +363,11 @@ func (m *kubeVIPModel) checksVIP() bool {
 
 func (m *kubeVIPModel) claimPath() string { return m.ManifestPath.ValueString() }
 
-func (m *kubeVIPModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
+func (m *kubeVIPModel) ReadHost(ctx context.Context, c hostres.Host, destroying bool) error {
 	return readVIP(ctx, c, destroying, m)
 }
 
-func (m *kubeVIPModel) WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
+func (m *kubeVIPModel) WatchHost(ctx context.Context, c hostres.Host, id string) diag.Diagnostics {
 	return watchVIP(ctx, c, id, m)
 }
 

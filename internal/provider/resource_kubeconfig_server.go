@@ -350,7 +350,7 @@ func (m *kubeconfigServerModel) checkTimeout() time.Duration {
 // which kubeconfigs a change touches. A kubeconfig that is gone has none.
 // A destroy also checks, as the change itself would, each kubeconfig with
 // its recorded servers put back: one that would not work is kept.
-func (m *kubeconfigServerModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
+func (m *kubeconfigServerModel) ReadHost(ctx context.Context, c hostres.Host, destroying bool) error {
 	m.found = map[string]map[string]kubeconfig.Endpoint{}
 	m.keptOnDestroy = map[string]error{}
 	var recorded, recordedTLS map[string]map[string]string
@@ -604,7 +604,7 @@ func clustersState(values map[string]string, field string) string {
 // restarts the recorded servers during the check (kha restarts the
 // kubelet only after it): a name the node does not resolve, or a port
 // nobody listens on, ends it at once.
-func (e *kubeconfigEdit) wouldWorkUndone(ctx context.Context, c *remote.Client, current []byte) error {
+func (e *kubeconfigEdit) wouldWorkUndone(ctx context.Context, c hostres.Host, current []byte) error {
 	if e.checkTimeout == 0 {
 		return nil
 	}
@@ -612,7 +612,7 @@ func (e *kubeconfigEdit) wouldWorkUndone(ctx context.Context, c *remote.Client, 
 	if err != nil || bytes.Equal(undone, current) {
 		return err
 	}
-	return kubeconfigCheck{content: undone, cluster: e.cluster, timeout: e.checkTimeout, expect: kubeconfig.Steady}.Verify(ctx, c)
+	return kubeconfigCheck{content: undone, cluster: e.cluster, timeout: e.checkTimeout, expect: kubeconfig.Steady}.probe(ctx, c)
 }
 
 // Check is the check of a change: before the new content replaces the
@@ -636,10 +636,14 @@ type kubeconfigCheck struct {
 	expect  kubeconfig.Expect
 }
 
-func (k kubeconfigCheck) Verify(ctx context.Context, c *remote.Client) error {
+func (k kubeconfigCheck) Verify(ctx context.Context, c *remote.Client) error { return k.probe(ctx, c) }
+
+// probe is Verify from any host the lifecycle hands a hook (a destroy's
+// check runs in ReadHost).
+func (k kubeconfigCheck) probe(ctx context.Context, h hostres.Host) error {
 	ctx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
-	return kubeconfig.ProbeExpecting(ctx, k.expect, k.content, k.cluster, c.ReadFile, c.DialTCP)
+	return kubeconfig.ProbeExpecting(ctx, k.expect, k.content, k.cluster, h.ReadFile, h.DialTCP)
 }
 
 // ImportState takes host:port:path, several paths separated by commas.

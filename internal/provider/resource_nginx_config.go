@@ -142,14 +142,14 @@ func (m *nginxConfigModel) serviceText() (name, summary, reload string) {
 	return m.serviceTextOfKind(nginxKind)
 }
 
-func (m *nginxConfigModel) ReadHost(ctx context.Context, c *remote.Client, destroying bool) error {
+func (m *nginxConfigModel) ReadHost(ctx context.Context, c hostres.Host, destroying bool) error {
 	return readService(ctx, c, destroying, m)
 }
 
-func (m *nginxConfigModel) WatchHost(ctx context.Context, c *remote.Client, id string) diag.Diagnostics {
+func (m *nginxConfigModel) WatchHost(ctx context.Context, c hostres.Host, id string) diag.Diagnostics {
 	return watchService(ctx, c, id, m)
 }
 
-func (m *nginxConfigModel) WatchApplied(ctx context.Context, c *remote.Client) diag.Diagnostics {
+func (m *nginxConfigModel) WatchApplied(ctx context.Context, c hostres.Host) diag.Diagnostics {
 	return serviceApplied(ctx, c, m.ID.ValueString(), m)
 }

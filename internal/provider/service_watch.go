@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
@@ -62,7 +63,7 @@ func planUnwatched(m watchedService) {
 
 // readService is a watchedService's HostReader: before an apply it asks
 // whether the service runs, so that the apply starts one that stopped.
-func readService(ctx context.Context, c *remote.Client, destroying bool, m watchedService) error {
+func readService(ctx context.Context, c hostres.Host, destroying bool, m watchedService) error {
 	s, ok := m.service()
 	if destroying || !ok {
 		return nil
@@ -77,7 +78,7 @@ func readService(ctx context.Context, c *remote.Client, destroying bool, m watch
 
 // watchService is a watchedService's HostWatcher: at every refresh it asks
 // whether the service runs (service_running), and warns when it does not.
-func watchService(ctx context.Context, c *remote.Client, id string, m watchedService) diag.Diagnostics {
+func watchService(ctx context.Context, c hostres.Host, id string, m watchedService) diag.Diagnostics {
 	var diags diag.Diagnostics
 	w := m.watchedService()
 	w.ServiceRunning = types.BoolNull()
@@ -105,7 +106,7 @@ func watchService(ctx context.Context, c *remote.Client, id string, m watchedSer
 
 // serviceApplied fills service_running after an apply that the plan left
 // it unknown for, and warns when the reload command did not start it.
-func serviceApplied(ctx context.Context, c *remote.Client, id string, m watchedService) diag.Diagnostics {
+func serviceApplied(ctx context.Context, c hostres.Host, id string, m watchedService) diag.Diagnostics {
 	w := m.watchedService()
 	if !w.ServiceRunning.IsUnknown() {
 		return nil

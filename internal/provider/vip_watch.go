@@ -11,8 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/problem"
-	"github.com/kha/terraform-provider-kha/internal/remote"
 	"github.com/kha/terraform-provider-kha/internal/vipcheck"
 )
 
@@ -45,7 +45,7 @@ type vipClaimer interface {
 // claims the VIP, it asks the node who answers for it (check_vip), and,
 // where another host does, reads the file that claims it;
 // vipWatch.problems then reads the answer.
-func readVIP(ctx context.Context, c *remote.Client, destroying bool, m vipClaimer) error {
+func readVIP(ctx context.Context, c hostres.Host, destroying bool, m vipClaimer) error {
 	if destroying || !m.checksVIP() {
 		return nil
 	}
@@ -66,7 +66,7 @@ func readVIP(ctx context.Context, c *remote.Client, destroying bool, m vipClaime
 
 // watchVIP is a vipClaimer's HostWatcher: at every refresh it asks the
 // node who holds the VIP (vip_holders), and warns unless one node does.
-func watchVIP(ctx context.Context, c *remote.Client, id string, m vipClaimer) diag.Diagnostics {
+func watchVIP(ctx context.Context, c hostres.Host, id string, m vipClaimer) diag.Diagnostics {
 	var diags diag.Diagnostics
 	w := m.watched()
 	w.VIPHolders = types.ListNull(types.StringType)
@@ -102,7 +102,7 @@ func (w *vipWatch) watched() *vipWatch { return w }
 func (w *vipWatch) checkOn() bool { return w.CheckVIP.IsNull() || w.CheckVIP.ValueBool() }
 
 // see asks the node what it sees of the VIP.
-func see(ctx context.Context, c *remote.Client, check vipcheck.Check) (vipcheck.Sight, error) {
+func see(ctx context.Context, c hostres.Host, check vipcheck.Check) (vipcheck.Sight, error) {
 	probed := check.Probed()
 	return c.SeeVIP(ctx, probed[0], check.Interface, probed[1:])
 }
