@@ -295,7 +295,8 @@ func (run *applyRun[M, P]) finish(ctx context.Context, private privateSetter) {
 // succeeded, else (c nil) as null.
 func (run *applyRun[M, P]) setPlanned(ctx context.Context, c Host) {
 	if watcher, ok := any(P(&run.plan)).(AppliedWatcher); ok {
-		if run.diags.Append(watcher.WatchApplied(ctx, c)...); run.diags.HasError() {
+		d := watcher.WatchApplied(ctx, c)
+		if run.diags.Append(d...); d.HasError() {
 			return
 		}
 	}

@@ -587,3 +587,31 @@ func TestLifecycle_upgradesAnUnversionedState(t *testing.T) {
 		t.Errorf("upgraded to %v", state)
 	}
 }
+
+// A create that put some of its files before another failed keeps a
+// (tainted) state of them, with the claim they carry on the host, so that
+// Terraform replaces the resource at the next apply (destroy, then
+// create). For a model that watches what it applied (AppliedWatcher:
+// kha_haproxy_config, kha_nginx_config, kha_keepalived_config), setPlanned
+// returns before it sets the state whenever the apply's diagnostics hold
+// an error already, which after a failed file they always do: no state is
+// kept, and the next create, with a new claim, is refused the files the
+// lost one claimed ("managed by another kha resource").
+func TestLifecycle_failedCreateKeepsAStateOfWhatItPut(t *testing.T) {
+	l := newLab(t)
+	h := l.host(labHost)
+	h.commands["lab-check b"] = exits1
+	in := l.instance()
+	config := twoFiles("a1\n", "b1\n")
+	config.Files[1].ValidateCommand = "lab-check b"
+	if diags := l.apply(in, config); diags.find(tfprotov6.DiagnosticSeverityError, "Applying File Failed") == nil {
+		t.Fatalf("want the validate's failure:%s", diags)
+	}
+	if in.state.IsNull() {
+		t.Errorf("no state of %s, which the host has with the resource's claim %q", pathA, h.records[pathA].claim)
+	} else {
+		noErrors(t, l.apply(in, nil)) // the replacement's destroy
+	}
+	delete(h.commands, "lab-check b")
+	noErrors(t, l.apply(in, config))
+}
