@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/mod/semver"
+
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
 	"github.com/kha/terraform-provider-kha/internal/problem"
 )
@@ -25,14 +27,17 @@ const (
 	BGP Mode = "bgp"
 )
 
-// Defaults, as kubespray has them.
+// Defaults, as kubespray has them but for the Lease's timings.
 const (
-	DefaultImage            = "ghcr.io/kube-vip/kube-vip:v1.0.3"
-	DefaultIPTablesImage    = "ghcr.io/kube-vip/kube-vip-iptables:v1.0.3"
-	DefaultLeaseName        = "plndr-cp-lock"
-	DefaultLeaseDuration    = 5
-	DefaultRenewDeadline    = 3
-	DefaultRetryPeriod      = 1
+	DefaultImage         = "ghcr.io/kube-vip/kube-vip:v1.0.3"
+	DefaultIPTablesImage = "ghcr.io/kube-vip/kube-vip-iptables:v1.0.3"
+	DefaultLeaseName     = "plndr-cp-lock"
+	// The Lease's timings (seconds) are client-go's, which kube-vip took
+	// in 1.1 (kube-vip#1429) and the control plane's own leader elections
+	// use: kubespray's 5, 3 and 1 gave the VIP up when etcd was slow.
+	DefaultLeaseDuration    = 15
+	DefaultRenewDeadline    = 10
+	DefaultRetryPeriod      = 2
 	DefaultBGPAS            = 65000
 	DefaultDNSMode          = "first"
 	DefaultForwardingMethod = "local"
@@ -196,10 +201,27 @@ func (s Spec) Validate() problem.Problems {
 	if !problem.IsIdentifier(s.LeaseName) {
 		ps.Errorf(problem.Root("leader_election").At("lease_name"), "Invalid lease name", "%q is not a Lease name.", s.LeaseName)
 	}
-	if !(s.RetryPeriod < s.RenewDeadline && s.RenewDeadline < s.LeaseDuration) {
-		ps.Errorf(problem.Root("leader_election"), "Inconsistent lease timings",
-			"need retry_period < renew_deadline < lease_duration (kubespray: 1, 3, 5 seconds); got %d, %d, %d.",
-			s.RetryPeriod, s.RenewDeadline, s.LeaseDuration)
+	switch le := problem.Root("leader_election"); {
+	case !(s.RetryPeriod < s.RenewDeadline && s.RenewDeadline < s.LeaseDuration):
+		ps.Errorf(le, "Inconsistent lease timings",
+			"need retry_period < renew_deadline < lease_duration (the defaults: %d, %d, %d seconds); got %d, %d, %d.",
+			DefaultRetryPeriod, DefaultRenewDeadline, DefaultLeaseDuration, s.RetryPeriod, s.RenewDeadline, s.LeaseDuration)
+	case 5*s.RenewDeadline <= 6*s.RetryPeriod:
+		// client-go's leader election refuses these, and kube-vip exits.
+		ps.Errorf(le.At("renew_deadline"), "Inconsistent lease timings",
+			"renew_deadline is %d s, which client-go needs above 1.2 × retry_period (%d s, with its jitter): kube-vip would "+
+				"exit at every start. Raise renew_deadline or lower retry_period.", s.RenewDeadline, s.RetryPeriod)
+	case s.Mode == ARP && s.RenewDeadline < DefaultRenewDeadline:
+		// The default held the VIP through every stall of etcd the
+		// end-to-end test made; kubespray's shorter one did not.
+		ps.Warnf(le.At("renew_deadline"), "Lease timings that move the VIP when etcd is slow",
+			"renew_deadline is %d s: kube-vip gives the VIP up whenever one renewal of its Lease takes that long, and a slow "+
+				"etcd (a slow disk, a defragmentation, an election) makes a write take seconds. kha's end-to-end test measured "+
+				"it: with etcd's leader stalling 2 s at a time, kubespray's 5, 3 and 1 s let the VIP go once in 40 s (no node "+
+				"held it for about 2 s), and the defaults (%d, %d, %d s, client-go's, which the control plane's own leader elections use) "+
+				"held it. Shorter timings move the VIP sooner when its holder dies (7 to 9 s at 5, 3 and 1 s, against 16 to "+
+				"22 s at the defaults): keep them only where etcd never stalls, or remove leader_election.",
+			s.RenewDeadline, DefaultLeaseDuration, DefaultRenewDeadline, DefaultRetryPeriod)
 	}
 	switch s.Mode {
 	case ARP:
@@ -243,10 +265,34 @@ func (s Spec) Validate() problem.Problems {
 			"local_apiserver_address is the VIP %s: kube-vip would renew its Lease through the address it holds, so the VIP would stay "+
 				"on a node whose apiserver is down. Use 127.0.0.1, or the node's own address.", s.Address)
 	}
+	if why := misbehaves(s.Image, err != nil); why != "" {
+		ps.Errorf(problem.Root("image"), "kube-vip release known to misbehave", "%s", why)
+	}
 	if !path.IsAbs(s.Kubeconfig) || path.Clean(s.Kubeconfig) != s.Kubeconfig || strings.ContainsAny(s.Kubeconfig, "\"\\\n\r\t") {
 		ps.Errorf(problem.Root("kubeconfig_path"), "Invalid kubeconfig path", "%q is not a clean absolute path.", s.Kubeconfig)
 	}
 	return ps
+}
+
+// misbehaves says why the kube-vip release image names fails the control
+// plane's VIP as kha runs it ("" for none kha knows of). dnsAddress is an
+// address that is a DNS name. An image kha cannot tell the release of (a
+// digest alone, another repository name) passes.
+func misbehaves(image string, dnsAddress bool) string {
+	ref, _, _ := strings.Cut(image, "@")
+	name, tag, found := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":")
+	if !found || (name != "kube-vip" && name != "kube-vip-iptables") || !semver.IsValid(tag) {
+		return ""
+	}
+	switch {
+	case semver.Compare(tag, "v1.1.0-rc.0") >= 0 && semver.Compare(tag, "v1.2.0") <= 0:
+		return fmt.Sprintf("kube-vip %s hangs on the node that wins the Lease when adding the VIP fails (kube-vip#1590): it keeps "+
+			"renewing the Lease and never serves the VIP, so no other node takes it over. Use v1.2.1 or later, or v1.0.4.", tag)
+	case tag == "v1.2.2" && dnsAddress:
+		return "kube-vip v1.2.2 loses a VIP given as a DNS name about a minute after its election and keeps the Lease (kube-vip#1655). " +
+			"Use v1.2.3 or later, or v1.2.1."
+	}
+	return ""
 }
 
 func validAS(as int64) bool { return as >= 1 && as <= 4294967295 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kha/terraform-provider-kha/internal/problem"
 	"github.com/kha/terraform-provider-kha/internal/testhost"
 )
 
@@ -29,8 +30,10 @@ func TestKubesprayDefaults(t *testing.T) {
 		"vip_arp": "true", "port": "6443", "vip_nodename": "cp1", "vip_interface": "eth0", "vip_subnet": "32",
 		"dns_mode": "first", "cp_enable": "true", "cp_namespace": "kube-system", "vip_ddns": "false",
 		"svc_enable": "false", "vip_leaderelection": "true", "vip_leasename": "plndr-cp-lock",
-		"vip_leaseduration": "5", "vip_renewdeadline": "3", "vip_retryperiod": "1", "address": "10.0.0.100",
+		"vip_leaseduration": "15", "vip_renewdeadline": "10", "vip_retryperiod": "2", "address": "10.0.0.100",
 	}
+	// Unlike kubespray (5, 3 and 1 s), kha's Lease timings are client-go's,
+	// which kept the VIP through the end-to-end test's slow etcd.
 	got := envOf(pod)
 	for k, v := range want {
 		if got[k] != v {
@@ -146,7 +149,8 @@ func TestValidate(t *testing.T) {
 		{"upper-case node name", func(s *Spec) { s.NodeName = "CP1" }, "node_name"},
 		{"interface with a space", func(s *Spec) { s.Interface = "eth 0" }, "interface"},
 		{"prefix too long", func(s *Spec) { s.Subnet = 33 }, "subnet"},
-		{"renew deadline beyond the lease", func(s *Spec) { s.RenewDeadline = 9 }, "leader_election"},
+		{"renew deadline beyond the lease", func(s *Spec) { s.RenewDeadline = 16 }, "leader_election"},
+		{"renew deadline within client-go's jitter", func(s *Spec) { s.LeaseDuration, s.RenewDeadline, s.RetryPeriod = 20, 6, 5 }, "leader_election.renew_deadline"},
 		{"BGP without peers", func(s *Spec) { s.Mode = BGP; s.BGPRouterID = "10.0.0.11" }, "bgp.peers"},
 		{"BGP router ID not IPv4", func(s *Spec) {
 			s.Mode, s.BGPRouterID, s.BGPPeers = BGP, "fd00::1", []Peer{{Address: "10.0.0.1", AS: 65001}}
@@ -174,6 +178,73 @@ func TestValidate(t *testing.T) {
 			}
 			if _, err := Render(s); err == nil {
 				t.Error("Render accepted an invalid spec")
+			}
+		})
+	}
+}
+
+// TestLeaseTimingsThatFlap: a renew deadline under the default warns in
+// ARP mode, naming the measurement and the trade; the defaults, longer
+// ones and BGP mode (no Lease) say nothing.
+func TestLeaseTimingsThatFlap(t *testing.T) {
+	t.Parallel()
+	kubespray := Spec{NodeName: "cp1", Address: "10.0.0.100", LeaseDuration: 5, RenewDeadline: 3, RetryPeriod: 1}
+	ps := kubespray.Validate()
+	if len(ps) != 1 || ps[0].Severity != problem.Warning || ps[0].Path.String() != "leader_election.renew_deadline" ||
+		!strings.Contains(ps[0].Detail, "renew_deadline is 3 s") || !strings.Contains(ps[0].Detail, "(15, 10, 2 s") {
+		t.Fatalf("kubespray's timings: %v, want one warning at leader_election.renew_deadline", ps)
+	}
+	if _, err := Render(kubespray); err != nil {
+		t.Errorf("a warning refused the render: %v", err)
+	}
+	for name, s := range map[string]Spec{
+		"defaults": {NodeName: "cp1", Address: "10.0.0.100"},
+		"longer":   {NodeName: "cp1", Address: "10.0.0.100", LeaseDuration: 30, RenewDeadline: 20, RetryPeriod: 4},
+		"bgp": {NodeName: "cp1", Address: "10.0.0.100", Mode: BGP, BGPRouterID: "10.0.0.11", BGPPeers: []Peer{{Address: "10.0.0.1", AS: 65001}},
+			LeaseDuration: 5, RenewDeadline: 3, RetryPeriod: 1},
+	} {
+		if ps := s.Validate(); len(ps) != 0 {
+			t.Errorf("%s: %v", name, ps)
+		}
+	}
+}
+
+// TestKnownBadReleases: the releases kube-vip's own issues show failing a
+// control-plane VIP are refused at the image attribute; their neighbours,
+// other repositories and digests pass.
+func TestKnownBadReleases(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		image, address string
+		refused        string // the issue the error names; "" when accepted
+	}{
+		{DefaultImage, "10.0.0.100", ""},
+		{DefaultIPTablesImage, "10.0.0.100", ""},
+		{"ghcr.io/kube-vip/kube-vip:v1.0.4", "10.0.0.100", ""},
+		{"ghcr.io/kube-vip/kube-vip:v1.1.0-rc.0", "10.0.0.100", "kube-vip#1590"},
+		{"ghcr.io/kube-vip/kube-vip:v1.1.0", "10.0.0.100", "kube-vip#1590"},
+		{"registry.internal:5000/mirror/kube-vip-iptables:v1.1.2", "10.0.0.100", "kube-vip#1590"},
+		{"ghcr.io/kube-vip/kube-vip:v1.2.0-rc.0", "10.0.0.100", "kube-vip#1590"},
+		{"ghcr.io/kube-vip/kube-vip:v1.2.0@sha256:0123", "10.0.0.100", "kube-vip#1590"},
+		{"ghcr.io/kube-vip/kube-vip:v1.2.1", "10.0.0.100", ""},
+		{"ghcr.io/kube-vip/kube-vip:v1.2.2", "10.0.0.100", ""},
+		{"ghcr.io/kube-vip/kube-vip:v1.2.2", "vip.example.com", "kube-vip#1655"},
+		{"ghcr.io/kube-vip/kube-vip:v1.2.3", "vip.example.com", ""},
+		{"ghcr.io/kube-vip/kube-vip@sha256:0123", "10.0.0.100", ""},
+		{"example.com/other/vip:v1.2.0", "10.0.0.100", ""},
+		{"ghcr.io/kube-vip/kube-vip:latest", "10.0.0.100", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.image+" "+tc.address, func(t *testing.T) {
+			ps := Spec{NodeName: "cp1", Address: tc.address, Image: tc.image}.Validate()
+			if tc.refused == "" {
+				if len(ps) != 0 {
+					t.Fatalf("refused: %v", ps)
+				}
+				return
+			}
+			if len(ps) != 1 || ps[0].Path.String() != "image" || !strings.Contains(ps[0].Detail, tc.refused) {
+				t.Fatalf("problems %v, want one error at image naming %s", ps, tc.refused)
 			}
 		})
 	}

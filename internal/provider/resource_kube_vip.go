@@ -111,9 +111,9 @@ func (m *kubeVIPModel) Fields() *hostres.Common { return &m.Common }
 var asValidator = []validator.Int64{int64validator.Between(1, 4294967295)}
 
 func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	seconds := func(what string, dflt int) schema.Int64Attribute {
+	seconds := func(what string, dflt, kubespray int) schema.Int64Attribute {
 		return schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 3600)},
-			MarkdownDescription: what + " in seconds. Default `" + strconv.Itoa(dflt) + "`, as kubespray."}
+			MarkdownDescription: fmt.Sprintf("%s in seconds. Default `%d` (kubespray's: `%d`).", what, dflt, kubespray)}
 	}
 	attrs := map[string]schema.Attribute{
 		"node_name": schema.StringAttribute{Required: true,
@@ -140,19 +140,26 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				"hung, cut off from etcd, so it cannot write the Lease), kube-vip drops the VIP within `retry_period` + " +
 				"2 × `renew_deadline` of its last renewal (it tries to release the Lease first), and another node takes it once the Lease has expired, `lease_duration` " +
 				"after the last renewal it saw, polling every `retry_period` with client-go's jitter (up to 2.2 times it): " +
-				"within `lease_duration` + 4.4 × `retry_period` (under 10 s at the defaults; the end-to-end test measures it " +
-				"with the holder's apiserver stopped). When the holder's node drops off the network, the others read the Lease " +
+				"within `lease_duration` + 4.4 × `retry_period` (23.8 s at the defaults; the end-to-end test measures it " +
+				"with the holder's apiserver stopped: 21.6 s). When the holder's node drops off the network, the others read the Lease " +
 				"through their own apiservers. Where each apiserver uses its own etcd member (kubeadm's stacked etcd) that is " +
-				"the same bound, plus etcd's election where the lost node also led etcd (measured 4.8–7.2 s, and 5.2–9.4 s " +
-				"with etcd's leader lost); it is about 15 s where each apiserver lists every member, since a read that lands on the lost member waits out kube-vip's 10 s client timeout (guide " +
-				"\"Choosing a highly available design\"). An apiserver that still writes the Lease but fails `/readyz` for " +
-				"another reason keeps the VIP: kube-vip's own health check works in BGP mode only (kube-vip#1787).",
+				"the same bound, plus etcd's election where the lost node also led etcd (measured 16.2–17.4 s at the defaults); " +
+				"where each apiserver lists every member, a read that lands on the lost member waits out kube-vip's 10 s client " +
+				"timeout first (guide \"Choosing a highly available design\"). An apiserver that still writes the Lease but fails `/readyz` for " +
+				"another reason keeps the VIP: kube-vip's own health check works in BGP mode only (kube-vip#1787).\n\n" +
+				"Unlike kubespray (5, 3 and 1 s), kha's defaults are client-go's 15, 10 and 2 s, kube-vip's own since 1.1 " +
+				"(kube-vip#1429) and those of the control plane's own leader elections: kube-vip gives the VIP up whenever one " +
+				"renewal takes `renew_deadline`, and with etcd's leader stalling 2 s at a time (Lease writes up to 4.4 s) " +
+				"the end-to-end test saw kubespray's timings let the VIP go while the defaults held it. The price is a slower " +
+				"move when the holder dies (7–9 s at kubespray's timings, 16–22 s at the defaults); a `renew_deadline` under " +
+				"the default warns at plan. client-go refuses a `renew_deadline` that is not above 1.2 × `retry_period` (its jitter), " +
+				"and so does kha.",
 			Attributes: map[string]schema.Attribute{
 				"lease_name": schema.StringAttribute{Optional: true,
 					MarkdownDescription: "Default `" + kubevip.DefaultLeaseName + "`, as kubespray."},
-				"lease_duration": seconds("How long a Lease lasts", kubevip.DefaultLeaseDuration),
-				"renew_deadline": seconds("How long the holder keeps trying to renew", kubevip.DefaultRenewDeadline),
-				"retry_period":   seconds("The time between tries", kubevip.DefaultRetryPeriod),
+				"lease_duration": seconds("How long a Lease lasts", kubevip.DefaultLeaseDuration, 5),
+				"renew_deadline": seconds("How long the holder keeps trying to renew", kubevip.DefaultRenewDeadline, 3),
+				"retry_period":   seconds("The time between tries", kubevip.DefaultRetryPeriod, 1),
 			}},
 		"bgp": schema.SingleNestedAttribute{Optional: true,
 			MarkdownDescription: "BGP settings of `bgp` mode. Unlike kubespray, peers take no password: it would land in the " +
@@ -187,7 +194,13 @@ func (r *kubeVIPResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		"ddns": schema.BoolAttribute{Optional: true, MarkdownDescription: "Get the VIP by DHCP (`vip_ddns`). Default `false`."},
 		"image": schema.StringAttribute{Optional: true, Validators: []validator.String{imageValidator()},
 			MarkdownDescription: "Default `" + kubevip.DefaultImage + "` (kubespray's). kha's end-to-end test runs kube-vip " +
-				"v1.0.0, built from its source, with this manifest's environment."},
+				"v1.0.0, built from its source, with this manifest's environment. Refused, by the tag of an image named " +
+				"`kube-vip` or `kube-vip-iptables` (a digest alone is not checked): v1.1.0 to v1.2.0, whose node that wins " +
+				"the Lease hangs when adding the VIP fails, keeping the Lease without serving the VIP (kube-vip#1590, fixed " +
+				"in v1.2.1); and v1.2.2 with a DNS name as `address`, which loses the VIP a minute after its election and " +
+				"keeps the Lease (kube-vip#1655, fixed in v1.2.3). kube-vip v1.2.2 also reads its kubeconfig's server as " +
+				"it is where nothing says otherwise (fixed in v1.2.3); kha's manifest says `kubernetes_addr`, so that one " +
+				"does not reach kha's pods."},
 		"bootstrap": schema.BoolAttribute{Optional: true,
 			Validators: []validator.Bool{boolvalidator.ConflictsWith(path.MatchRoot("kubeconfig_path"))},
 			MarkdownDescription: "Set on the first control-plane node for the apply before `kubeadm init`, and unset after: kube-vip " +

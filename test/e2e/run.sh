@@ -32,7 +32,9 @@
 #      another host holds the VIP (check_vip); one holder of a second VIP,
 #      which every node names in vip_holders, and which moves when its
 #      kube-vip stops, its node drops off the network (holding the VIP
-#      only, and leading etcd too) or its apiserver stops answering;
+#      only, and leading etcd too) or its apiserver stops answering, and
+#      which stays put while etcd's leader stalls 2 s at a time (each at
+#      kha's Lease timings, or at each of KUBE_VIP_TIMINGS, with a table);
 #   7. h3 leaves the control plane: drained (no load balancer names it)
 #      and then removed, two applies with 0 failed requests; its apiserver
 #      then dies under load unseen, and its etcd member goes;
@@ -826,6 +828,7 @@ kube_vip_run() {
      wait
      sleep 1
    done) &
+  echo $! > "$T/kube-vip-loop-h$i.pid"
   disown
 }
 # The pod may be between two restarts (kube-vip exits when it loses its
@@ -838,8 +841,8 @@ cp_vip_holders() { # N...: those of h<N> that have the VIP, space-separated
   echo "${out[*]}"
 }
 cp_vip_wait() { # "N..." [hN]: wait until exactly one of h<N>, not hN, has the VIP; prints ms since $t0 and the holder
-  local holders
-  for _ in $(seq 1 3000); do
+  local holders deadline=$((SECONDS + 60))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     holders=$(cp_vip_holders $1)
     [ "$(wc -w <<< "$holders")" = 1 ] && [ "$holders" != "${2:-}" ] && break
     sleep 0.01
@@ -881,24 +884,23 @@ for i in 1 2 3; do
 done
 flat "$T/kube-vip-apply.log" | grep -q 'VIP Held by' && { cat "$T/kube-vip-apply.log"; fail "kube-vip: a refresh warned of the VIP's holders"; }
 echo "  vip_holders on h1-h3 after a refresh: $holder"
-t0=$(date +%s%N); kube_vip_stop "${holder#h}"
-r=$(cp_vip_wait "1 2 3" "$holder")
-read -r ms next <<< "$r"
-cp_vip_serves "$next" || fail "kube-vip: the VIP does not serve on $next"
-echo "  $holder's kube-vip stopped (as for an upgrade): the VIP is on $next alone after $ms ms"
-kube_vip_run "${holder#h}"
+# The faults below run at kha's default Lease timings, or at each of
+# KUBE_VIP_TIMINGS ("duration/renew/retry ...", seconds) to compare them;
+# a table of what each took closes the stage.
+others() { for i in 1 2 3; do [ "$i" = "$1" ] || printf '%s ' "$i"; done; } # N: h1-h3 but h<N>, by number
+# After a fault the cluster settles: the node that came back catches up.
+settle() { for i in 1 2 3; do wait_ready "h$i" https://127.0.0.1:6443; done; sleep 3; }
 # A node that holds the VIP drops off the network. The others take the VIP
 # once they find the Lease expired: client-go counts lease_duration from the
 # read that first saw the last renewal, and reads every retry_period with a
 # jitter of up to 1.2 times it, so it sees the last renewal up to 2.2
 # retry_period late and finds the expiry up to 2.2 retry_period late again:
-# lease_duration + 4.4 retry_period, 9.4 s at kha's defaults. Where the node
-# also led etcd, the Lease write waits for etcd's next leader too, up to two
-# election timeouts (2.5 s here). Each bound has 2 s for the scheduling
-# delays of a shared 2-core machine.
-others() { for i in 1 2 3; do [ "$i" = "$1" ] || printf '%s ' "$i"; done; } # N: h1-h3 but h<N>, by number
-vip_drop_off() { # N BOUND-MS WHAT: h<N>, the VIP's holder, drops off the network; sets holder to the next one
-  local rest r ms serving etcd_ms poller
+# lease_duration + 4.4 retry_period. Where the node also led etcd, the Lease
+# write waits for etcd's next leader too, up to two election timeouts
+# (5 s here). Each bound has 2 s for the scheduling delays of a shared
+# 2-core machine.
+vip_drop_off() { # N BOUND-MS WHAT: h<N>, the VIP's holder, drops off the network; sets holder to the next one and ms to the time it took
+  local rest r serving etcd_ms poller
   rest=$(others "$1")
   t0=$(date +%s%N); ip -n "kha-h$1" link set eth0 down
   (for _ in $(seq 1 600); do [ -n "$(etcd_leader $rest)" ] && break; sleep 0.05; done; ms_since "$t0" > "$T/etcd-leader-ms") &
@@ -912,38 +914,138 @@ vip_drop_off() { # N BOUND-MS WHAT: h<N>, the VIP's holder, drops off the networ
   echo "  h$1 dropped off the network ($3): etcd had a leader after $etcd_ms ms; the VIP is on $holder after $ms ms and serves after $serving ms (bound: $(($2 - 2000)) ms + 2 s)"
   ip -n "kha-h$1" link set eth0 up
 }
-# After a fault the cluster settles: the node that came back catches up.
-settle() { for i in 1 2 3; do wait_ready "h$i" https://127.0.0.1:6443; done; sleep 3; }
-rest=$(others "${next#h}")
-etcd_lead "${rest%% *}"
-vip_drop_off "${next#h}" 11400 "it held the VIP only"
-settle
-r=$(cp_vip_wait "1 2 3")
-read -r _ holder <<< "$r"
-etcd_lead "${holder#h}"
-r=$(cp_vip_wait "1 2 3")
-read -r _ leader <<< "$r"
-[ "$leader" = "$holder" ] || fail "kube-vip: the VIP left $holder when its member took etcd's lead"
-vip_drop_off "${holder#h}" 16400 "it led etcd too"
-settle
-# The holder's apiserver stops answering while its kube-vip runs on: the
-# Lease, renewed through that apiserver, runs out and the VIP moves.
-# kube-vip drops it within retry_period + 2 renew_deadline (7 s) of its last
-# renewal (it tries to release the Lease first); another node takes it once
-# the Lease has expired, as above: within 10 s at kha's defaults (1, 3, 5 s).
-r=$(cp_vip_wait "1 2 3")
-read -r _ holder <<< "$r"
-n=${holder#h}
-t0=$(date +%s%N); kill -STOP "$(cat "$T/cp/kas-$n.pid")"
-r=$(cp_vip_wait "1 2 3" "$holder")
-read -r ms next <<< "$r"
-kill -0 "$(cat "$T/kube-vip-$holder.pid")" 2>/dev/null && kv_alive=", its kube-vip running" || kv_alive=""
-cp_vip_serves "$next" || { kill -CONT "$(cat "$T/cp/kas-$n.pid")"; fail "kube-vip: the VIP does not serve on $next"; }
-kill -CONT "$(cat "$T/cp/kas-$n.pid")"
-# The bound, and 2 s for the scheduling delays of a shared 2-core machine.
-[ "$ms" -le 12000 ] || fail "kube-vip: the VIP left $holder, whose apiserver stopped, after $ms ms, not within 10 s (+2 s)"
-echo "  $holder's apiserver stopped answering (SIGSTOP$kv_alive): the VIP is on $next alone after $ms ms (bound: 10 s at the defaults)"
-wait_ready "$holder" https://127.0.0.1:6443
+# A slow etcd: its leader stalls STALL ms out of every STALL + 100 ms
+# (SIGSTOP, SIGCONT), as one whose disk takes that long to sync a write:
+# every write and quorum read waits for it, while the members stay
+# reachable and no election starts (each stall is shorter than the
+# election timeout). This machine's kernel has no netem to delay traffic.
+etcd_pid() { pgrep -f "^etcd --name h$1 "; } # N: h<N>'s etcd
+# lease_write N: ms one write of a Lease of its own takes through h<N>'s
+# apiserver, as kube-vip's renewal (a read and an update); "fail" if it
+# failed.
+lease_write() {
+  local t; t=$(date +%s%N)
+  ip netns exec "kha-h$1" "$kubectl" --server https://127.0.0.1:6443 --certificate-authority "$pki/ca.crt" \
+    --client-certificate "$pki/admin.crt" --client-key "$pki/admin.key" --request-timeout 30s \
+    -n kube-system annotate lease kha-e2e-probe --overwrite "kha.test/n=$t" >/dev/null 2>&1 && ms_since "$t" || echo fail
+}
+lease_transitions() { admin -n kube-system get lease plndr-cp-lock -o jsonpath='{.spec.leaseTransitions}'; }
+# slow_etcd STALL SECONDS: etcd's leader stalls (above) for SECONDS while
+# the holder's node writes its probe Lease every second and h1-h3 are
+# sampled for the VIP; sets slow_row to what it saw.
+slow_etcd() {
+  local delay=$1 secs=$2 before after pid stall staller writer writes moves none two n base
+  printf 'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: kha-e2e-probe, namespace: kube-system}\nspec: {}\n' |
+    admin apply -f - >/dev/null || fail "the probe Lease"
+  base=$(lease_write "${holder#h}")
+  before=$(lease_transitions)
+  rm -f "$T/slow-writes" "$T/slow-holders"
+  pid=$(etcd_pid "$(etcd_leader 1 2 3)")
+  stall=$(awk -v ms="$delay" 'BEGIN {printf "%.3f", ms / 1000}')
+  (end=$((SECONDS + secs)); while [ "$SECONDS" -lt "$end" ]; do kill -STOP "$pid"; sleep "$stall"; kill -CONT "$pid"; sleep 0.1; done) &
+  staller=$!
+  (end=$((SECONDS + secs)); while [ "$SECONDS" -lt "$end" ]; do lease_write "${holder#h}" >> "$T/slow-writes"; sleep 1; done) &
+  writer=$!
+  (end=$((SECONDS + secs)); while [ "$SECONDS" -lt "$end" ]; do echo "$(date +%s%3N) $(cp_vip_holders 1 2 3 | tr ' ' +)" >> "$T/slow-holders"; sleep 0.1; done) &
+  wait "$staller" "$writer" $!
+  kill -CONT "$pid"
+  # From the samples: how often the holder changed (to none included), and
+  # how long no node, or more than one, held the VIP (each sample counts
+  # until the next).
+  read -r moves none two < <(awk '
+    NR > 1 { if (held == "") none += $1 - at; else if (held ~ /\+/) two += $1 - at; if ($2 != held) moves++ }
+    { at = $1; held = $2 }
+    END { print moves + 0, none + 0, two + 0 }' "$T/slow-holders")
+  n=$(wc -l < "$T/slow-holders")
+  r=$(cp_vip_wait "1 2 3")
+  read -r _ holder <<< "$r"
+  after=$(lease_transitions)
+  writes=$(grep -v fail "$T/slow-writes" | sort -n | awk '{a[NR] = $1} END {if (NR) printf "%d/%d", a[int((NR + 1) / 2)], a[NR]; else print "-"}')
+  echo "  etcd's leader stalled $delay ms of every $((delay + 100)) ms for $secs s: Lease writes through the holder's apiserver took $writes ms (median/max; $base ms before), $(grep -c fail "$T/slow-writes" || true) failed; the Lease changed hands $((after - before)) times; in $n samples of h1-h3, the VIP moved $moves times, no node held it for $none ms, more than one for $two ms"
+  slow_row="$writes, $((after - before)), $none, $two"
+}
+kube_vip_faults() { # DURATION RENEW RETRY: every fault at these timings; appends a row to $T/kube-vip-timings
+  local lease=$1 renew=$2 retry=$3 failover stopped alone leading kas slow='' delay rest n kv_alive
+  failover=$((lease * 1000 + retry * 4400))
+  log "kube-vip's Lease at $lease/$renew/$retry s (lease_duration/renew_deadline/retry_period): the VIP's moves bound by $failover ms (lease_duration + 4.4 retry_period)"
+  r=$(cp_vip_wait "1 2 3")
+  read -r _ holder <<< "$r"
+  t0=$(date +%s%N); kube_vip_stop "${holder#h}"
+  r=$(cp_vip_wait "1 2 3" "$holder")
+  read -r stopped next <<< "$r"
+  cp_vip_serves "$next" || fail "kube-vip: the VIP does not serve on $next"
+  echo "  $holder's kube-vip stopped (as for an upgrade): the VIP is on $next alone after $stopped ms"
+  kube_vip_run "${holder#h}"
+  rest=$(others "${next#h}")
+  etcd_lead "${rest%% *}"
+  vip_drop_off "${next#h}" $((failover + 2000)) "it held the VIP only"
+  alone=$ms
+  settle
+  r=$(cp_vip_wait "1 2 3")
+  read -r _ holder <<< "$r"
+  etcd_lead "${holder#h}"
+  r=$(cp_vip_wait "1 2 3")
+  read -r _ leader <<< "$r"
+  [ "$leader" = "$holder" ] || fail "kube-vip: the VIP left $holder when its member took etcd's lead"
+  vip_drop_off "${holder#h}" $((failover + 7000)) "it led etcd too"
+  leading=$ms
+  settle
+  # The holder's apiserver stops answering while its kube-vip runs on: the
+  # Lease, renewed through that apiserver, runs out and the VIP moves.
+  # kube-vip drops it within retry_period + 2 renew_deadline of its last
+  # renewal (it tries to release the Lease first); another node takes it
+  # once the Lease has expired, as above.
+  r=$(cp_vip_wait "1 2 3")
+  read -r _ holder <<< "$r"
+  n=${holder#h}
+  t0=$(date +%s%N); kill -STOP "$(cat "$T/cp/kas-$n.pid")"
+  r=$(cp_vip_wait "1 2 3" "$holder")
+  read -r kas next <<< "$r"
+  kill -0 "$(cat "$T/kube-vip-$holder.pid")" 2>/dev/null && kv_alive=", its kube-vip running" || kv_alive=""
+  cp_vip_serves "$next" || { kill -CONT "$(cat "$T/cp/kas-$n.pid")"; fail "kube-vip: the VIP does not serve on $next"; }
+  kill -CONT "$(cat "$T/cp/kas-$n.pid")"
+  [ "$kas" -le $((failover + 2000)) ] || fail "kube-vip: the VIP left $holder, whose apiserver stopped, after $kas ms, not within $failover ms (+2 s)"
+  echo "  $holder's apiserver stopped answering (SIGSTOP$kv_alive): the VIP is on $next alone after $kas ms (bound: $failover ms)"
+  wait_ready "$holder" https://127.0.0.1:6443
+  settle
+  # 2 s stalls: where kubespray's 5/3/1 s let the VIP go.
+  for delay in ${KUBE_VIP_SLOW_ETCD:-2000}; do
+    slow_etcd "$delay" 40
+    slow="$slow | stalls of $delay ms: $slow_row"
+    # At kha's defaults a slow etcd moves nothing; other timings are measured.
+    [ -n "${KUBE_VIP_TIMINGS:-}" ] || [ "${slow_row#*, }" = "0, 0, 0" ] ||
+      fail "kube-vip: at kha's default Lease timings, etcd's leader stalling $delay ms moved the VIP ($slow_row: Lease writes, hand-overs, ms without a holder, with two)"
+    settle
+  done
+  echo "$lease/$renew/$retry | $stopped | $alone | $leading | $kas$slow" >> "$T/kube-vip-timings"
+}
+# kube_vip_timings D/R/R: the Lease's timings applied, kube-vip restarted on
+# h1-h3 with them.
+kube_vip_timings() {
+  local d r p
+  IFS=/ read -r d r p <<< "$1"
+  kvtf apply -auto-approve -var "lease_timings={duration=$d, renew=$r, retry=$p}"
+  for i in 1 2 3; do kube_vip_stop "$i"; done
+  for i in 1 2 3; do
+    for _ in $(seq 1 50); do kill -0 "$(cat "$T/kube-vip-loop-h$i.pid")" 2>/dev/null || break; sleep 0.1; done
+  done
+  for i in 1 2 3; do ip -n "kha-h$i" addr del 10.77.0.200/24 dev eth0 2>/dev/null || true; kube_vip_run "$i"; done
+  grep -q "value: \"$d\"" "$T/hosts/h1/etc-kha/manifests/kube-vip.yml" || fail "kube-vip: the manifest does not have lease_duration $d"
+}
+manifest_value() { sed -n "/name: $1\$/{n;s/.*value: \"\(.*\)\"/\1/p}" "$T/hosts/h1/etc-kha/manifests/kube-vip.yml"; }
+echo "timings (s) | kube-vip stopped (ms) | off the network, VIP only (ms) | off the network, leading etcd (ms) | apiserver stopped (ms) | slow etcd: its leader's stalls, Lease writes median/max ms, hand-overs, ms without a holder, with two" > "$T/kube-vip-timings"
+if [ -z "${KUBE_VIP_TIMINGS:-}" ]; then
+  kube_vip_faults "$(manifest_value vip_leaseduration)" "$(manifest_value vip_renewdeadline)" "$(manifest_value vip_retryperiod)"
+else
+  for timings in $KUBE_VIP_TIMINGS; do
+    kube_vip_timings "$timings"
+    IFS=/ read -r d r p <<< "$timings"
+    kube_vip_faults "$d" "$r" "$p"
+  done
+fi
+admin -n kube-system delete lease kha-e2e-probe >/dev/null 2>&1 || true
+echo "  kube-vip's moves of the VIP, by Lease timings:"
+sed 's/^/    /' "$T/kube-vip-timings"
 kvtf destroy -auto-approve
 for i in 1 2 3; do
   [ ! -e "$T/hosts/h$i/etc-kha/manifests/kube-vip.yml" ] || fail "h$i still has kube-vip's manifest after destroy"

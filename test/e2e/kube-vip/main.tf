@@ -3,6 +3,12 @@
 # renders the static pods and delivers them over SSH, once the VIP is free
 # (check_vip); the test runs each from its manifest and moves the VIP.
 
+# The Lease's timings the test measures (seconds); null: kha's defaults.
+variable "lease_timings" {
+  type    = object({ duration = number, renew = number, retry = number })
+  default = null
+}
+
 resource "kha_cluster_endpoints" "cluster" {
   control_plane_nodes = [for i in [1, 2, 3] : { name = "h${i}", ip = "10.77.0.1${i}" }]
   external_lb         = { address = "10.77.0.200", nodes = [] } # kube-vip binds no socket
@@ -18,4 +24,9 @@ resource "kha_kube_vip" "cp" {
   kubeconfig_path = "/etc/kha/kube-vip.conf"
   manifest_path   = "/etc/kha/manifests/kube-vip.yml"
   ssh             = { host = each.value.ip }
+  leader_election = var.lease_timings == null ? null : {
+    lease_duration = var.lease_timings.duration
+    renew_deadline = var.lease_timings.renew
+    retry_period   = var.lease_timings.retry
+  }
 }
