@@ -45,9 +45,9 @@ type Dialer func(ctx context.Context, cfg remote.Config, to Purpose) (Host, erro
 // however many resources write to it.
 func poolDialer(pool *remote.Pool) Dialer {
 	return func(ctx context.Context, cfg remote.Config, to Purpose) (Host, error) {
-		get := pool.Get
-		if to == ToRead {
-			get = pool.GetForRead
+		get := pool.GetForRead
+		if to == ToChange {
+			get = pool.Get
 		}
 		client, err := get(ctx, cfg)
 		if err != nil {

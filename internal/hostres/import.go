@@ -140,7 +140,7 @@ func (r *Resource[M, P]) ImportHost(ctx context.Context, id, example string, h *
 	if diags.HasError() {
 		return "", nil
 	}
-	client, d = r.connect(ctx, resolved, ToRead)
+	client, d = r.connect(ctx, resolved, ToImport)
 	diags.Append(d...)
 	return rest, client
 }

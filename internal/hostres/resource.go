@@ -172,15 +172,63 @@ func (r *Resource[M, P]) ConfigValidators(context.Context) []resource.ConfigVali
 
 // sshOf is a resource's `ssh` with the provider's default_ssh applied.
 func (r *Resource[M, P]) sshOf(ctx context.Context, h *Common, trusted types.String) (ResolvedSSH, diag.Diagnostics) {
-	c, diags := SSHFrom(ctx, h.SSH)
+	return resolveSSH(ctx, r.data, h.SSH, trusted)
+}
+
+// resolveSSH is an `ssh` attribute with the provider's default_ssh applied.
+func resolveSSH(ctx context.Context, data *ProviderData, ssh types.Object, trusted types.String) (ResolvedSSH, diag.Diagnostics) {
+	c, diags := SSHFrom(ctx, ssh)
 	if diags.HasError() {
 		return ResolvedSSH{}, diags
 	}
-	m, err := ResolveSSH(c, r.data.SSHDefaults(), trusted.ValueString())
+	m, err := ResolveSSH(c, data.SSHDefaults(), trusted.ValueString())
 	if err != nil {
 		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
 	}
 	return m, diags
+}
+
+// Reach connects to the host of a resource whose lifecycle is its own
+// (kha_endpoint_configmaps) as the lifecycle's runs connect to theirs:
+// ssh with default_ssh applied, for the purpose, the host key recorded in
+// trustedHostKey on first use. No Host comes back without a reason: a
+// refresh that cannot connect (write-only credentials, which the state
+// does not keep, or a host that does not answer: the Unreachable warning)
+// keeps what the resource had; every other failure is an error at ssh.
+// id names the resource in the warning.
+func Reach(ctx context.Context, data *ProviderData, ssh types.Object, trustedHostKey *types.String, to Purpose, id string) (Host, diag.Diagnostics) {
+	m, diags := resolveSSH(ctx, data, ssh, *trustedHostKey)
+	if diags.HasError() {
+		return nil, diags
+	}
+	if err := m.Config.Validate(); err != nil && len(m.Unknown) == 0 {
+		if to == ToRead {
+			tflog.Info(ctx, "refresh cannot reach the host without the configuration's credentials; the next apply reads it", nil)
+			return nil, diags
+		}
+		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
+		return nil, diags
+	}
+	tflog.Debug(ctx, "connecting", map[string]any{"host": m.Config.Address()})
+	host, err := DialHost(ctx, data, m, to)
+	switch {
+	case to == ToRead && remote.Unreachable(err):
+		return nil, append(diags, Unreachable(id, err)...)
+	case err != nil:
+		diags.AddAttributeError(path.Root("ssh"), ConnectSummary(err), err.Error())
+		return nil, diags
+	}
+	if m.Config.TrustsOnFirstUse() && trustedHostKey.IsNull() || trustedHostKey.IsUnknown() {
+		*trustedHostKey = types.StringNull()
+		if m.Config.TrustsOnFirstUse() {
+			key, d := TrustedKeyOf(host)
+			if diags.Append(d...); d.HasError() {
+				return nil, diags
+			}
+			*trustedHostKey = key
+		}
+	}
+	return host, diags
 }
 
 // Purpose says what a connection is for, which sets how long connecting
@@ -189,7 +237,12 @@ type Purpose int
 
 const (
 	ToChange Purpose = iota
+	// ToRead is a refresh's: a host that does not answer leaves the
+	// resource as it was.
 	ToRead
+	// ToImport reads as a refresh does, but an import has nothing to
+	// keep: a host that does not answer fails it.
+	ToImport
 )
 
 // connect connects to the host (the pool reuses its connection).

@@ -30,7 +30,6 @@ import (
 	"github.com/kha/terraform-provider-kha/internal/clusterconfig"
 	"github.com/kha/terraform-provider-kha/internal/hostres"
 	"github.com/kha/terraform-provider-kha/internal/kubeconfig"
-	"github.com/kha/terraform-provider-kha/internal/remote"
 )
 
 var (
@@ -330,43 +329,17 @@ type cluster struct {
 	log    clusterconfig.Logger
 }
 
-// connect reaches the node over SSH, reads the admin kubeconfig there
-// into memory and opens the apiserver it names, from the node.
-// unreachableErr is set, instead of an error diagnostic, when a read
-// finds the node not answering.
-func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointConfigMapsModel, to hostres.Purpose) (c *cluster, diags diag.Diagnostics, unreachableErr error) {
-	s, d := hostres.SSHFrom(ctx, m.SSH)
-	diags.Append(d...)
-	if diags.HasError() {
-		return nil, diags, nil
+// connect reaches the node over SSH as every host resource does
+// (hostres.Reach), reads the admin kubeconfig there into memory and opens
+// the apiserver it names, from the node. No cluster comes back without a
+// reason in diags, which for a refresh may be a warning alone: the
+// resource then keeps its state.
+func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointConfigMapsModel, to hostres.Purpose) (*cluster, diag.Diagnostics) {
+	client, diags := hostres.Reach(ctx, r.data, m.SSH, &m.TrustedHostKey, to, m.ID.ValueString())
+	if client == nil {
+		return nil, diags
 	}
-	resolved, err := hostres.ResolveSSH(s, r.data.SSHDefaults(), m.TrustedHostKey.ValueString())
-	if err == nil && len(resolved.Unknown) == 0 {
-		err = resolved.Config.Validate()
-	}
-	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), "Invalid Connection", err.Error())
-		return nil, diags, nil
-	}
-	host := resolved.Config.Address()
-	tflog.Debug(ctx, "connecting to the control-plane node", map[string]any{"host": host})
-	client, err := hostres.DialHost(ctx, r.data, resolved, to)
-	if to == hostres.ToRead && remote.Unreachable(err) {
-		return nil, diags, err
-	}
-	if err != nil {
-		diags.AddAttributeError(path.Root("ssh"), hostres.ConnectSummary(err), err.Error())
-		return nil, diags, nil
-	}
-	if resolved.Config.TrustsOnFirstUse() && m.TrustedHostKey.IsNull() || m.TrustedHostKey.IsUnknown() {
-		m.TrustedHostKey = types.StringNull()
-		if resolved.Config.TrustsOnFirstUse() {
-			if m.TrustedHostKey, d = hostres.TrustedKeyOf(client); d.HasError() {
-				diags.Append(d...)
-				return nil, diags, nil
-			}
-		}
-	}
+	host := client.Address()
 	kubeconfigPath := m.AdminKubeconfigPath.ValueString()
 	tflog.Debug(ctx, "reading the admin kubeconfig on the node", map[string]any{"host": host, "path": kubeconfigPath})
 	content, err := client.ReadFile(ctx, kubeconfigPath)
@@ -374,18 +347,18 @@ func (r *endpointConfigMapsResource) connect(ctx context.Context, m *endpointCon
 		diags.AddAttributeError(path.Root("admin_kubeconfig_path"), "Reading the Admin Kubeconfig Failed",
 			fmt.Sprintf("%s on %s: %v. Set admin_kubeconfig_path to a kubeconfig of a cluster admin on the node (kubeadm writes "+
 				"%s on control-plane nodes); with a non-root SSH user, set ssh.sudo = true to read it.", kubeconfigPath, host, err, defaultAdminKubeconfig))
-		return nil, diags, nil
+		return nil, diags
 	}
 	api, err := kubeconfig.Connect(ctx, content, client.ReadFile, client.DialTCP)
 	if err != nil {
 		diags.AddAttributeError(path.Root("admin_kubeconfig_path"), "Invalid Admin Kubeconfig", fmt.Sprintf("%s on %s: %v", kubeconfigPath, host, err))
-		return nil, diags, nil
+		return nil, diags
 	}
 	tflog.Debug(ctx, "talking to the apiserver from the node", map[string]any{"host": host, "server": api.Server})
 	return &cluster{api: api, client: client, log: func(ctx context.Context, msg string, fields map[string]any) {
 		fields["host"], fields["server"] = host, api.Server
 		tflog.Debug(ctx, msg, fields)
-	}}, diags, nil
+	}}, diags
 }
 
 // readValues reads what the three ConfigMaps hold now. A missing
@@ -576,9 +549,8 @@ func (r *endpointConfigMapsResource) apply(ctx context.Context, timeout time.Dur
 	if prior != nil {
 		plan.TrustedHostKey = prior.TrustedHostKey
 	}
-	c, d, _ := r.connect(ctx, plan, hostres.ToChange)
-	diags.Append(d...)
-	if diags.HasError() {
+	c, d := r.connect(ctx, plan, hostres.ToChange)
+	if diags.Append(d...); c == nil {
 		return
 	}
 	defer c.api.Close()
@@ -630,21 +602,9 @@ func (r *endpointConfigMapsResource) Read(ctx context.Context, req resource.Read
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if s, d := hostres.SSHFrom(ctx, state.SSH); !d.HasError() {
-		if resolved, err := hostres.ResolveSSH(s, r.data.SSHDefaults(), state.TrustedHostKey.ValueString()); err == nil && resolved.Config.Validate() != nil {
-			// Write-only credentials are not stored: the next apply reads.
-			tflog.Info(ctx, "refresh cannot reach the node without the configuration's credentials", nil)
-			return
-		}
-	}
-	c, d, gone := r.connect(ctx, &state, hostres.ToRead)
-	if gone != nil {
-		resp.Diagnostics.Append(hostres.Unreachable(state.ID.ValueString(), gone)...)
-		return
-	}
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
+	c, d := r.connect(ctx, &state, hostres.ToRead)
+	if resp.Diagnostics.Append(d...); c == nil {
+		return // the state stays as it was
 	}
 	defer c.api.Close()
 	live, _, err := c.readValues(ctx)
@@ -691,9 +651,8 @@ func (r *endpointConfigMapsResource) Delete(ctx context.Context, req resource.De
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c, d, _ := r.connect(ctx, &state, hostres.ToChange)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
+	c, d := r.connect(ctx, &state, hostres.ToChange)
+	if resp.Diagnostics.Append(d...); c == nil {
 		for i, e := range resp.Diagnostics {
 			if e.Summary() == "SSH Connection Failed" {
 				resp.Diagnostics[i] = diag.NewAttributeErrorDiagnostic(path.Root("ssh"), e.Summary(), e.Detail()+
@@ -745,15 +704,8 @@ func (r *endpointConfigMapsResource) ImportState(ctx context.Context, req resour
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c, d, gone := r.connect(ctx, &m, hostres.ToRead)
-	resp.Diagnostics.Append(d...)
-	if gone != nil {
-		// Unlike a refresh, an import has nothing to keep: it reads the
-		// cluster or fails.
-		resp.Diagnostics.AddError("Host Unreachable: "+host, fmt.Sprintf("Importing reads the cluster's ConfigMaps "+
-			"through the node, which did not answer: %v", gone))
-	}
-	if resp.Diagnostics.HasError() {
+	c, d := r.connect(ctx, &m, hostres.ToImport)
+	if resp.Diagnostics.Append(d...); c == nil {
 		return
 	}
 	defer c.api.Close()

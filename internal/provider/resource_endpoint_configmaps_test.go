@@ -614,7 +614,7 @@ func TestEndpointConfigMaps_importOfAHostThatDoesNotAnswer(t *testing.T) {
 			ConfigDirectory: config.StaticDirectory("testdata/TestAccEndpointConfigMaps_unreachableDuringRefresh"),
 			ConfigVariables: vars, ResourceName: "kha_endpoint_configmaps.cluster", ImportState: true,
 			ImportStateId: fmt.Sprintf("127.0.0.1:%d:/etc/kubernetes/admin.conf", port),
-			ExpectError:   regexp.MustCompile(`(?s)Host Unreachable.*127\.0\.0\.1:` + strconv.Itoa(port) + `.*connection\s+refused`),
+			ExpectError:   regexp.MustCompile(`(?s)SSH Connection Failed.*127\.0\.0\.1:` + strconv.Itoa(port) + `.*connection\s+refused`),
 		}},
 	}))
 }
