@@ -60,6 +60,10 @@ var (
 
 func (m *labModel) Fields() *Common { return &m.Common }
 
+// labUpgrade, when set, is how this build renders a file's content
+// otherwise than the build that applied the state: an upgrade.
+var labUpgrade func(content string) string
+
 func (m *labModel) Render(*labModel) (Rendered, diag.Diagnostics) {
 	out := Rendered{RemoveCommand: m.RemoveCommand.ValueString()}
 	// Whole files cannot be undone: only a model of edits alone, once it
@@ -68,6 +72,9 @@ func (m *labModel) Render(*labModel) (Rendered, diag.Diagnostics) {
 	undoable := m.found != nil
 	for _, f := range m.Files {
 		path, content := f.Path.ValueString(), f.Content.ValueString()
+		if labUpgrade != nil {
+			content = labUpgrade(content)
+		}
 		switch {
 		case f.Content.IsNull(): // imported: the file found, by its digest
 			return ImportedFile(&m.Common, path, "", 0), nil

@@ -110,6 +110,47 @@ func TestLifecycle_create(t *testing.T) {
 // A refresh that finds the files changed by hand keeps the host's digest
 // and what changed (a file's changed lines, a mode); the plan warns and
 // plans the configuration's digest back, and the apply puts it there.
+// TestLifecycle_upgradeIsNotDrift: a build that renders the same state
+// otherwise (an upgrade: HAProxy's user lines, a manifest's label) finds
+// the host with exactly what the earlier build put there. Its refresh
+// reports no change made by hand; the plan updates the files to the new
+// render, and the apply puts them. A hand edit after that is drift again.
+func TestLifecycle_upgradeIsNotDrift(t *testing.T) {
+	l := newLab(t)
+	h := l.host(labHost)
+	in := l.instance()
+	config := twoFiles("a1\n", "b1\n")
+	noErrors(t, l.apply(in, config))
+
+	labUpgrade = func(content string) string { return content + "new in this build\n" }
+	t.Cleanup(func() { labUpgrade = nil })
+	w := l.walk()
+	noErrors(t, w.refresh(in))
+	if drift := recordOf(t, in).Drift; len(drift) > 0 {
+		t.Errorf("the refresh after the upgrade took the earlier build's files for a change by hand: %q", drift)
+	}
+	if state := l.model(in.state); !state.RemoteSHA256.Equal(state.SHA256) {
+		t.Errorf("remote_sha256 %s, want %s: the host has what was applied", state.RemoteSHA256, state.SHA256)
+	}
+	p := w.plan(in, config)
+	if warning := p.diags.find(tfprotov6.DiagnosticSeverityWarning, "Changed Outside Terraform: "+labID); warning != nil {
+		t.Errorf("the plan after the upgrade warns: %s", warning.Detail)
+	}
+	if got := l.model(p.state).SHA256.ValueString(); got != digestOf("a1\nnew in this build\n", "b1\nnew in this build\n") {
+		t.Errorf("planned sha256 %s, want the new render's", got)
+	}
+	noErrors(t, l.walk().apply(in, config, p))
+	if h.files[pathA] != kha("a1\nnew in this build\n") {
+		t.Errorf("the apply left %+v", h.files[pathA])
+	}
+
+	h.files[pathA] = kha("by hand\n")
+	noErrors(t, l.walk().refresh(in))
+	if drift := recordOf(t, in).Drift; len(drift) != 1 || !strings.HasPrefix(drift[0], pathA+": the file's content changed") {
+		t.Errorf("a hand edit after the upgrade: drift %q", drift)
+	}
+}
+
 func TestLifecycle_refreshShowsDrift(t *testing.T) {
 	l := newLab(t)
 	h := l.host(labHost)

@@ -33,8 +33,11 @@ func TrustedKeyOf(client Host) (types.String, diag.Diagnostics) {
 // observation is what a read of the host found.
 type observation struct {
 	digest types.String // remote_sha256
-	drift  []string
-	client Host // the connection it read over
+	// content is the digest of the files' contents alone, as sha256 counts
+	// it; "" where one is missing.
+	content string
+	drift   []string
+	client  Host // the connection it read over
 	// unreachable is why the host did not answer; nothing was read.
 	unreachable error
 }
@@ -84,6 +87,14 @@ func (r *Resource[M, P]) observe(ctx context.Context, m ResolvedSSH, id string, 
 	if len(files) != 1 || seen[0].Exists { // a single missing file: null
 		o.digest = types.StringValue(filesDigest(files, digests))
 	}
+	contents := make([]string, len(files))
+	for i := range files {
+		if !seen[i].Exists {
+			return o, diags
+		}
+		contents[i] = seen[i].SHA256
+	}
+	o.content = filesDigest(files, contents)
 	return o, diags
 }
 
@@ -134,6 +145,12 @@ func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, res
 	}
 	o, d := r.observe(ctx, m, h.ID.ValueString(), out.Files, showsDrift(P(&state)))
 	resp.Diagnostics.Append(d...)
+	if applied := h.SHA256.ValueString(); applied != "" && applied != DesiredDigest(out.Files) && o.content == applied {
+		// This build renders the state otherwise than the one that applied
+		// it (an upgrade), and the host has exactly what that one put
+		// there: no change by hand. The plan updates the files.
+		o.drift, o.digest = nil, h.SHA256
+	}
 	if o.unreachable != nil {
 		// The prior state and what it found stay; a destroy plan fails.
 		rec.Unreachable = o.unreachable.Error()
