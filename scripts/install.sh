@@ -4,11 +4,12 @@
 # implicit local mirror ~/.terraform.d/plugins, as
 #   <registry host>/kha/kha/<version>/<os>_<arch>/terraform-provider-kha_v<version>
 # under Terraform's and OpenTofu's registry hosts. KHA_PLUGIN_DIR names
-# another plugin directory (e.g. one a filesystem_mirror block points at).
+# another plugin directory (e.g. one a filesystem_mirror block points at),
+# KHA_VERSION another version (make test-upgrade's build above the release).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-version=$(scripts/version.sh)
+version=${KHA_VERSION:-$(scripts/version.sh)}
 plugins=${KHA_PLUGIN_DIR:-$HOME/.terraform.d/plugins}
 platform=$(go env GOOS)_$(go env GOARCH)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo none)

@@ -2,6 +2,11 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
+	"math/big"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -107,4 +112,203 @@ func providerSchema(t *testing.T) *tfprotov6.GetProviderSchemaResponse {
 		t.Fatal(err)
 	}
 	return schemas
+}
+
+// Every state upgrader, and the schemas that read a state as it is, from
+// the states earlier builds wrote (testdata/state-upgrade, README.md
+// there): each instance upgrades without a diagnostic, and every attribute
+// the schema still has keeps the value the build wrote, but for the
+// computed values kha_cluster_endpoints' upgrade computes again, which
+// must match too except where listed.
+func TestUpgradeStateFromEarlierBuilds(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/state-upgrade/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no states in testdata/state-upgrade (%v)", err)
+	}
+	schemas := providerSchema(t).ResourceSchemas
+	upgraded := map[string]map[int64]bool{} // type -> earlier versions tested
+	for _, file := range files {
+		var instances []struct {
+			Type, Name    string
+			SchemaVersion int64 `json:"schema_version"`
+			Attributes    map[string]json.RawMessage
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &instances); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, i := range instances {
+			t.Run(filepath.Base(file)+"/"+i.Type+"."+i.Name, func(t *testing.T) {
+				schema := schemas[i.Type]
+				if schema == nil {
+					t.Fatalf("%s is no resource type of this build", i.Type)
+				}
+				if upgraded[i.Type] == nil {
+					upgraded[i.Type] = map[int64]bool{}
+				}
+				upgraded[i.Type][i.SchemaVersion] = true
+				raw, err := json.Marshal(i.Attributes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				attrs := upgradedState(t, i.Type, i.SchemaVersion, string(raw))
+				for name, written := range i.Attributes {
+					now, ok := attrs[name]
+					if !ok {
+						if why := droppedAttributes[i.Type+"."+name]; why == "" {
+							t.Errorf("%s, which version %d wrote, is gone from the upgraded state", name, i.SchemaVersion)
+						}
+						continue
+					}
+					var want any
+					if err := json.Unmarshal(written, &want); err != nil {
+						t.Fatal(err)
+					}
+					if got := jsonValueOf(t, now); !carriedOver(want, got) && recomputedDifferently[i.Type+"."+name] == "" {
+						t.Errorf("%s: version %d wrote %v, the upgraded state has %v", name, i.SchemaVersion, want, got)
+					}
+				}
+				for _, name := range newSinceClusterEndpoints[i.SchemaVersion] {
+					if i.Type == "kha_cluster_endpoints" && attrs[name].IsNull() {
+						t.Errorf("%s, computed since version %d, is null in the upgraded state", name, i.SchemaVersion)
+					}
+				}
+			})
+		}
+	}
+	// Every earlier version of every upgrader has a state.
+	for name, s := range schemas {
+		for v := range s.Version {
+			if _, existed := firstSchemaVersion[name]; existed && v >= firstSchemaVersion[name] && !upgraded[name][v] {
+				t.Errorf("%s: no state of schema version %d in testdata/state-upgrade", name, v)
+			}
+		}
+	}
+}
+
+// firstSchemaVersion is the version each resource type's first state had:
+// the types before versioned schemas started at 0, kha_kube_vip and
+// kha_kubeconfig_server (still at 0) and the types since 0.1.0 have had
+// no earlier version.
+var firstSchemaVersion = map[string]int64{
+	"kha_cluster_endpoints": 0, "kha_file": 0, "kha_haproxy_config": 0, "kha_nginx_config": 0,
+	"kha_keepalived_config": 0, "kha_etcd_access": 0, "kha_hosts_entries": 0,
+}
+
+// newSinceClusterEndpoints are kha_cluster_endpoints' computed attributes
+// a state of each version lacks, which its upgrade fills.
+var newSinceClusterEndpoints = map[int64][]string{
+	0: {"apiserver_backends", "local_lb_node_ips", "pod_network_endpoint", "cilium_values", "calico_kubernetes_services_endpoint", "health_check_spec"},
+	1: {"apiserver_backends", "local_lb_node_ips", "pod_network_endpoint", "cilium_values", "calico_kubernetes_services_endpoint", "health_check_spec"},
+	2: {"local_lb_node_ips", "pod_network_endpoint", "cilium_values", "calico_kubernetes_services_endpoint", "health_check_spec"},
+	3: {"pod_network_endpoint", "cilium_values", "calico_kubernetes_services_endpoint", "health_check_spec"},
+}
+
+// recomputedDifferently are the computed values that kha_cluster_endpoints'
+// upgrade computes again as this build does, and why they differ from what
+// the release wrote: each is a change CHANGELOG.md announces, which shows
+// in the plan of what reads it (TestReleaseUpgrade's outputs and
+// kha_kubeconfig_server).
+var recomputedDifferently = map[string]string{
+	// "A control-plane node's node_endpoints entry ... is its own
+	// apiserver"; endpoints.control_plane is the first node's.
+	"kha_cluster_endpoints.node_endpoints": "own apiserver", "kha_cluster_endpoints.endpoints": "own apiserver",
+	// "kubeadm_cluster_configuration sets 0.001 where a load balancer
+	// spreads clients over two or more apiservers"
+	"kha_cluster_endpoints.kubeadm_cluster_configuration": "goaway-chance",
+	// A digest of the inputs, which include the attributes added since
+	// (at their defaults); nothing reads it.
+	"kha_cluster_endpoints.id": "digest of the inputs",
+	// From the builds before versioned schemas, as 0.1.0's CHANGELOG says:
+	// "anonymous_auth in local_lb_backends"; "hosts_entries carries the
+	// external load balancer's name in every mode that has one".
+	"kha_cluster_endpoints.local_lb_backends": "anonymous_auth", "kha_cluster_endpoints.hosts_entries": "the external name",
+}
+
+// carriedOver: got is want, but for the attributes objects gained since,
+// which are null.
+func carriedOver(want, got any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range g {
+			if _, had := w[k]; !had && v != nil {
+				return false
+			}
+		}
+		for k, v := range w {
+			if !carriedOver(v, g[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for n := range w {
+			if !carriedOver(w[n], g[n]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(want, got)
+}
+
+// droppedAttributes are attributes an earlier build wrote that this
+// build's schema no longer has, and why.
+var droppedAttributes = map[string]string{
+	// 0.1.0's CHANGELOG: "idle_timeout is replaced by client_timeout and
+	// server_timeout".
+	"kha_haproxy_config.idle_timeout": "client_timeout and server_timeout", "kha_nginx_config.idle_timeout": "client_timeout and server_timeout",
+}
+
+// jsonValueOf is a state value as encoding/json decodes its JSON.
+func jsonValueOf(t *testing.T, v tftypes.Value) any {
+	t.Helper()
+	if v.IsNull() {
+		return nil
+	}
+	switch {
+	case v.Type().Is(tftypes.String):
+		var s string
+		_ = v.As(&s)
+		return s
+	case v.Type().Is(tftypes.Bool):
+		var b bool
+		_ = v.As(&b)
+		return b
+	case v.Type().Is(tftypes.Number):
+		var f big.Float
+		_ = v.As(&f)
+		n, _ := f.Float64()
+		return n
+	case v.Type().Is(tftypes.List{}), v.Type().Is(tftypes.Set{}), v.Type().Is(tftypes.Tuple{}):
+		var elems []tftypes.Value
+		_ = v.As(&elems)
+		out := []any{}
+		for _, e := range elems {
+			out = append(out, jsonValueOf(t, e))
+		}
+		return out
+	case v.Type().Is(tftypes.Map{}), v.Type().Is(tftypes.Object{}):
+		var elems map[string]tftypes.Value
+		_ = v.As(&elems)
+		out := map[string]any{}
+		for k, e := range elems {
+			out[k] = jsonValueOf(t, e)
+		}
+		return out
+	}
+	t.Fatalf("a value of type %s", v.Type())
+	return nil
 }

@@ -26,14 +26,6 @@ import (
 // test sets both; without them the tests skip, and with CI or
 // KHA_REQUIRE_REAL set they fail instead.
 
-func required(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" || os.Getenv("KHA_REQUIRE_REAL") != "" {
-		t.Fatal(why)
-	}
-	t.Skip("skipping: " + why)
-}
-
 func root(t *testing.T) string {
 	t.Helper()
 	dir, err := filepath.Abs("../..")
@@ -47,7 +39,7 @@ func cliPath(t *testing.T) string {
 	t.Helper()
 	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	if tf == "" {
-		required(t, "TF_ACC_TERRAFORM_PATH is not set (eval \"$(scripts/tf-env.sh)\")")
+		Required(t, "TF_ACC_TERRAFORM_PATH is not set (eval \"$(scripts/tf-env.sh)\")")
 	}
 	return tf
 }
@@ -56,7 +48,7 @@ func openRelease(t *testing.T) *Release {
 	t.Helper()
 	dist := os.Getenv("KHA_RELEASE_DIST")
 	if dist == "" {
-		required(t, "KHA_RELEASE_DIST is not set (make release-snapshot builds dist/; make test sets it)")
+		Required(t, "KHA_RELEASE_DIST is not set (make release-snapshot builds dist/; make test sets it)")
 	}
 	r, err := OpenRelease(dist)
 	if err != nil {
@@ -112,12 +104,6 @@ func newWorkspace(t *testing.T, tf, home, cliConfig string, env ...string) *work
 	}
 	w.env = append(w.env, env...)
 	return w
-}
-
-// filesystemMirrorConfig is a CLI configuration that installs from the
-// filesystem mirror at dir alone.
-func filesystemMirrorConfig(dir string) string {
-	return fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", dir)
 }
 
 func (w *workspace) run(args ...string) string {
@@ -358,7 +344,7 @@ func TestInstall_registryAndFilesystemMirror(t *testing.T) {
 		}
 	}
 
-	w = newWorkspace(t, tf, t.TempDir(), filesystemMirrorConfig(mirror))
+	w = newWorkspace(t, tf, t.TempDir(), FilesystemMirrorConfig(mirror))
 	_, hashes = w.initAndPlan(r.Version)
 	checkLockHashes(t, r, hashes, nil, []string{localPlatform()})
 }
@@ -518,7 +504,7 @@ func TestInstall_lockEveryPlatform(t *testing.T) {
 	if filepath.Base(r.Dir) != "dist" {
 		t.Fatalf("README's command reads $KHA/dist/mirror; KHA_RELEASE_DIST is %s", r.Dir)
 	}
-	w := newWorkspace(t, tf, t.TempDir(), filesystemMirrorConfig(mirror))
+	w := newWorkspace(t, tf, t.TempDir(), FilesystemMirrorConfig(mirror))
 	// README's `terraform` is the CLI under test (OpenTofu's takes the same
 	// arguments).
 	bin := t.TempDir()

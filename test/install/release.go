@@ -19,12 +19,30 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 
 	"go.yaml.in/yaml/v3"
 )
 
 // Project is the provider's name: the prefix of every release file.
 const Project = "terraform-provider-kha"
+
+// Required skips a test that lacks what make test hands it (a release
+// build, a CLI), saying why; with CI or KHA_REQUIRE_REAL set it fails
+// instead.
+func Required(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" || os.Getenv("KHA_REQUIRE_REAL") != "" {
+		t.Fatal(why)
+	}
+	t.Skip("skipping: " + why)
+}
+
+// FilesystemMirrorConfig is a CLI configuration that installs from the
+// filesystem mirror at dir alone.
+func FilesystemMirrorConfig(dir string) string {
+	return fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", dir)
+}
 
 // Release is a directory of release artifacts (goreleaser's dist/).
 type Release struct {
