@@ -42,6 +42,7 @@ const (
 	entryTrackScript      = "`kha_keepalived_config`'s track script no longer drops the VIP of a healthy load balancer on a busy node"
 	entryKubeVIPLabel     = "`kha_kube_vip`'s manifest carries kubespray's label `k8s-app: kube-vip`"
 	entryKubernetesAddr   = "`kha_kube_vip`'s manifest sets `kubernetes_addr = \"kubernetes:<port>\"`"
+	entryKubeVIPTimings   = "`kha_kube_vip`'s Lease timings default to client-go's 15, 10 and 2 s"
 	entryManifestMode     = "are written with mode `0600`, as kubeadm and kubespray write theirs, not `0640`"
 	entryOwnAPIServer     = "A control-plane node's `node_endpoints` entry (the `server` of its `kubelet.conf`) is its own apiserver"
 	entryVIPHolders       = "`kha_keepalived_config.vip_holders`: at every refresh each node says who holds the VIP"
@@ -169,6 +170,8 @@ var upgradeLines = []upgradeLine{
 	{types: []string{"kha_kube_vip"}, added: regexp.MustCompile(`^    k8s-app: kube-vip$`), entry: entryKubeVIPLabel},
 	{types: []string{"kha_kube_vip"}, added: regexp.MustCompile(`^        - name: kubernetes_addr$|^          value: "kubernetes:\d+"$`),
 		entry: entryKubernetesAddr},
+	{types: []string{"kha_kube_vip"}, removed: regexp.MustCompile(`^          value: "[531]"$`), added: regexp.MustCompile(`^          value: "(15|10|2)"$`),
+		entry: entryKubeVIPTimings},
 	{types: []string{"kha_kubeconfig_server"}, removed: regexp.MustCompile(`^    server: https://127\.0\.0\.1:\d+$`),
 		added: regexp.MustCompile(`^    server: https://\d+\.\d+\.\d+\.\d+:\d+$`), entry: entryOwnAPIServer},
 }
@@ -293,13 +296,13 @@ var upgradeWarnings = []upgradeWarning{
 		environment: "the test records the services instead of running them, and the refresh asks by the release's state, before running_command's stand-in"},
 }
 
-// upgradeClaimsDrift is a change of the upgrade that the CHANGELOG does
-// not announce: the first refresh after it judges each host against this
-// build's render of the release's state, so every file whose render
-// changed (HAProxy's user, keepalived's track script, a manifest's label
-// or mode) is reported "Changed Outside Terraform" ("The host no longer
-// has what this resource put there"), where the host has exactly what the
-// release put there; drift alerting fires on every node at the upgrade.
+// upgradeClaimsDrift is the warning of a change by hand. The first
+// refresh after the upgrade judges each host against what the release
+// applied: a file whose render changed (HAProxy's user, keepalived's
+// track script, a manifest's label or mode) but which the host has as the
+// release put it there is no change by hand. Judged against this build's
+// render of the release's state, as it once was, every such file raised
+// it, and drift alerting fired on every node at the upgrade.
 const upgradeClaimsDrift = "Changed Outside Terraform"
 
 // upgradeSeen counts, over a run, what each change, line and warning of
