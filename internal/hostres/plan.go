@@ -252,7 +252,7 @@ func (r *Resource[M, P]) planRemote(ctx context.Context, rec privateRecord, m Re
 		return types.StringValue(desired), diags
 	}
 	m.Config.TrustedHostKey = trusted.ValueString()
-	o, d := r.observe(ctx, m, id, files, false)
+	o, d := r.observe(ctx, m, id, files, "", false)
 	diags.Append(d...)
 	if o.unreachable == nil && o.digest.ValueString() != desired {
 		return types.StringUnknown(), diags

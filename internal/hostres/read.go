@@ -33,20 +33,19 @@ func TrustedKeyOf(client Host) (types.String, diag.Diagnostics) {
 // observation is what a read of the host found.
 type observation struct {
 	digest types.String // remote_sha256
-	// content is the digest of the files' contents alone, as sha256 counts
-	// it; "" where one is missing.
-	content string
-	drift   []string
-	client  Host // the connection it read over
+	drift  []string
+	client Host // the connection it read over
 	// unreachable is why the host did not answer; nothing was read.
 	unreachable error
 }
 
 // observe connects to read the files' digests and says how the host
 // differs; with show, the drift of a whole file's content lists the
-// changed lines (changedLines). A host that does not answer is a warning
+// changed lines (changedLines). applied is the digest of what the state
+// says was put there ("" for none to judge by): a host that has exactly
+// that has no drift. A host that does not answer is a warning
 // (unreachable).
-func (r *Resource[M, P]) observe(ctx context.Context, m ResolvedSSH, id string, files []remote.Item, show bool) (observation, diag.Diagnostics) {
+func (r *Resource[M, P]) observe(ctx context.Context, m ResolvedSSH, id string, files []remote.Item, applied string, show bool) (observation, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	o := observation{digest: types.StringNull()}
 	client, err := r.dial(ctx, m, ToRead)
@@ -68,11 +67,15 @@ func (r *Resource[M, P]) observe(ctx context.Context, m ResolvedSSH, id string, 
 		diags.AddError("Reading Remote Files Failed", err.Error())
 		return o, diags
 	}
+	asApplied := hasApplied(files, seen, applied)
 	digests := make([]string, len(files))
 	for i, f := range files {
 		digests[i] = seen[i].SHA256
 		if n := seen[i].Notice; n.Detail != "" {
 			diags.AddWarning(n.Summary+": "+id, n.Detail)
+		}
+		if asApplied {
+			continue
 		}
 		if d := f.Drift(seen[i]); d != "" {
 			if show {
@@ -87,15 +90,25 @@ func (r *Resource[M, P]) observe(ctx context.Context, m ResolvedSSH, id string, 
 	if len(files) != 1 || seen[0].Exists { // a single missing file: null
 		o.digest = types.StringValue(filesDigest(files, digests))
 	}
+	return o, diags
+}
+
+// hasApplied says whether the host has exactly the contents applied (their
+// digest, as sha256 counts it) where this build renders the state
+// otherwise than the one that applied it (an upgrade): no change by hand,
+// and the plan updates the files to the new render.
+func hasApplied(files []remote.Item, seen []remote.Observed, applied string) bool {
+	if applied == "" || applied == DesiredDigest(files) {
+		return false
+	}
 	contents := make([]string, len(files))
 	for i := range files {
 		if !seen[i].Exists {
-			return o, diags
+			return false
 		}
 		contents[i] = seen[i].SHA256
 	}
-	o.content = filesDigest(files, contents)
-	return o, diags
+	return filesDigest(files, contents) == applied
 }
 
 // changedText is what a drift warning adds of an item whose content
@@ -143,14 +156,8 @@ func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, res
 		resp.Diagnostics.Append(rec.write(ctx, resp.Private)...)
 		return
 	}
-	o, d := r.observe(ctx, m, h.ID.ValueString(), out.Files, showsDrift(P(&state)))
+	o, d := r.observe(ctx, m, h.ID.ValueString(), out.Files, h.SHA256.ValueString(), showsDrift(P(&state)))
 	resp.Diagnostics.Append(d...)
-	if applied := h.SHA256.ValueString(); applied != "" && applied != DesiredDigest(out.Files) && o.content == applied {
-		// This build renders the state otherwise than the one that applied
-		// it (an upgrade), and the host has exactly what that one put
-		// there: no change by hand. The plan updates the files.
-		o.drift, o.digest = nil, h.SHA256
-	}
 	if o.unreachable != nil {
 		// The prior state and what it found stay; a destroy plan fails.
 		rec.Unreachable = o.unreachable.Error()
