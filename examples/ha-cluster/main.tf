@@ -180,8 +180,7 @@ resource "kha_haproxy_config" "vip" {
   backends         = kha_cluster_endpoints.cluster.apiserver_backends
   healthcheck_port = var.lb_healthcheck_port
   health_check     = { ca_file = var.ca_file }
-  client_timeout   = "1h"
-  server_timeout   = "1h"
+  proxy_timeouts   = { client = "1h", server = "1h" }
   config_path      = "${var.config_dir}/haproxy-vip.cfg"
   pid_file         = "${var.config_dir}/haproxy-vip.pid"
   stats_socket     = "${var.config_dir}/haproxy-vip.sock"

@@ -438,14 +438,14 @@ func TestValidate(t *testing.T) {
 		{"bad check type", "health_check.type", "tcp", func(s *Spec) { s.HealthCheck.Type = "grpc" }},
 		{"fallback on loopback", "fallback.address", "cannot be the external", func(s *Spec) { s.Fallback = &Backend{Address: "127.0.0.1", Port: 443} }},
 		{"fallback garbage", "fallback.address", "neither", func(s *Spec) { s.Fallback = &Backend{Address: "lb;reload", Port: 443} }},
-		{"client timeout", "client_timeout", "between", func(s *Spec) { s.Timeouts.Client = time.Millisecond }},
-		{"slowstart", "slowstart", "between", func(s *Spec) { s.Servers.SlowStart = 2 * time.Hour }},
-		{"fail timeout", "fail_timeout", "whole seconds", func(s *Spec) { s.Servers.FailTimeout = 10 * time.Millisecond }},
-		{"negative maxqueue", "server_maxqueue", "no limit", func(s *Spec) { s.Servers.MaxQueue = -1 }},
-		{"metrics exposed without a health port", "metrics_listen", "set metrics = true and healthcheck_port", func(s *Spec) {
+		{"client timeout", "proxy_timeouts.client", "between", func(s *Spec) { s.Timeouts.Client = time.Millisecond }},
+		{"slowstart", "servers.slowstart", "between", func(s *Spec) { s.Servers.SlowStart = 2 * time.Hour }},
+		{"fail timeout", "servers.fail_timeout", "whole seconds", func(s *Spec) { s.Servers.FailTimeout = 10 * time.Millisecond }},
+		{"negative maxqueue", "servers.maxqueue", "no limit", func(s *Spec) { s.Servers.MaxQueue = -1 }},
+		{"metrics exposed without a health port", "monitoring.metrics_listen", "set monitoring.metrics = true and healthcheck_port", func(s *Spec) {
 			s.Observability = Observability{Metrics: true, ExposeMetrics: true}
 		}},
-		{"metrics exposed but off", "metrics_listen", "set metrics = true", func(s *Spec) {
+		{"metrics exposed but off", "monitoring.metrics_listen", "set monitoring.metrics = true", func(s *Spec) {
 			s.HealthcheckPort, s.Observability = 8081, Observability{ExposeMetrics: true}
 		}},
 	}

@@ -112,7 +112,7 @@ type Observability struct {
 	ExposeMetrics bool
 }
 
-// Where the metrics are answered (the resources' metrics_listen).
+// Where the metrics are answered (the resources' monitoring.metrics_listen).
 const (
 	// MetricsListenLoopback answers connections to a loopback address only.
 	MetricsListenLoopback = "loopback"
@@ -120,7 +120,7 @@ const (
 	MetricsListenAll = "all"
 )
 
-// Where the health port answers (the resources' healthcheck_listen).
+// Where the health port answers (the resources' monitoring.healthcheck_listen).
 const (
 	// HealthcheckListenLoopback binds the health port on the host's
 	// loopback only: what a node-local load balancer needs, whose checks
@@ -346,20 +346,20 @@ func (s Spec) Validate() problem.Problems {
 					"healthcheck_port %d binds every address, which includes the listen address %s.", s.HealthcheckPort, endpoints.HostPort(l.Address, l.Port))
 			} else if ip := net.ParseIP(l.Address); ip == nil || ip.IsLoopback() || ip.IsUnspecified() {
 				ps.Errorf(problem.Root("healthcheck_port"), "Port conflict",
-					"healthcheck_port %d binds the host's loopback (healthcheck_listen = \"loopback\"), which includes the listen address %s.", s.HealthcheckPort, endpoints.HostPort(l.Address, l.Port))
+					"healthcheck_port %d binds the host's loopback (monitoring.healthcheck_listen = \"loopback\"), which includes the listen address %s.", s.HealthcheckPort, endpoints.HostPort(l.Address, l.Port))
 			}
 		}
 	}
 	switch s.HealthcheckListen {
 	case HealthcheckListenLoopback, HealthcheckListenAll:
 	default:
-		ps.SchemaErrorf(problem.Root("healthcheck_listen"), "Invalid health port address", "healthcheck_listen is %q; use %q or %q.",
+		ps.SchemaErrorf(problem.Root("monitoring").At("healthcheck_listen"), "Invalid health port address", "monitoring.healthcheck_listen is %q; use %q or %q.",
 			s.HealthcheckListen, HealthcheckListenLoopback, HealthcheckListenAll)
 	}
 	if s.Observability.ExposeMetrics && s.HealthcheckPort != 0 && s.healthOnLoopback() && !s.Runtime.HealthOnLoopback {
-		ps.Errorf(problem.Root("metrics_listen"), "Nothing to expose on",
-			"metrics_listen = %q serves the metrics on every address of healthcheck_port, but healthcheck_listen = %q binds "+
-				"it on the host's loopback only: set healthcheck_listen = %q too, or leave metrics_listen at %q.",
+		ps.Errorf(problem.Root("monitoring").At("metrics_listen"), "Nothing to expose on",
+			"monitoring.metrics_listen = %q serves the metrics on every address of healthcheck_port, but monitoring.healthcheck_listen = %q binds "+
+				"it on the host's loopback only: set monitoring.healthcheck_listen = %q too, or leave monitoring.metrics_listen at %q.",
 			MetricsListenAll, HealthcheckListenLoopback, HealthcheckListenAll, MetricsListenLoopback)
 	}
 	hc, hcAt := s.HealthCheck, problem.Root("health_check")
@@ -417,23 +417,28 @@ func (s Spec) Validate() problem.Problems {
 		}
 	}
 	if s.Timeouts.Connect < 100*time.Millisecond || s.Timeouts.Connect > time.Minute {
-		ps.Errorf(problem.Root("connect_timeout"), "Invalid timeout", "connect_timeout %s must be between 100ms and 1m.", s.Timeouts.Connect)
+		ps.Errorf(problem.Root("proxy_timeouts").At("connect"), "Invalid timeout", "proxy_timeouts.connect %s must be between 100ms and 1m.", s.Timeouts.Connect)
 	}
-	for attr, d := range problem.Sorted(map[string]time.Duration{"client_timeout": s.Timeouts.Client, "server_timeout": s.Timeouts.Server}) {
+	for attr, d := range problem.Sorted(map[string]time.Duration{"client": s.Timeouts.Client, "server": s.Timeouts.Server}) {
 		if d < time.Second || d > 24*time.Hour {
-			ps.Errorf(problem.Root(attr), "Invalid timeout", "%s %s must be between 1s and 24h.", attr, d)
+			ps.Errorf(problem.Root("proxy_timeouts").At(attr), "Invalid timeout", "proxy_timeouts.%s %s must be between 1s and 24h.", attr, d)
 		}
 	}
 	if d := s.Servers.SlowStart; d < 0 || d > time.Hour {
-		ps.Errorf(problem.Root("slowstart"), "Invalid duration", "slowstart %s must be between 0 and 1h.", d)
+		ps.Errorf(problem.Root("servers").At("slowstart"), "Invalid duration", "servers.slowstart %s must be between 0 and 1h.", d)
 	}
 	if d := s.Servers.FailTimeout; d < time.Second || d > time.Hour {
-		ps.Errorf(problem.Root("fail_timeout"), "Invalid duration", "fail_timeout %s must be between 1s and 1h (nginx counts whole seconds).", d)
+		ps.Errorf(problem.Root("servers").At("fail_timeout"), "Invalid duration", "servers.fail_timeout %s must be between 1s and 1h (nginx counts whole seconds).", d)
 	}
-	for attr, v := range problem.Sorted(map[string]int{"server_maxconn": s.Servers.MaxConn, "server_maxqueue": s.Servers.MaxQueue,
-		"worker_connections": s.Runtime.NginxWorkerConnections}) {
-		if v < 0 || v > 1_000_000 {
-			ps.SchemaErrorf(problem.Root(attr), "Invalid limit", "%s is %d; use 0 (no limit, or the default) to 1000000.", attr, v)
+	for attr, limit := range problem.Sorted(map[string]struct {
+		at problem.Path
+		v  int
+	}{
+		"servers.maxconn": {problem.Root("servers").At("maxconn"), s.Servers.MaxConn}, "servers.maxqueue": {problem.Root("servers").At("maxqueue"), s.Servers.MaxQueue},
+		"worker_connections": {problem.Root("worker_connections"), s.Runtime.NginxWorkerConnections},
+	}) {
+		if limit.v < 0 || limit.v > 1_000_000 {
+			ps.SchemaErrorf(limit.at, "Invalid limit", "%s is %d; use 0 (no limit, or the default) to 1000000.", attr, limit.v)
 		}
 	}
 	if s.Runtime.User != "" || s.Runtime.Group != "" {
@@ -447,9 +452,9 @@ func (s Spec) Validate() problem.Problems {
 		ps.Errorf(problem.Root("stats_socket"), "Invalid path", "%q must not contain ',': HAProxy splits socket addresses at commas.", s.Runtime.StatsSocket)
 	}
 	if s.Observability.ExposeMetrics && (!s.Observability.Metrics || s.HealthcheckPort == 0) {
-		ps.Errorf(problem.Root("metrics_listen"), "Nothing to expose",
-			"metrics_listen = %q serves the metrics on every address of healthcheck_port, but there are none to serve: "+
-				"set metrics = true and healthcheck_port, or leave metrics_listen at %q.", MetricsListenAll, MetricsListenLoopback)
+		ps.Errorf(problem.Root("monitoring").At("metrics_listen"), "Nothing to expose",
+			"monitoring.metrics_listen = %q serves the metrics on every address of healthcheck_port, but there are none to serve: "+
+				"set monitoring.metrics = true and healthcheck_port, or leave monitoring.metrics_listen at %q.", MetricsListenAll, MetricsListenLoopback)
 	}
 	if t := s.Observability.LogTarget; t != LogStdout && t != LogSyslog {
 		ps.Errorf(problem.Root("log_target"), "Invalid log target", "log target %q; use %q or %q.", t, LogStdout, LogSyslog)
@@ -518,23 +523,23 @@ func (s Spec) CheckTiming(k Kind) problem.Problems {
 	if mrt == nil {
 		return ps
 	}
-	timeouts := map[string]time.Duration{"client_timeout": s.Timeouts.Client, "server_timeout": s.Timeouts.Server}
-	what := "HAProxy closes a proxied connection idle for %[1]s = %[2]s"
+	timeouts := map[string]time.Duration{"client": s.Timeouts.Client, "server": s.Timeouts.Server}
+	what := "HAProxy closes a proxied connection idle for proxy_timeouts.%[1]s = %[2]s"
 	if k == Nginx {
 		// nginx has one idle timeout, the longer of the two.
-		longer := "client_timeout"
+		longer := "client"
 		if s.Timeouts.Server > s.Timeouts.Client {
-			longer = "server_timeout"
+			longer = "server"
 		}
 		timeouts = map[string]time.Duration{longer: max(s.Timeouts.Client, s.Timeouts.Server)}
-		what = "nginx closes a proxied connection idle for %[2]s (proxy_timeout, the longer of client_timeout and server_timeout)"
+		what = "nginx closes a proxied connection idle for %[2]s (proxy_timeout, the longer of proxy_timeouts.client and proxy_timeouts.server)"
 	}
 	for attr, d := range problem.Sorted(timeouts) {
 		if d < *mrt {
-			ps.Warnf(problem.Root(attr), "Load balancer cuts long requests",
+			ps.Warnf(problem.Root("proxy_timeouts").At(attr), "Load balancer cuts long requests",
 				what+", shorter than the apiservers' --min-request-timeout %[3]s (backends[*].min_request_timeout): a watch "+
 					"without a timeout of its own (kubectl get -w), kubectl logs -f or kubectl exec that is quiet that long is cut, "+
-					"while the apiserver lets such requests run for at least %[3]s. Set %[1]s to at least %[3]s.",
+					"while the apiserver lets such requests run for at least %[3]s. Set proxy_timeouts.%[1]s to at least %[3]s.",
 				attr, duration(d), duration(*mrt))
 		}
 	}

@@ -40,16 +40,16 @@ func TestCheckTiming(t *testing.T) {
 		}), nil},
 		{"nginx checks nothing actively: no drop check", Nginx, with(func(s *Spec) { s.APIServer.ShutdownDelay = d(0) }), nil},
 		{"haproxy default timeouts against the default min-request-timeout", HAProxy, with(func(s *Spec) { s.APIServer.MinRequestTimeout = d(1800 * time.Second) }),
-			map[string]string{"client_timeout": "client_timeout = 10m, shorter than the apiservers' --min-request-timeout 30m", "server_timeout": "Set server_timeout to at least 30m"}},
+			map[string]string{"proxy_timeouts.client": "proxy_timeouts.client = 10m, shorter than the apiservers' --min-request-timeout 30m", "proxy_timeouts.server": "Set proxy_timeouts.server to at least 30m"}},
 		{"haproxy: only the short side", HAProxy, with(func(s *Spec) {
 			s.Timeouts.Client, s.Timeouts.Server, s.APIServer.MinRequestTimeout = 5*time.Minute, time.Hour, d(1800*time.Second)
-		}), map[string]string{"client_timeout": "client_timeout = 5m"}},
+		}), map[string]string{"proxy_timeouts.client": "proxy_timeouts.client = 5m"}},
 		{"timeouts long enough", HAProxy, with(func(s *Spec) {
 			s.Timeouts.Client, s.Timeouts.Server, s.APIServer.MinRequestTimeout = time.Hour, time.Hour, d(3600*time.Second)
 		}), nil},
 		{"nginx: the longer of the two is its one timeout", Nginx, with(func(s *Spec) {
 			s.Timeouts.Client, s.Timeouts.Server, s.APIServer.MinRequestTimeout = 5*time.Minute, 20*time.Minute, d(1800*time.Second)
-		}), map[string]string{"server_timeout": "nginx closes a proxied connection idle for 20m"}},
+		}), map[string]string{"proxy_timeouts.server": "nginx closes a proxied connection idle for 20m"}},
 		{"nginx: the longer is long enough", Nginx, with(func(s *Spec) {
 			s.Timeouts.Client, s.Timeouts.Server, s.APIServer.MinRequestTimeout = 5*time.Minute, 30*time.Minute, d(1800*time.Second)
 		}), nil},

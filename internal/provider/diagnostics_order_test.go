@@ -105,7 +105,7 @@ func TestDiagnosticsComeInTheSameOrder(t *testing.T) {
 				"bastion_private_key": "bad", "bastion_private_key_wo": "bad", "host_key": "bad", "bastion_host_key": "bad"},
 		}, 9},
 		"load balancer timeouts": {NewHAProxyConfigResource, map[string]any{
-			"listen": listen, "backends": backends, "client_timeout": "48h", "server_timeout": "48h",
+			"listen": listen, "backends": backends, "proxy_timeouts": map[string]any{"client": "48h", "server": "48h"},
 		}, 2},
 		"ignored IPv6 addresses": {NewClusterEndpointsResource, map[string]any{
 			"control_plane_nodes": []any{map[string]any{"name": "cp1", "ip": "10.0.0.11", "ip6": "fd00::11", "access_ip6": "fd00::12"}},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
@@ -24,11 +25,11 @@ func TestKubesprayComparisons(t *testing.T) {
 		want      []string
 		not       []string
 	}{
-		{NewNginxConfigResource, "connect_timeout", []string{"as kubespray's nginx", "HAProxy (`timeout connect 30s`)"}, []string{"Unlike kubespray's 30s"}},
-		{NewNginxConfigResource, "client_timeout", []string{"nginx `proxy_timeout 10m`", "HAProxy 5m"}, nil},
-		{NewNginxConfigResource, "server_timeout", []string{"nginx `proxy_timeout 10m`", "HAProxy 15m"}, []string{"(kubespray: 15m)"}},
-		{NewHAProxyConfigResource, "connect_timeout", []string{"HAProxy (`timeout connect 30s`)"}, nil},
-		{NewNginxConfigResource, "", []string{"`proxy_next_upstream_tries` is the number of backends", "(backends + 1) × `connect_timeout`", "unlimited retries"}, nil},
+		{NewNginxConfigResource, "proxy_timeouts.connect", []string{"as kubespray's nginx", "HAProxy (`timeout connect 30s`)"}, []string{"Unlike kubespray's 30s"}},
+		{NewNginxConfigResource, "proxy_timeouts.client", []string{"nginx `proxy_timeout 10m`", "HAProxy 5m"}, nil},
+		{NewNginxConfigResource, "proxy_timeouts.server", []string{"nginx `proxy_timeout 10m`", "HAProxy 15m"}, []string{"(kubespray: 15m)"}},
+		{NewHAProxyConfigResource, "proxy_timeouts.connect", []string{"HAProxy (`timeout connect 30s`)"}, nil},
+		{NewNginxConfigResource, "", []string{"`proxy_next_upstream_tries` is the number of backends", "(backends + 1) × `proxy_timeouts.connect`", "unlimited retries"}, nil},
 		{NewClusterEndpointsResource, "kube_proxy_server", []string{"`https://[::1]:<local_lb.port>`", "kubespray leaves kubeadm's value (the first control-plane node)"}, nil},
 		{NewClusterEndpointsResource, "kubeadm_discovery_address", []string{"bracketed", "kubespray writes it bare"}, nil},
 	} {
@@ -39,7 +40,7 @@ func TestKubesprayComparisons(t *testing.T) {
 		r.Metadata(context.Background(), fwresource.MetadataRequest{ProviderTypeName: "kha"}, &meta)
 		text := resp.Schema.MarkdownDescription
 		if tc.attribute != "" {
-			a, ok := resp.Schema.Attributes[tc.attribute]
+			a, ok := nestedAttribute(resp.Schema.Attributes, tc.attribute)
 			if !ok {
 				t.Fatalf("%s has no attribute %s", meta.TypeName, tc.attribute)
 			}
@@ -102,4 +103,19 @@ func TestKubesprayGuideCoversTheSchema(t *testing.T) {
 			t.Errorf("kubespray's `%s` (named by %s) is not in templates/guides/kubespray.md.tmpl", name, where)
 		}
 	}
+}
+
+// nestedAttribute is the attribute at a dotted path ("proxy_timeouts.connect")
+// through single nested attributes.
+func nestedAttribute(attrs map[string]schema.Attribute, dotted string) (schema.Attribute, bool) {
+	name, rest, nested := strings.Cut(dotted, ".")
+	a, ok := attrs[name]
+	if !ok || !nested {
+		return a, ok
+	}
+	object, ok := a.(schema.SingleNestedAttribute)
+	if !ok {
+		return nil, false
+	}
+	return nestedAttribute(object.Attributes, rest)
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/kha/terraform-provider-kha/internal/endpoints"
 	"github.com/kha/terraform-provider-kha/internal/hostres"
@@ -55,39 +57,31 @@ const (
 // lbConfigModel holds the attributes both kinds share.
 type lbConfigModel struct {
 	hostres.Common
-	DestroyCommand    types.String     `tfsdk:"destroy_command"`
-	Role              types.String     `tfsdk:"role"`
-	Listen            *lbListenModel   `tfsdk:"listen"`
-	Backends          []lbBackendModel `tfsdk:"backends"`
-	Balance           types.String     `tfsdk:"balance"`
-	LocalFirst        types.String     `tfsdk:"local_first"`
-	HealthcheckPort   types.Int64      `tfsdk:"healthcheck_port"`
-	HealthcheckListen types.String     `tfsdk:"healthcheck_listen"`
-	ConnectTimeout    types.String     `tfsdk:"connect_timeout"`
-	ClientTimeout     types.String     `tfsdk:"client_timeout"`
-	ServerTimeout     types.String     `tfsdk:"server_timeout"`
-	Fallback          *lbFallbackModel `tfsdk:"fallback"`
-	Logs              types.Bool       `tfsdk:"logs"`
-	Metrics           types.Bool       `tfsdk:"metrics"`
-	MetricsListen     types.String     `tfsdk:"metrics_listen"`
-	VerifyAfterReload types.Bool       `tfsdk:"verify_after_reload"`
-	VerifyTimeout     types.String     `tfsdk:"verify_timeout"`
-	MaxConnections    types.Int64      `tfsdk:"max_connections"`
-	PIDFile           types.String     `tfsdk:"pid_file"`
-	Delivery          types.String     `tfsdk:"delivery"`
-	ConfigPath        types.String     `tfsdk:"config_path"`
-	ManifestPath      types.String     `tfsdk:"manifest_path"`
-	Image             types.String     `tfsdk:"image"`
-	PodName           types.String     `tfsdk:"pod_name"`
-	CPURequest        types.String     `tfsdk:"cpu_request"`
-	MemoryRequest     types.String     `tfsdk:"memory_request"`
-	ValidateCommand   types.String     `tfsdk:"validate_command"`
-	PreflightCommand  types.String     `tfsdk:"preflight_command"`
-	ReloadCommand     types.String     `tfsdk:"reload_command"`
-	Rendered          types.String     `tfsdk:"rendered"`
-	Manifest          types.String     `tfsdk:"manifest"`
-	Handover          types.Bool       `tfsdk:"handover"`
-	HandoverSHA256    types.String     `tfsdk:"handover_sha256"`
+	DestroyCommand    types.String          `tfsdk:"destroy_command"`
+	Role              types.String          `tfsdk:"role"`
+	Listen            *lbListenModel        `tfsdk:"listen"`
+	Backends          []lbBackendModel      `tfsdk:"backends"`
+	Balance           types.String          `tfsdk:"balance"`
+	LocalFirst        types.String          `tfsdk:"local_first"`
+	HealthcheckPort   types.Int64           `tfsdk:"healthcheck_port"`
+	ProxyTimeouts     *lbProxyTimeoutsModel `tfsdk:"proxy_timeouts"`
+	Monitoring        *lbMonitoringModel    `tfsdk:"monitoring"`
+	StaticPod         *lbStaticPodModel     `tfsdk:"static_pod"`
+	Fallback          *lbFallbackModel      `tfsdk:"fallback"`
+	VerifyAfterReload types.Bool            `tfsdk:"verify_after_reload"`
+	VerifyTimeout     types.String          `tfsdk:"verify_timeout"`
+	MaxConnections    types.Int64           `tfsdk:"max_connections"`
+	PIDFile           types.String          `tfsdk:"pid_file"`
+	Delivery          types.String          `tfsdk:"delivery"`
+	ConfigPath        types.String          `tfsdk:"config_path"`
+	ManifestPath      types.String          `tfsdk:"manifest_path"`
+	ValidateCommand   types.String          `tfsdk:"validate_command"`
+	PreflightCommand  types.String          `tfsdk:"preflight_command"`
+	ReloadCommand     types.String          `tfsdk:"reload_command"`
+	Rendered          types.String          `tfsdk:"rendered"`
+	Manifest          types.String          `tfsdk:"manifest"`
+	Handover          types.Bool            `tfsdk:"handover"`
+	HandoverSHA256    types.String          `tfsdk:"handover_sha256"`
 	serviceWatch
 }
 
@@ -95,6 +89,28 @@ type lbListenModel struct {
 	Address     types.String `tfsdk:"address"`
 	IPv6Address types.String `tfsdk:"ipv6_address"`
 	Port        types.Int64  `tfsdk:"port"`
+}
+
+// The optional settings, grouped: a null object costs the framework one
+// value where its attributes at the top cost one each, in every request.
+type lbProxyTimeoutsModel struct {
+	Connect types.String `tfsdk:"connect"`
+	Client  types.String `tfsdk:"client"`
+	Server  types.String `tfsdk:"server"`
+}
+
+type lbMonitoringModel struct {
+	HealthcheckListen types.String `tfsdk:"healthcheck_listen"`
+	Metrics           types.Bool   `tfsdk:"metrics"`
+	MetricsListen     types.String `tfsdk:"metrics_listen"`
+	Logs              types.Bool   `tfsdk:"logs"`
+}
+
+type lbStaticPodModel struct {
+	Image         types.String `tfsdk:"image"`
+	Name          types.String `tfsdk:"name"`
+	CPURequest    types.String `tfsdk:"cpu_request"`
+	MemoryRequest types.String `tfsdk:"memory_request"`
 }
 
 type lbBackendModel struct {
@@ -170,25 +186,69 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"port":    schema.Int64Attribute{Required: true, Validators: portValidator, MarkdownDescription: "Port."},
 			},
 		},
-		"logs": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-			MarkdownDescription: "Log connections and every health check change (HAProxy `option tcplog`, `option log-health-checks`): " +
-				"to stdout with `static_pod` (the kubelet keeps it), to syslog (`/dev/log`, journald) with `systemd`. nginx logs " +
-				"errors to stderr either way. Default `true`."},
-		"metrics": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-			MarkdownDescription: "Serve metrics on `healthcheck_port`: HAProxy's built-in Prometheus exporter at `/metrics` (Debian's " +
-				"haproxy and the official image have it), nginx's `stub_status` at `/stub_status` (what kubespray serves there). " +
-				"They answer only connections made to a loopback address of the host (`127.0.0.1`, `::1`) unless " +
-				"`metrics_listen = \"all\"`. HAProxy's verification after a reload reads `/metrics` from the host's loopback. " +
-				"Default `true`."},
-		"metrics_listen": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(lbconfig.MetricsListenLoopback),
-			Validators: []validator.String{stringvalidator.OneOf(lbconfig.MetricsListenLoopback, lbconfig.MetricsListenAll)},
-			MarkdownDescription: "Where the metrics answer. `loopback` (default): only connections made to a loopback address of " +
-				"the host, i.e. a scraper on the host itself (a Prometheus agent in the host network) and kha's own verification; " +
-				"from any other address, `/metrics` and `/stub_status` are not served, while `/healthz` answers on every address. " +
-				"`all`: on every address `healthcheck_port` binds, **without authentication**: anyone who reaches the port " +
-				"reads the node names, backend addresses and states, and session counts. Choose it only behind a firewall " +
-				"that limits the port to your monitoring. Needs `metrics` and `healthcheck_port`. Unlike kubespray, whose nginx " +
-				"serves `stub_status` on every address, kha keeps the metrics on the host unless told."},
+		"monitoring": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: "How the load balancer itself can be watched: where `healthcheck_port` answers, its metrics and " +
+				"its logs. Unset, every setting takes its default.",
+			Attributes: map[string]schema.Attribute{
+				"healthcheck_listen": schema.StringAttribute{Optional: true,
+					Validators: []validator.String{stringvalidator.OneOf(lbconfig.HealthcheckListenLoopback, lbconfig.HealthcheckListenAll)},
+					MarkdownDescription: "Where `healthcheck_port` answers: `loopback` (`127.0.0.1`, and `[::1]` with an IPv6 listen " +
+						"address), or `all` addresses. Default: `loopback` for `role = \"node_local\"`, whose checks run on the node " +
+						"(a static pod's probes, which then ask `127.0.0.1`; a monitoring agent on the host), and `all` for " +
+						"`role = \"external\"`, which a cloud load balancer or another host checks (keepalived's track script on " +
+						"the same host reads loopback either way). Unlike kubespray, whose node-local proxy answers its health " +
+						"port on every address of every node, a node-local load balancer tells nobody outside the node whether it " +
+						"runs unless this is `all`."},
+				"metrics": schema.BoolAttribute{Optional: true,
+					MarkdownDescription: "Serve metrics on `healthcheck_port`: HAProxy's built-in Prometheus exporter at `/metrics` (Debian's " +
+						"haproxy and the official image have it), nginx's `stub_status` at `/stub_status` (what kubespray serves there). " +
+						"They answer only connections made to a loopback address of the host (`127.0.0.1`, `::1`) unless " +
+						"`metrics_listen = \"all\"`. HAProxy's verification after a reload reads `/metrics` from the host's loopback. " +
+						"Default `true`."},
+				"metrics_listen": schema.StringAttribute{Optional: true,
+					Validators: []validator.String{stringvalidator.OneOf(lbconfig.MetricsListenLoopback, lbconfig.MetricsListenAll)},
+					MarkdownDescription: "Where the metrics answer. `loopback` (default): only connections made to a loopback address of " +
+						"the host, i.e. a scraper on the host itself (a Prometheus agent in the host network) and kha's own verification; " +
+						"from any other address, `/metrics` and `/stub_status` are not served, while `/healthz` answers on every address. " +
+						"`all`: on every address `healthcheck_port` binds, **without authentication**: anyone who reaches the port " +
+						"reads the node names, backend addresses and states, and session counts. Choose it only behind a firewall " +
+						"that limits the port to your monitoring. Needs `metrics` and `healthcheck_port`. Unlike kubespray, whose nginx " +
+						"serves `stub_status` on every address, kha keeps the metrics on the host unless told."},
+				"logs": schema.BoolAttribute{Optional: true,
+					MarkdownDescription: "Log connections and every health check change (HAProxy `option tcplog`, `option log-health-checks`): " +
+						"to stdout with `static_pod` (the kubelet keeps it), to syslog (`/dev/log`, journald) with `systemd`. nginx logs " +
+						"errors to stderr either way. Default `true`."},
+			},
+		},
+		"proxy_timeouts": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: "Timeouts of the connections the load balancer proxies. Unset, every one takes its default.",
+			Attributes: map[string]schema.Attribute{
+				"connect": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+					MarkdownDescription: "Timeout of a connection to an apiserver. Default `1s`, as kubespray's nginx (`proxy_connect_timeout`). " +
+						"Unlike kubespray's HAProxy (`timeout connect 30s`), a dead apiserver costs a client about a second before the " +
+						"next one is tried, not half a minute."},
+				"client": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+					MarkdownDescription: "How long a proxied connection may stay idle on the client's side (HAProxy `timeout client`; " +
+						"nginx's `proxy_timeout` is the longer of `client` and `server`); watches hold connections for minutes. Default `10m` " +
+						"(kubespray: HAProxy 5m, `loadbalancer_apiserver_keepalive_timeout`; nginx `proxy_timeout 10m`)."},
+				"server": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+					MarkdownDescription: "How long a proxied connection may stay idle on the apiserver's side (HAProxy `timeout server`). " +
+						"Default `10m` (kubespray: HAProxy 15m; nginx `proxy_timeout 10m`)."},
+			},
+		},
+		"static_pod": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: "The static pod's settings, with `delivery = \"static_pod\"`. Unset, every one takes its default.",
+			Attributes: map[string]schema.Attribute{
+				"image": schema.StringAttribute{Optional: true, Validators: []validator.String{imageValidator()},
+					MarkdownDescription: "Image. Default: kubespray's."},
+				"name": schema.StringAttribute{Optional: true, Validators: []validator.String{podNameValidator()},
+					MarkdownDescription: "Pod name. Default: kubespray's."},
+				"cpu_request": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityValidator()},
+					MarkdownDescription: "CPU request. Default `25m`."},
+				"memory_request": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityValidator()},
+					MarkdownDescription: "Memory request. Default `32M`."},
+			},
+		},
 		"verify_after_reload": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "After the reload, wait until the load balancer serves: HAProxy reports at least one apiserver up " +
 				"after a passing health check (through `healthcheck_port`, when set), and a TLS handshake through the listen " +
@@ -217,28 +277,6 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 				"With `role = \"external\"`, HAProxy's `/healthz` fails while no apiserver is up, so `kha_keepalived_config`'s track script " +
 				"moves the VIP to a load balancer that reaches the control plane; nginx's reports only that nginx runs.",
 		},
-		"healthcheck_listen": schema.StringAttribute{
-			Optional: true, Computed: true,
-			Validators: []validator.String{stringvalidator.OneOf(lbconfig.HealthcheckListenLoopback, lbconfig.HealthcheckListenAll)},
-			MarkdownDescription: "Where `healthcheck_port` answers: `loopback` (`127.0.0.1`, and `[::1]` with an IPv6 listen " +
-				"address), or `all` addresses. Default: `loopback` for `role = \"node_local\"`, whose checks run on the node " +
-				"(a static pod's probes, which then ask `127.0.0.1`; a monitoring agent on the host), and `all` for " +
-				"`role = \"external\"`, which a cloud load balancer or another host checks (keepalived's track script on " +
-				"the same host reads loopback either way). Unlike kubespray, whose node-local proxy answers its health " +
-				"port on every address of every node, a node-local load balancer tells nobody outside the node whether it " +
-				"runs unless this is `all`.",
-		},
-		"connect_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
-			MarkdownDescription: "Timeout of a connection to an apiserver. Default `1s`, as kubespray's nginx (`proxy_connect_timeout`). " +
-				"Unlike kubespray's HAProxy (`timeout connect 30s`), a dead apiserver costs a client about a second before the " +
-				"next one is tried, not half a minute."},
-		"client_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
-			MarkdownDescription: "How long a proxied connection may stay idle on the client's side (HAProxy `timeout client`; " +
-				"nginx's `proxy_timeout` is the longer of the two); watches hold connections for minutes. Default `10m` " +
-				"(kubespray: HAProxy 5m, `loadbalancer_apiserver_keepalive_timeout`; nginx `proxy_timeout 10m`)."},
-		"server_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
-			MarkdownDescription: "How long a proxied connection may stay idle on the apiserver's side (HAProxy `timeout server`). " +
-				"Default `10m` (kubespray: HAProxy 15m; nginx `proxy_timeout 10m`)."},
 		"max_connections": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
 			MarkdownDescription: "Connection limit. Default `4000`."},
 		"pid_file": schema.StringAttribute{Optional: true, Validators: []validator.String{filePathValidator()},
@@ -260,14 +298,6 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 			Validators: []validator.String{managedPathValidator()},
 			MarkdownDescription: fmt.Sprintf("Static pod manifest path (delivery `static_pod`), written with mode `0600` as kubeadm and "+
 				"kubespray write theirs. Default `%s`.", k.manifestPath)},
-		"image": schema.StringAttribute{Optional: true, Validators: []validator.String{imageValidator()},
-			MarkdownDescription: "Static pod image. Default: kubespray's."},
-		"pod_name": schema.StringAttribute{Optional: true, Validators: []validator.String{podNameValidator()},
-			MarkdownDescription: "Static pod name. Default: kubespray's."},
-		"cpu_request": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityValidator()},
-			MarkdownDescription: "Static pod CPU request. Default `25m`."},
-		"memory_request": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityValidator()},
-			MarkdownDescription: "Static pod memory request. Default `32M`."},
 		"validate_command": schema.StringAttribute{Optional: true, Computed: true,
 			MarkdownDescription: "Checks the new config before it replaces the old one. " + validateCommandPaths + " " +
 				fmt.Sprintf("Default with `systemd`: `%s`; with `static_pod`: none (the host may not have the binary).", k.validateCommand)},
@@ -315,7 +345,73 @@ func lbAttributes(ctx context.Context, k lbKind, own map[string]schema.Attribute
 // lbSchema is the schema of a load balancer resource: the shared
 // attributes and description, with the kind's own.
 func lbSchema(ctx context.Context, k lbKind, description string, own map[string]schema.Attribute) schema.Schema {
-	return schema.Schema{Version: 1, MarkdownDescription: lbDescription(k, description), Attributes: lbAttributes(ctx, k, own)}
+	return schema.Schema{Version: 2, MarkdownDescription: lbDescription(k, description), Attributes: lbAttributes(ctx, k, own)}
+}
+
+// lbMove is a top-level attribute of schema versions 0 and 1 that version
+// 2 keeps in a nested object.
+type lbMove struct {
+	from, object, to string
+	// filledIn is the value, as JSON, the earlier schema put in the state
+	// when the configuration left the attribute unset, for the resource's
+	// role; "" when it put none.
+	filledIn func(role string) string
+}
+
+func always(v string) func(string) string { return func(string) string { return v } }
+
+// sharedLBMoves are the moves of both load balancers.
+var sharedLBMoves = []lbMove{
+	{"healthcheck_listen", "monitoring", "healthcheck_listen", func(role string) string {
+		return strconv.Quote(lbconfig.Spec{Role: lbconfig.Role(role)}.WithDefaults().HealthcheckListen)
+	}},
+	{"metrics", "monitoring", "metrics", always("true")},
+	{"metrics_listen", "monitoring", "metrics_listen", always(strconv.Quote(lbconfig.MetricsListenLoopback))},
+	{"logs", "monitoring", "logs", always("true")},
+	{"connect_timeout", "proxy_timeouts", "connect", always("")},
+	{"client_timeout", "proxy_timeouts", "client", always("")},
+	{"server_timeout", "proxy_timeouts", "server", always("")},
+	{"image", "static_pod", "image", always("")},
+	{"pod_name", "static_pod", "name", always("")},
+	{"cpu_request", "static_pod", "cpu_request", always("")},
+	{"memory_request", "static_pod", "memory_request", always("")},
+}
+
+// lbStateUpgraders carry a state of schema version 0 or 1, which had
+// every setting at the top, into version 2's nested objects, then on as
+// every resource's state (hostres.UpgradeUnversionedState). A value the
+// earlier schema filled in itself is dropped, not moved: a configuration
+// that left it unset sets no object either, and its first plan after the
+// upgrade shows no change.
+func lbStateUpgraders(own ...lbMove) map[int64]resource.StateUpgrader {
+	upgrade := resource.StateUpgrader{StateUpgrader: func(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+		var attrs map[string]json.RawMessage
+		if req.RawState == nil || json.Unmarshal(req.RawState.JSON, &attrs) != nil {
+			hostres.UpgradeUnversionedState(ctx, req, resp) // says what it cannot read
+			return
+		}
+		var role string
+		_ = json.Unmarshal(attrs["role"], &role)
+		objects := map[string]map[string]json.RawMessage{}
+		for _, mv := range append(slices.Clone(sharedLBMoves), own...) {
+			v, ok := attrs[mv.from]
+			delete(attrs, mv.from)
+			if !ok || string(v) == "null" || string(v) == mv.filledIn(role) {
+				continue
+			}
+			if objects[mv.object] == nil {
+				objects[mv.object] = map[string]json.RawMessage{}
+			}
+			objects[mv.object][mv.to] = v
+		}
+		for name, object := range objects {
+			attrs[name], _ = json.Marshal(object) // a map of raw JSON always marshals
+		}
+		moved, _ := json.Marshal(attrs)
+		req.RawState = &tfprotov6.RawState{JSON: moved}
+		hostres.UpgradeUnversionedState(ctx, req, resp)
+	}}
+	return map[int64]resource.StateUpgrader{0: upgrade, 1: upgrade}
 }
 
 // lbDescription is the shared part of both resources' descriptions.
@@ -360,14 +456,16 @@ func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 		Runtime:         lbconfig.Runtime{PIDFile: m.PIDFile.ValueString()},
 	}
 	s.Listen = m.listenAddrs()
-	s.HealthcheckListen = m.HealthcheckListen.ValueString() // unset: the role's (WithDefaults)
+	mon := ptrOrZero(m.Monitoring)
+	s.HealthcheckListen = mon.HealthcheckListen.ValueString() // unset: the role's (WithDefaults)
 	for _, b := range m.Backends {
 		s.Backends = append(s.Backends, lbconfig.Backend{Name: b.Name.ValueString(), Address: b.Address.ValueString(), Port: int(b.Port.ValueInt64())})
 	}
 	// The schema's validators admit only durations Go parses.
-	s.Timeouts.Connect = durationOf(m.ConnectTimeout)
-	s.Timeouts.Client = durationOf(m.ClientTimeout)
-	s.Timeouts.Server = durationOf(m.ServerTimeout)
+	timeouts := ptrOrZero(m.ProxyTimeouts)
+	s.Timeouts.Connect = durationOf(timeouts.Connect)
+	s.Timeouts.Client = durationOf(timeouts.Client)
+	s.Timeouts.Server = durationOf(timeouts.Server)
 	for _, b := range m.Backends {
 		s.AnonymousAuthOff = s.AnonymousAuthOff || (known(b.AnonymousAuth) && !b.AnonymousAuth.ValueBool())
 		s.APIServer = demanding(s.APIServer, b)
@@ -375,10 +473,9 @@ func (m *lbConfigModel) sharedSpec(k lbKind) lbconfig.Spec {
 	if fb := m.Fallback; fb != nil {
 		s.Fallback = &lbconfig.Backend{Name: "fallback", Address: fb.Address.ValueString(), Port: int(fb.Port.ValueInt64())}
 	}
-	// Optional and computed with a default: unknown (a plan of a new
-	// resource) stands for the default.
-	s.Observability = lbconfig.Observability{Logs: !m.Logs.Equal(types.BoolValue(false)), Metrics: !m.Metrics.Equal(types.BoolValue(false)),
-		ExposeMetrics: m.MetricsListen.ValueString() == lbconfig.MetricsListenAll, LogTarget: lbconfig.LogSyslog}
+	// Unset (or unknown) stands for the default, true.
+	s.Observability = lbconfig.Observability{Logs: !mon.Logs.Equal(types.BoolValue(false)), Metrics: !mon.Metrics.Equal(types.BoolValue(false)),
+		ExposeMetrics: mon.MetricsListen.ValueString() == lbconfig.MetricsListenAll, LogTarget: lbconfig.LogSyslog}
 	if m.Delivery.ValueString() == deliveryStaticPod {
 		s.Observability.LogTarget = lbconfig.LogStdout
 	} else {
@@ -477,13 +574,13 @@ func (m *lbConfigModel) render(k lbKind, s lbconfig.Spec, renderer func(lbconfig
 	files := []remote.Item{config}
 	m.Rendered = types.StringValue(text)
 	healthListen := s.WithDefaults().HealthcheckListen
-	m.HealthcheckListen = types.StringValue(healthListen)
 	m.Manifest = types.StringNull()
 	if !systemd {
-		manifest, err := lbconfig.RenderStaticPod(lbconfig.Pod{Kind: k.lb, Name: m.PodName.ValueString(), Image: m.Image.ValueString(),
+		pod := ptrOrZero(m.StaticPod)
+		manifest, err := lbconfig.RenderStaticPod(lbconfig.Pod{Kind: k.lb, Name: pod.Name.ValueString(), Image: pod.Image.ValueString(),
 			ConfigDir: path.Dir(configPath), ConfigSHA256: remote.SHA256([]byte(text)), HealthcheckPort: s.HealthcheckPort,
 			HealthOnLoopback: healthListen == lbconfig.HealthcheckListenLoopback,
-			CAFile:           s.HealthCheck.CAFile, ClientCert: s.HealthCheck.ClientCert, CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString()})
+			CAFile:           s.HealthCheck.CAFile, ClientCert: s.HealthCheck.ClientCert, CPURequest: pod.CPURequest.ValueString(), MemoryRequest: pod.MemoryRequest.ValueString()})
 		if err != nil {
 			diags.AddAttributeError(fwpath.Root("config_path"), "Invalid Static Pod", err.Error())
 			return hostres.Rendered{}, diags
@@ -632,7 +729,7 @@ func (m *lbConfigModel) lbConflictMove(k lbKind, attr string) (string, string) {
 	switch {
 	case attr == "manifest_path":
 		ext := path.Ext(k.manifestPath)
-		return fmt.Sprintf("set `manifest_path = \"%s-%s%s\"` and `pod_name = \"%s-%s\"`, with `config_path` in a directory of its own",
+		return fmt.Sprintf("set `manifest_path = \"%s-%s%s\"` and `static_pod = { name = \"%s-%s\" }`, with `config_path` in a directory of its own",
 			strings.TrimSuffix(k.manifestPath, ext), instance, ext, k.lb, instance), see
 	case attr != "config_path":
 		return fmt.Sprintf("set `%s` to another file", attr), ""

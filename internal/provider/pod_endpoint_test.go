@@ -148,8 +148,8 @@ func TestLBConfig_timingAgainstAPIServer(t *testing.T) {
 					expectWarnings(recorder, map[string][]string{
 						"health_check.interval": {"Load balancer outlasts the apiserver's shutdown delay", "needs up to 15s",
 							"apiserver_shutdown_delay_duration to at least 20s"},
-						"client_timeout":  {"Load balancer cuts long requests", "client_timeout = 10m", "--min-request-timeout 1h", "Set client_timeout to at least 1h"},
-						"lb_idle_timeout": {"Load balancer cuts long requests", "idle for 5m50s (lb_idle_timeout)", "at least 1h0m0s"},
+						"proxy_timeouts.client": {"Load balancer cuts long requests", "proxy_timeouts.client = 10m", "--min-request-timeout 1h", "Set proxy_timeouts.client to at least 1h"},
+						"lb_idle_timeout":       {"Load balancer cuts long requests", "idle for 5m50s (lb_idle_timeout)", "at least 1h0m0s"},
 					}),
 				}}},
 			{ConfigDirectory: config.TestStepDirectory(), PreConfig: recorder.reset,

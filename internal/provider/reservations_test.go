@@ -42,7 +42,7 @@ func TestReservations_lbFix(t *testing.T) {
 		{"haproxy static pod", move(&haproxyConfigModel{lbConfigModel: lb("node_local", deliveryStaticPod)}, "config_path"),
 			"`config_path = \"/etc/haproxy-local/haproxy.cfg\"`"},
 		{"static pod manifest", move(&nginxConfigModel{lbConfigModel: lb("external", deliveryStaticPod)}, "manifest_path"),
-			"`manifest_path = \"/etc/kubernetes/manifests/nginx-proxy-external.yml\"` and `pod_name = \"nginx-external\"`"},
+			"`manifest_path = \"/etc/kubernetes/manifests/nginx-proxy-external.yml\"` and `static_pod = { name = \"nginx-external\" }`"},
 	} {
 		if !strings.Contains(c.got, c.want) || !strings.Contains(c.got, coLocatedDoc) {
 			t.Errorf("%s: %q does not say %q and where the documentation is", c.name, c.got, c.want)

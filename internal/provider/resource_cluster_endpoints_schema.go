@@ -146,8 +146,8 @@ func apiserverAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "kube-apiserver `--min-request-timeout`, in seconds: the shortest time the apiserver lets a " +
 				"watch without its own timeout run (it picks between this and twice this). Unset, kube-apiserver's default " +
 				"`1800` applies and nothing is checked. Set, it goes into `kubeadm_cluster_configuration` and every " +
-				"`apiserver_backends` element, and `kha_haproxy_config` and `kha_nginx_config` warn when their `client_timeout` " +
-				"or `server_timeout` would cut an idle watch (`kubectl get -w`), `kubectl logs -f` or `exec` sooner, as the " +
+				"`apiserver_backends` element, and `kha_haproxy_config` and `kha_nginx_config` warn when their `proxy_timeouts.client` " +
+				"or `proxy_timeouts.server` would cut an idle watch (`kubectl get -w`), `kubectl logs -f` or `exec` sooner, as the " +
 				"plan here does for `lb_idle_timeout`.",
 		},
 	}

@@ -61,12 +61,17 @@ var haproxyKind = lbKind{
 
 type haproxyConfigModel struct {
 	lbConfigModel
-	HealthCheck    *healthCheckModel `tfsdk:"health_check"`
-	SlowStart      types.String      `tfsdk:"slowstart"`
-	ServerMaxConn  types.Int64       `tfsdk:"server_maxconn"`
-	ServerMaxQueue types.Int64       `tfsdk:"server_maxqueue"`
-	StatsSocket    types.String      `tfsdk:"stats_socket"`
-	RunAs          types.String      `tfsdk:"run_as"`
+	HealthCheck *healthCheckModel    `tfsdk:"health_check"`
+	Servers     *haproxyServersModel `tfsdk:"servers"`
+	StatsSocket types.String         `tfsdk:"stats_socket"`
+	RunAs       types.String         `tfsdk:"run_as"`
+}
+
+// haproxyServersModel is what HAProxy sets on each apiserver.
+type haproxyServersModel struct {
+	SlowStart types.String `tfsdk:"slowstart"`
+	MaxConn   types.Int64  `tfsdk:"maxconn"`
+	MaxQueue  types.Int64  `tfsdk:"maxqueue"`
 }
 
 type healthCheckModel struct {
@@ -91,13 +96,11 @@ func (m *haproxyConfigModel) spec() lbconfig.Spec {
 	s := m.lbConfigModel.sharedSpec(haproxyKind)
 	s.Runtime.User, s.Runtime.Group = m.runAs()
 	s.Runtime.StatsSocket = m.StatsSocket.ValueString()
-	s.Servers.SlowStart = durationOf(m.SlowStart)
-	s.Servers.MaxConn = int(m.ServerMaxConn.ValueInt64())
-	s.Servers.MaxQueue = int(m.ServerMaxQueue.ValueInt64())
-	hc := m.HealthCheck
-	if hc == nil {
-		hc = &healthCheckModel{}
-	}
+	servers := ptrOrZero(m.Servers)
+	s.Servers.SlowStart = durationOf(servers.SlowStart)
+	s.Servers.MaxConn = int(servers.MaxConn.ValueInt64())
+	s.Servers.MaxQueue = int(servers.MaxQueue.ValueInt64())
+	hc := ptrOrZero(m.HealthCheck)
 	interval := durationOf(hc.Interval)
 	s.HealthCheck = lbconfig.HealthCheck{Type: hc.Type.ValueString(), Path: hc.Path.ValueString(), CAFile: hc.CAFile.ValueString(),
 		InsecureSkipVerify: hc.InsecureSkipVerify.ValueBool(), ClientCert: hc.ClientCert.ValueString(), Interval: interval,
@@ -216,17 +219,22 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 						MarkdownDescription: "Passed checks before a server is marked up again. Default `2`, as kubespray."},
 				},
 			},
-			"slowstart": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
-				MarkdownDescription: "Ramp a recovered apiserver's weight up over this time (HAProxy `slowstart`). Default none. " +
-					"Unlike kubespray's 60s, none by default: `leastconn` already sends a recovered apiserver only new " +
-					"connections, and a ramp keeps the survivors loaded for a minute longer."},
-			"server_maxconn": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
-				MarkdownDescription: "Connection limit per apiserver (HAProxy `maxconn` on each server). Default none (the global " +
-					"`max_connections` bounds all). Unlike kubespray's 1000, none by default: with one apiserver left, a " +
-					"per-server limit queues the rest of the cluster's watches instead of serving them."},
-			"server_maxqueue": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
-				MarkdownDescription: "Queue limit per apiserver (HAProxy `maxqueue`), with `server_maxconn`. Default none " +
-					"(kubespray: 256)."},
+			"servers": schema.SingleNestedAttribute{Optional: true,
+				MarkdownDescription: "What HAProxy sets on each apiserver (`server` lines). Unset, every setting takes its default.",
+				Attributes: map[string]schema.Attribute{
+					"slowstart": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+						MarkdownDescription: "Ramp a recovered apiserver's weight up over this time (HAProxy `slowstart`). Default none. " +
+							"Unlike kubespray's 60s, none by default: `leastconn` already sends a recovered apiserver only new " +
+							"connections, and a ramp keeps the survivors loaded for a minute longer."},
+					"maxconn": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
+						MarkdownDescription: "Connection limit per apiserver (HAProxy `maxconn` on each server). Default none (the global " +
+							"`max_connections` bounds all). Unlike kubespray's 1000, none by default: with one apiserver left, a " +
+							"per-server limit queues the rest of the cluster's watches instead of serving them."},
+					"maxqueue": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
+						MarkdownDescription: "Queue limit per apiserver (HAProxy `maxqueue`), with `maxconn`. Default none " +
+							"(kubespray: 256)."},
+				},
+			},
 			"run_as": schema.StringAttribute{Optional: true, Validators: []validator.String{runAsValidator()},
 				MarkdownDescription: "`user:group` HAProxy drops root to once it has bound its sockets and read its " +
 					"certificates (HAProxy's `user` and `group` in `global`); in master-worker mode (`-Ws`, Debian's unit) " +
@@ -244,6 +252,12 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 					"examples run it) hands them to the new worker without a socket: ten reloads of kha's configuration under " +
 					"load refused no connection and no health check with none set (HAProxy 2.6). Default none."},
 		})
+}
+
+// UpgradeState carries states of versions 0 and 1 into version 2's groups.
+func (r *haproxyConfigResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return lbStateUpgraders(lbMove{"slowstart", "servers", "slowstart", always("")},
+		lbMove{"server_maxconn", "servers", "maxconn", always("")}, lbMove{"server_maxqueue", "servers", "maxqueue", always("")})
 }
 
 func (m *haproxyConfigModel) ConflictName() string { return m.lbConflictName(haproxyKind) }

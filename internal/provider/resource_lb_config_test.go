@@ -49,14 +49,14 @@ func TestLBConfig_renderOnlyKnownAtPlan(t *testing.T) {
 				// the static pod's probes ask there; the metrics on loopback.
 				expectRendered("kha_haproxy_config.w1", `(?s)bind 127\.0\.0\.1:8081\n\s+bind \[::1\]:8081 v6only\n.*`+
 					`http-request use-service prometheus-exporter if \{ path /metrics \} \{ dst 127\.0\.0\.0/8 ::1 \}\n`),
-				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("healthcheck_listen"), knownvalue.StringExact("loopback")),
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)livenessProbe:\n\s+httpGet:\n\s+host: 127\.0\.0\.1\n\s+path: /healthz\n\s+port: 8081\n`))),
 				// An external one's on every address, which a cloud load
 				// balancer or another host checks.
 				expectRendered("kha_haproxy_config.external", `(?s)bind 0\.0\.0\.0:8081\n\s+monitor-uri /healthz\n`),
-				plancheck.ExpectKnownValue("kha_haproxy_config.external", tfjsonpath.New("healthcheck_listen"), knownvalue.StringExact("all")),
-				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("metrics_listen"), knownvalue.StringExact("loopback")),
+				// The defaults come from the role, not from values the plan
+				// fills in: an unset group stays null.
+				plancheck.ExpectKnownValue("kha_haproxy_config.external", tfjsonpath.New("monitoring"), knownvalue.Null()),
 				plancheck.ExpectKnownValue("kha_haproxy_config.w1", tfjsonpath.New("sha256"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
 				plancheck.ExpectKnownValue("kha_nginx_config.w1", tfjsonpath.New("rendered"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)load_module /usr/lib/nginx/modules/ngx_stream_module\.so;.*server 10\.0\.0\.13:6443 max_fails=1 fail_timeout=5s; # cp3.*listen \[::1\]:16443;`))),
@@ -100,8 +100,8 @@ func TestLBConfig_diagnostics(t *testing.T) {
 		"client_cert_check_without_a_cert":          `(?s)Missing client certificate.*health_check\.client_cert`,
 		"fallback_on_loopback":                      `(?s)Invalid fallback address.*fallback\.address`,
 		"handover_with_static_pod":                  `(?s)Handover Needs systemd Delivery.*handover.*delivery = "systemd"`,
-		"metrics_exposed_without_a_health_port":     `(?s)Nothing to expose.*metrics_listen.*set metrics = true and\s+healthcheck_port`,
-		"metrics_exposed_on_a_loopback_health_port": `(?s)Nothing to expose on.*metrics_listen.*healthcheck_listen = "loopback"\s+binds\s+it\s+on\s+the\s+host's\s+loopback\s+only:\s+set\s+healthcheck_listen\s+=\s+"all"\s+too`,
+		"metrics_exposed_without_a_health_port":     `(?s)Nothing to expose.*monitoring\.metrics_listen.*set monitoring\.metrics = true and\s+healthcheck_port`,
+		"metrics_exposed_on_a_loopback_health_port": `(?s)Nothing to expose on.*monitoring\.metrics_listen.*monitoring\.healthcheck_listen = "loopback"\s+binds\s+it\s+on\s+the\s+host's\s+loopback\s+only:\s+set\s+monitoring\.healthcheck_listen\s+=\s+"all"\s+too`,
 		"node_local_listener_off_loopback":          `(?s)Node-local load balancer off loopback.*listen\.address:.*role = "external"`,
 		"unknown_local_first":                       `(?s)Unknown backend.*local_first`,
 		"run_as_with_static_pod":                    `(?s)run_as Needs systemd Delivery.*run_as.*image runs HAProxy as its own user`,

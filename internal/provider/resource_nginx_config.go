@@ -63,9 +63,14 @@ var nginxKind = lbKind{
 
 type nginxConfigModel struct {
 	lbConfigModel
-	StreamModule      types.String `tfsdk:"stream_module"`
-	WorkerConnections types.Int64  `tfsdk:"worker_connections"`
-	FailTimeout       types.String `tfsdk:"fail_timeout"`
+	StreamModule      types.String       `tfsdk:"stream_module"`
+	WorkerConnections types.Int64        `tfsdk:"worker_connections"`
+	Servers           *nginxServersModel `tfsdk:"servers"`
+}
+
+// nginxServersModel is what nginx sets on each apiserver.
+type nginxServersModel struct {
+	FailTimeout types.String `tfsdk:"fail_timeout"`
 }
 
 func (m *nginxConfigModel) spec() lbconfig.Spec {
@@ -78,7 +83,7 @@ func (m *nginxConfigModel) spec() lbconfig.Spec {
 	s.HealthCheck.InsecureSkipVerify = true
 	s.AnonymousAuthOff = false
 	s.Runtime.NginxWorkerConnections = int(m.WorkerConnections.ValueInt64())
-	s.Servers.FailTimeout = durationOf(m.FailTimeout)
+	s.Servers.FailTimeout = durationOf(ptrOrZero(m.Servers).FailTimeout)
 	return s
 }
 
@@ -109,25 +114,35 @@ func (r *nginxConfigResource) ValidateConfig(ctx context.Context, req resource.V
 func (r *nginxConfigResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = lbSchema(ctx, nginxKind, "~> "+lbconfig.NginxNote+"\n\n"+
 		"nginx's passive checks see only connections: a refused or timed-out connect takes the apiserver out of rotation "+
-		"for `fail_timeout` and the client's connection goes to the next one at once. They never speak HTTP, so they "+
+		"for `servers.fail_timeout` and the client's connection goes to the next one at once. They never speak HTTP, so they "+
 		"behave the same whether the apiservers allow anonymous requests or not (`--anonymous-auth`): a hardened cluster "+
 		"needs no setting here, and an apiserver that accepts connections but answers nothing useful is never noticed.\n\n"+
 		"Unlike kubespray, which leaves nginx's defaults (unlimited retries, no time limit), a client's connection tries "+
 		"each backend at most once: `proxy_next_upstream_tries` is the number of backends (the fallback included) and "+
-		"`proxy_next_upstream_timeout` is (backends + 1) × `connect_timeout`, so with every apiserver down a client gets "+
+		"`proxy_next_upstream_timeout` is (backends + 1) × `proxy_timeouts.connect`, so with every apiserver down a client gets "+
 		"an error in seconds.",
 		map[string]schema.Attribute{
 			"worker_connections": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000000)},
 				MarkdownDescription: "nginx `worker_connections`. Default: `max_connections`, at least 1024. Unlike kubespray's " +
 					"fixed 16384, the default follows `max_connections`, so the limit set there is the one that holds."},
-			"fail_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
-				MarkdownDescription: "How long an apiserver whose connect failed stays out of rotation (nginx `fail_timeout`, " +
-					"whole seconds; `max_fails=1`). Default `5s`. Unlike kubespray, which leaves nginx's 10s, kha retries a " +
-					"recovered apiserver sooner; a still-dead one costs a client only the 1s connect timeout."},
+			"servers": schema.SingleNestedAttribute{Optional: true,
+				MarkdownDescription: "What nginx sets on each apiserver (`server` lines). Unset, every setting takes its default.",
+				Attributes: map[string]schema.Attribute{
+					"fail_timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator()},
+						MarkdownDescription: "How long an apiserver whose connect failed stays out of rotation (nginx `fail_timeout`, " +
+							"whole seconds; `max_fails=1`). Default `5s`. Unlike kubespray, which leaves nginx's 10s, kha retries a " +
+							"recovered apiserver sooner; a still-dead one costs a client only the 1s connect timeout."},
+				},
+			},
 			"stream_module": schema.StringAttribute{Optional: true,
 				MarkdownDescription: "`load_module` path of the stream module. Default with `systemd`: Debian's `" + debianStreamModule +
 					"`; with `static_pod`: none (the official image has it built in). Set `\"\"` for builds with it built in."},
 		})
+}
+
+// UpgradeState carries states of versions 0 and 1 into version 2's groups.
+func (r *nginxConfigResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return lbStateUpgraders(lbMove{"fail_timeout", "servers", "fail_timeout", always("")})
 }
 
 func (m *nginxConfigModel) ConflictName() string { return m.lbConflictName(nginxKind) }

@@ -158,6 +158,10 @@ func TestUpgradeStateFromEarlierBuilds(t *testing.T) {
 				attrs := upgradedState(t, i.Type, i.SchemaVersion, string(raw))
 				for name, written := range i.Attributes {
 					now, ok := attrs[name]
+					if to, moved := groupedSetting(i.Type, name); moved && !ok {
+						checkGrouped(t, attrs, i.Attributes, name, to)
+						continue
+					}
 					if !ok {
 						if why := droppedAttributes[i.Type+"."+name]; why == "" {
 							t.Errorf("%s, which version %d wrote, is gone from the upgraded state", name, i.SchemaVersion)
@@ -311,4 +315,85 @@ func jsonValueOf(t *testing.T, v tftypes.Value) any {
 	}
 	t.Fatalf("a value of type %s", v.Type())
 	return nil
+}
+
+// groupedSetting is where a load balancer's setting that moved into an
+// object is now (groupedSettings).
+func groupedSetting(typ, name string) ([2]string, bool) {
+	if groupedSettings[typ] == nil {
+		return [2]string{}, false
+	}
+	if to, ok := groupedSettings[typ][name]; ok {
+		return to, true
+	}
+	to, ok := groupedSettings[""][name]
+	return to, ok
+}
+
+// checkGrouped: a setting the earlier schema had at the top is in its
+// object with the value it had, or, where that value is the one the
+// earlier schema filled in when the configuration left it unset, null,
+// as a configuration that leaves the object unset has it.
+func checkGrouped(t *testing.T, attrs map[string]tftypes.Value, written map[string]json.RawMessage, name string, to [2]string) {
+	t.Helper()
+	var want, role any
+	if err := json.Unmarshal(written[name], &want); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal(written["role"], &role)
+	filledIn := map[string]any{"metrics": true, "logs": true, "metrics_listen": "loopback", "healthcheck_listen": "loopback"}
+	if role == "external" {
+		filledIn["healthcheck_listen"] = "all"
+	}
+	if d, ok := filledIn[name]; ok && want == d {
+		want = nil
+	}
+	var got any
+	if object := jsonValueOf(t, attrs[to[0]]); object != nil {
+		got = object.(map[string]any)[to[1]]
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("%s: the earlier schema wrote %s, %s.%s in the upgraded state is %v, want %v", name, written[name], to[0], to[1], got, want)
+	}
+}
+
+// A load balancer's state of schema version 1 as the last build at that
+// version wrote it, with every setting that moved into an object set:
+// each lands in its object with its value, and where the earlier schema
+// filled a value in by itself (at the role's default), the object stays
+// null, as a configuration without it has it.
+func TestUpgradeLBStateGroupsSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		typ   string
+		state map[string]any
+		null  []string // objects the upgrade leaves null
+	}{
+		{"kha_haproxy_config", map[string]any{"role": "external", "connect_timeout": "2s", "client_timeout": "1h", "server_timeout": "2h",
+			"healthcheck_listen": "loopback", "metrics": false, "metrics_listen": "all", "logs": false, "image": "haproxy:3.2",
+			"pod_name": "lb", "cpu_request": "100m", "memory_request": "64M", "slowstart": "1m", "server_maxconn": 1000, "server_maxqueue": 256}, nil},
+		{"kha_nginx_config", map[string]any{"role": "node_local", "client_timeout": "1h", "fail_timeout": "10s",
+			"healthcheck_listen": "loopback", "metrics": true, "metrics_listen": "loopback", "logs": true}, []string{"monitoring", "static_pod"}},
+		{"kha_haproxy_config", map[string]any{"role": "external", "healthcheck_listen": "all", "metrics": true, "metrics_listen": "loopback",
+			"logs": true}, []string{"monitoring", "proxy_timeouts", "static_pod", "servers"}},
+	} {
+		raw := map[string]json.RawMessage{}
+		for name, v := range tc.state {
+			raw[name], _ = json.Marshal(v)
+		}
+		text, _ := json.Marshal(raw)
+		attrs := upgradedState(t, tc.typ, 1, string(text))
+		for name := range tc.state {
+			if to, moved := groupedSetting(tc.typ, name); moved {
+				checkGrouped(t, attrs, raw, name, to)
+			} else if name != "role" {
+				t.Errorf("%s: not a moved setting of %s", name, tc.typ)
+			}
+		}
+		for _, object := range tc.null {
+			if !attrs[object].IsNull() {
+				t.Errorf("%s: %s is %v, want null", tc.typ, object, attrs[object])
+			}
+		}
+	}
 }

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/kha/terraform-provider-kha/internal/testhost"
@@ -79,7 +82,7 @@ func TestReleaseUpgrade(t *testing.T) {
 		name := filepath.Base(filepath.Dir(file))
 		runs[name] = func(t *testing.T) {
 			r := u.exampleRun(t, filepath.Dir(file), "resource.tf", exampleNeeds[name])
-			adapted := releaseExampleAdaptations[name]
+			adapted := releaseExampleAdaptations[u.from][name]
 			r.keyOnProvider = adapted.keyOnProvider
 			u.discoverHosts(t, r, adapted.files)
 			u.run(t, r, withFiles(r.hostFiles(t), adapted.files))
@@ -91,7 +94,7 @@ func TestReleaseUpgrade(t *testing.T) {
 	ran := 0
 	t.Cleanup(func() {
 		if ran == len(runs) {
-			checkUpgradeTablesSeen(t)
+			u.checkUpgradeTablesSeen(t)
 		}
 	})
 	upgradeSeen.reset()
@@ -204,7 +207,8 @@ type releaseExampleAdaptation struct {
 	keyOnProvider bool
 }
 
-var releaseExampleAdaptations = map[string]releaseExampleAdaptation{
+// releaseExampleAdaptations are by release, then by example.
+var releaseExampleAdaptations = map[string]map[string]releaseExampleAdaptation{"0.1.0": {
 	// The example read a haproxy.cfg it did not ship, now beside it; and
 	// with the key on the resource alone (private_key_wo), destroy failed
 	// with "No Credentials to Remove Files": the example keeps it on the
@@ -216,7 +220,7 @@ var releaseExampleAdaptations = map[string]releaseExampleAdaptation{
   worker_nodes = [{ name = "w1", ip = "10.0.0.21" }]
 }
 `}},
-}
+}}
 
 // readExample is a file of this tree's examples/resources.
 func readExample(path string) string {
@@ -287,6 +291,7 @@ func (u *releaseUpgrade) run(t *testing.T, r *exampleRun, files map[string]strin
 			t.Fatal(err)
 		}
 	}
+	groupSettings(t, dir)
 	r.terraform(t, dir, "init", "-upgrade")
 	u.expectSelected(t, dir, u.to)
 	out := r.terraform(t, dir, "plan", "-out=tfplan")
@@ -676,4 +681,122 @@ func lineChanges(before, after any) (removed, added []string) {
 		}
 	}
 	return removed, added
+}
+
+// groupedSettings are the load balancers' settings that moved into nested
+// objects after 0.1.0, as the upgrading guide lists them: the old name,
+// and the object and name it has now.
+var groupedSettings = map[string]map[string][2]string{
+	"kha_haproxy_config": {"slowstart": {"servers", "slowstart"}, "server_maxconn": {"servers", "maxconn"}, "server_maxqueue": {"servers", "maxqueue"}},
+	"kha_nginx_config":   {"fail_timeout": {"servers", "fail_timeout"}},
+	"": { // both
+		"connect_timeout": {"proxy_timeouts", "connect"}, "client_timeout": {"proxy_timeouts", "client"}, "server_timeout": {"proxy_timeouts", "server"},
+		"healthcheck_listen": {"monitoring", "healthcheck_listen"}, "metrics": {"monitoring", "metrics"},
+		"metrics_listen": {"monitoring", "metrics_listen"}, "logs": {"monitoring", "logs"},
+		"image": {"static_pod", "image"}, "pod_name": {"static_pod", "name"}, "cpu_request": {"static_pod", "cpu_request"},
+		"memory_request": {"static_pod", "memory_request"},
+	},
+}
+
+// groupSettings rewrites the configuration in dir as a user upgrading
+// does, by the upgrading guide: each load balancer's settings that moved
+// go into their objects, with the expressions they had.
+func groupSettings(t *testing.T, dir string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, diags := hclwrite.ParseConfig(src, file, hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		changed := false
+		for _, block := range f.Body().Blocks() {
+			if block.Type() != "resource" || len(block.Labels()) != 2 || groupedSettings[block.Labels()[0]] == nil {
+				continue
+			}
+			objects := map[string]hclwrite.Tokens{}
+			body := block.Body()
+			for _, moves := range []map[string][2]string{groupedSettings[""], groupedSettings[block.Labels()[0]]} {
+				for _, old := range sortedKeys(moves) {
+					attr := body.GetAttribute(old)
+					if attr == nil {
+						continue
+					}
+					to := moves[old]
+					item := hclwrite.Tokens{{Type: hclsyntax.TokenIdent, Bytes: []byte(to[1])}, {Type: hclsyntax.TokenEqual, Bytes: []byte("=")}}
+					item = append(item, attr.Expr().BuildTokens(nil)...)
+					objects[to[0]] = append(objects[to[0]], append(item, &hclwrite.Token{Type: hclsyntax.TokenComma, Bytes: []byte(",")})...)
+					body.RemoveAttribute(old)
+				}
+			}
+			for _, name := range sortedKeys(objects) {
+				object := hclwrite.Tokens{{Type: hclsyntax.TokenOBrace, Bytes: []byte("{")}}
+				object = append(object, objects[name]...)
+				body.SetAttributeRaw(name, append(object, &hclwrite.Token{Type: hclsyntax.TokenCBrace, Bytes: []byte("}")}))
+				changed = true
+			}
+		}
+		if changed {
+			if err := os.WriteFile(file, hclwrite.Format(f.Bytes()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// groupSettings moves what the guide says, keeps the expressions, and
+// leaves other resources alone.
+func TestGroupSettings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const config = `resource "kha_haproxy_config" "a" {
+  listen         = var.listen
+  client_timeout = "1h"
+  server_timeout = var.idle # as long as the client's
+  server_maxconn = 10
+  logs           = false
+}
+
+resource "kha_nginx_config" "b" {
+  fail_timeout = "10s"
+}
+
+resource "kha_file" "c" {
+  image = "kept"
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	groupSettings(t, dir)
+	src, err := os.ReadFile(filepath.Join(dir, "main.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, diags := hclsyntax.ParseConfig(src, "main.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("%s\n%s", diags, src)
+	}
+	want := map[string]map[string]string{
+		"a": {"listen": `var.listen`, "proxy_timeouts": `{ client = "1h", server = var.idle, }`, "servers": `{ maxconn = 10, }`,
+			"monitoring": `{ logs = false, }`},
+		"b": {"servers": `{ fail_timeout = "10s", }`},
+		"c": {"image": `"kept"`},
+	}
+	for _, block := range f.Body.(*hclsyntax.Body).Blocks {
+		got := map[string]string{}
+		for name, attr := range block.Body.Attributes {
+			got[name] = strings.Join(strings.Fields(string(attr.Expr.Range().SliceBytes(src))), " ")
+		}
+		if w := want[block.Labels[1]]; !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: %v, want %v\n%s", block.Labels[1], got, w, src)
+		}
+	}
 }

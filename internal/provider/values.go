@@ -100,3 +100,13 @@ func attributeTypes(a schema.Attribute) map[string]attr.Type {
 	}
 	return nil // not an object: no attributes
 }
+
+// ptrOrZero is the object p points to, or with p nil (an optional nested
+// attribute left unset) T's zero value, whose attributes are all null.
+func ptrOrZero[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}

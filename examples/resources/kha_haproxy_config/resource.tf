@@ -31,8 +31,7 @@ resource "kha_haproxy_config" "vip" {
   backends = kha_cluster_endpoints.cluster.apiserver_backends
   # The CA is not on this host unless copied there (kha_file).
   health_check   = { ca_file = "/etc/haproxy/kubernetes-ca.crt" }
-  client_timeout = "1h"
-  server_timeout = "1h"
+  proxy_timeouts = { client = "1h", server = "1h" }
 
   ssh = { host = "10.0.0.5", user = "admin", sudo = true }
 }

@@ -134,7 +134,7 @@ resource "kha_haproxy_config" "node_local" {
   config_path     = "/etc/haproxy/haproxy.cfg"
   pid_file        = "/run/haproxy.pid"
   stats_socket    = "/run/haproxy/admin.sock"
-  logs            = false
+  monitoring      = { logs = false }
   reload_command  = var.commands.haproxy_local_reload
   destroy_command = var.commands.haproxy_local_stop
   ssh             = { host = var.hosts[each.key] }
@@ -167,7 +167,7 @@ resource "kha_haproxy_config" "external" {
   config_path     = "/etc/haproxy/haproxy-external.cfg"
   pid_file        = "/run/haproxy-external.pid"
   stats_socket    = "/run/haproxy/external.sock"
-  logs            = false
+  monitoring      = { logs = false }
   reload_command  = var.commands.haproxy_external_reload
   destroy_command = var.commands.haproxy_external_stop
   ssh             = { host = var.external_lb_node.ip }

@@ -28,8 +28,7 @@ resource "kha_haproxy_config" "external" {
   listen           = { address = "10.0.0.100", port = 8443 }
   backends         = kha_cluster_endpoints.cluster.apiserver_backends
   healthcheck_port = 8082 # its own: the node-local HAProxy answers 8081 on loopback, where keepalived asks
-  client_timeout   = "1h"
-  server_timeout   = "1h"
+  proxy_timeouts   = { client = "1h", server = "1h" }
 
   # A file and a service of their own.
   config_path     = "/etc/kha/external-proxy.cfg"

@@ -18,12 +18,9 @@ resource "kha_haproxy_config" "w1" {
     type        = "https_client_cert"
     client_cert = "/etc/kubernetes/pki/lb-health.crt"
   }
-  slowstart       = "1m"
-  server_maxconn  = 1000
-  server_maxqueue = 256
-  client_timeout  = "5m"
-  server_timeout  = "15m"
-  delivery        = "static_pod"
+  servers        = { slowstart = "1m", maxconn = 1000, maxqueue = 256 }
+  proxy_timeouts = { client = "5m", server = "15m" }
+  delivery       = "static_pod"
 }
 
 resource "kha_nginx_config" "w1" {
@@ -31,5 +28,5 @@ resource "kha_nginx_config" "w1" {
   backends           = kha_cluster_endpoints.c.local_lb_backends
   fallback           = kha_cluster_endpoints.c.local_lb_fallback
   worker_connections = 16384
-  fail_timeout       = "10s"
+  servers            = { fail_timeout = "10s" }
 }

@@ -3,5 +3,5 @@ resource "kha_haproxy_config" "x" {
   backends     = [{ name = "cp1", address = "10.0.0.11", port = 6443 }]
   health_check = { ca_file = "/etc/kubernetes/pki/ca.crt" }
   delivery     = "static_pod"
-  cpu_request = "a lot"
+  static_pod   = { cpu_request = "a lot" }
 }

@@ -17,11 +17,11 @@ resource "kha_haproxy_config" "w1" {
   listen         = kha_cluster_endpoints.c.local_lb_listen
   backends       = kha_cluster_endpoints.c.apiserver_backends
   health_check   = { interval = "5s", fall = 3 }
-  server_timeout = "1h"
+  proxy_timeouts = { server = "1h" }
 }
 
 resource "kha_nginx_config" "w1" {
   listen         = kha_cluster_endpoints.c.local_lb_listen
   backends       = kha_cluster_endpoints.c.apiserver_backends
-  client_timeout = "2h"
+  proxy_timeouts = { client = "2h" }
 }
