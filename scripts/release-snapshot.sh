@@ -71,7 +71,7 @@ fi
 
 start=$(date +%s)
 # The snapshot carries the release's version, not a pre-release one, so
-# `version = "~> 0.1"` selects it as it will select the release.
+# `version = "~> 0.2"` selects it as it will select the release.
 KHA_VERSION=$version "$goreleaser" release --snapshot --clean --config "$config" >&2
 # A release uploads the manifest under this name (.goreleaser.yml's
 # release.extra_files); a snapshot publishes nothing, so it is put beside

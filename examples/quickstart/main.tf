@@ -7,7 +7,7 @@ terraform {
   required_providers {
     kha = {
       source  = "kha/kha"
-      version = "~> 0.1"
+      version = "~> 0.2"
     }
   }
 }

@@ -284,6 +284,7 @@ func (u *releaseUpgrade) run(t *testing.T, r *exampleRun, files map[string]strin
 	recorded := r.checkApplied(t, releaseState)
 	released := r.changes(t, "applied with "+u.from)
 	t.Logf("applied with %s in %s", u.from, time.Since(start).Round(10*time.Millisecond))
+	releaseWarnings := warningSummaries(r.terraform(t, dir, "plan"))
 
 	standIns, withStandIns := standIns(r)
 	for name, text := range withFiles(u.pin(r, u.to), standIns) {
@@ -304,7 +305,7 @@ func (u *releaseUpgrade) run(t *testing.T, r *exampleRun, files map[string]strin
 		t.FailNow() // applying a replacement would only hide it
 	}
 	u.checkUpgradeOutputs(t, &plan)
-	u.checkUpgradeWarnings(t, out)
+	u.checkUpgradeWarnings(t, out, releaseWarnings)
 
 	before := snapshotHosts(t, r)
 	r.terraform(t, dir, "apply", "tfplan")
@@ -487,6 +488,13 @@ func (u *releaseUpgrade) leaveByDesign(t *testing.T, r *exampleRun, plan *tfjson
 			}
 		}
 	}
+	// A file the release replaced, which it saved nothing of: destroy
+	// deletes it. (A file the release made is deleted too, which gives the
+	// host back as it was.)
+	replaced := func(address, path string) bool {
+		_, seeded := r.seeds[path]
+		return seeded || slices.Contains(released[address], testhost.Change{Path: path, Kind: testhost.Modified})
+	}
 	for _, rc := range plan.ResourceChanges {
 		after, _ := rc.Change.After.(map[string]any)
 		actions, _ := after["destroy_actions"].(map[string]any)
@@ -496,7 +504,7 @@ func (u *releaseUpgrade) leaveByDesign(t *testing.T, r *exampleRun, plan *tfjson
 				continue
 			}
 			for path, action := range actions {
-				if action == "delete" {
+				if action == "delete" && replaced(address, path) {
 					leave(address, testhost.Change{Path: path, Kind: testhost.Removed},
 						fmt.Sprintf("%s's destroy_actions planned: %s", rc.Address, u.cite(t, entrySavedNothing, "")))
 				}

@@ -143,9 +143,11 @@ func (w *workspace) initAndPlan(version string) (string, map[string][]string) {
 	}
 	address := registryHost() + "/kha/kha"
 	hashes := w.lockHashes()
+	// The quickstart names the release's minor version, as users do.
+	constraint := "~> " + strings.Join(strings.SplitN(version, ".", 3)[:2], ".")
 	if !strings.Contains(string(lock), fmt.Sprintf("version     = %q", version)) ||
-		!strings.Contains(string(lock), `constraints = "~> 0.1"`) {
-		w.t.Errorf("the lock file does not select %s under ~> 0.1:\n%s", version, lock)
+		!strings.Contains(string(lock), fmt.Sprintf("constraints = %q", constraint)) {
+		w.t.Errorf("the lock file does not select %s under %s:\n%s", version, constraint, lock)
 	}
 	w.t.Logf("%s init:\n%s\n.terraform.lock.hcl:\n%s", filepath.Base(w.tf), initOut, lock)
 

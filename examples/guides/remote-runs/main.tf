@@ -18,7 +18,7 @@ terraform {
       # The public registry once published; until then the organization's
       # private registry (RELEASING.md), e.g. "app.terraform.io/example/kha".
       source  = "kha/kha"
-      version = "~> 0.1"
+      version = "~> 0.2"
     }
   }
 }
