@@ -430,15 +430,15 @@ func (s Spec) Validate() problem.Problems {
 	if d := s.Servers.FailTimeout; d < time.Second || d > time.Hour {
 		ps.Errorf(problem.Root("servers").At("fail_timeout"), "Invalid duration", "servers.fail_timeout %s must be between 1s and 1h (nginx counts whole seconds).", d)
 	}
-	for attr, limit := range problem.Sorted(map[string]struct {
+	for _, limit := range []struct {
 		at problem.Path
 		v  int
 	}{
-		"servers.maxconn": {problem.Root("servers").At("maxconn"), s.Servers.MaxConn}, "servers.maxqueue": {problem.Root("servers").At("maxqueue"), s.Servers.MaxQueue},
-		"worker_connections": {problem.Root("worker_connections"), s.Runtime.NginxWorkerConnections},
-	}) {
+		{problem.Root("servers").At("maxconn"), s.Servers.MaxConn}, {problem.Root("servers").At("maxqueue"), s.Servers.MaxQueue},
+		{problem.Root("worker_connections"), s.Runtime.NginxWorkerConnections},
+	} {
 		if limit.v < 0 || limit.v > 1_000_000 {
-			ps.SchemaErrorf(limit.at, "Invalid limit", "%s is %d; use 0 (no limit, or the default) to 1000000.", attr, limit.v)
+			ps.SchemaErrorf(limit.at, "Invalid limit", "%s is %d; use 0 (no limit, or the default) to 1000000.", limit.at, limit.v)
 		}
 	}
 	if s.Runtime.User != "" || s.Runtime.Group != "" {

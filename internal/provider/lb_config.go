@@ -350,31 +350,28 @@ func lbSchema(ctx context.Context, k lbKind, description string, own map[string]
 
 // lbMove is a top-level attribute of schema versions 0 and 1 that version
 // 2 keeps in a nested object.
-type lbMove struct {
-	from, object, to string
-	// filledIn is the value, as JSON, the earlier schema put in the state
-	// when the configuration left the attribute unset, for the resource's
-	// role; "" when it put none.
-	filledIn func(role string) string
-}
-
-func always(v string) func(string) string { return func(string) string { return v } }
+type lbMove struct{ from, object, to string }
 
 // sharedLBMoves are the moves of both load balancers.
 var sharedLBMoves = []lbMove{
-	{"healthcheck_listen", "monitoring", "healthcheck_listen", func(role string) string {
+	{"healthcheck_listen", "monitoring", "healthcheck_listen"}, {"metrics", "monitoring", "metrics"},
+	{"metrics_listen", "monitoring", "metrics_listen"}, {"logs", "monitoring", "logs"},
+	{"connect_timeout", "proxy_timeouts", "connect"}, {"client_timeout", "proxy_timeouts", "client"},
+	{"server_timeout", "proxy_timeouts", "server"},
+	{"image", "static_pod", "image"}, {"pod_name", "static_pod", "name"},
+	{"cpu_request", "static_pod", "cpu_request"}, {"memory_request", "static_pod", "memory_request"},
+}
+
+// lbFilledIn are the values, as JSON, that schema versions 0 and 1 put in
+// the state by themselves when the configuration left the attribute
+// unset, for the resource's role.
+var lbFilledIn = map[string]func(role string) string{
+	"healthcheck_listen": func(role string) string {
 		return strconv.Quote(lbconfig.Spec{Role: lbconfig.Role(role)}.WithDefaults().HealthcheckListen)
-	}},
-	{"metrics", "monitoring", "metrics", always("true")},
-	{"metrics_listen", "monitoring", "metrics_listen", always(strconv.Quote(lbconfig.MetricsListenLoopback))},
-	{"logs", "monitoring", "logs", always("true")},
-	{"connect_timeout", "proxy_timeouts", "connect", always("")},
-	{"client_timeout", "proxy_timeouts", "client", always("")},
-	{"server_timeout", "proxy_timeouts", "server", always("")},
-	{"image", "static_pod", "image", always("")},
-	{"pod_name", "static_pod", "name", always("")},
-	{"cpu_request", "static_pod", "cpu_request", always("")},
-	{"memory_request", "static_pod", "memory_request", always("")},
+	},
+	"metrics":        func(string) string { return "true" },
+	"metrics_listen": func(string) string { return strconv.Quote(lbconfig.MetricsListenLoopback) },
+	"logs":           func(string) string { return "true" },
 }
 
 // lbStateUpgraders carry a state of schema version 0 or 1, which had
@@ -384,6 +381,7 @@ var sharedLBMoves = []lbMove{
 // that left it unset sets no object either, and its first plan after the
 // upgrade shows no change.
 func lbStateUpgraders(own ...lbMove) map[int64]resource.StateUpgrader {
+	moves := append(slices.Clone(sharedLBMoves), own...)
 	upgrade := resource.StateUpgrader{StateUpgrader: func(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
 		var attrs map[string]json.RawMessage
 		if req.RawState == nil || json.Unmarshal(req.RawState.JSON, &attrs) != nil {
@@ -393,16 +391,16 @@ func lbStateUpgraders(own ...lbMove) map[int64]resource.StateUpgrader {
 		var role string
 		_ = json.Unmarshal(attrs["role"], &role)
 		objects := map[string]map[string]json.RawMessage{}
-		for _, mv := range append(slices.Clone(sharedLBMoves), own...) {
-			v, ok := attrs[mv.from]
-			delete(attrs, mv.from)
-			if !ok || string(v) == "null" || string(v) == mv.filledIn(role) {
+		for _, move := range moves {
+			v, ok := attrs[move.from]
+			delete(attrs, move.from)
+			if filledIn := lbFilledIn[move.from]; !ok || string(v) == "null" || filledIn != nil && string(v) == filledIn(role) {
 				continue
 			}
-			if objects[mv.object] == nil {
-				objects[mv.object] = map[string]json.RawMessage{}
+			if objects[move.object] == nil {
+				objects[move.object] = map[string]json.RawMessage{}
 			}
-			objects[mv.object][mv.to] = v
+			objects[move.object][move.to] = v
 		}
 		for name, object := range objects {
 			attrs[name], _ = json.Marshal(object) // a map of raw JSON always marshals

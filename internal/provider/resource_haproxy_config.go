@@ -256,8 +256,8 @@ func (r *haproxyConfigResource) Schema(ctx context.Context, _ resource.SchemaReq
 
 // UpgradeState carries states of versions 0 and 1 into version 2's groups.
 func (r *haproxyConfigResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return lbStateUpgraders(lbMove{"slowstart", "servers", "slowstart", always("")},
-		lbMove{"server_maxconn", "servers", "maxconn", always("")}, lbMove{"server_maxqueue", "servers", "maxqueue", always("")})
+	return lbStateUpgraders(lbMove{"slowstart", "servers", "slowstart"}, lbMove{"server_maxconn", "servers", "maxconn"},
+		lbMove{"server_maxqueue", "servers", "maxqueue"})
 }
 
 func (m *haproxyConfigModel) ConflictName() string { return m.lbConflictName(haproxyKind) }

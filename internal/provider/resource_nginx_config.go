@@ -142,7 +142,7 @@ func (r *nginxConfigResource) Schema(ctx context.Context, _ resource.SchemaReque
 
 // UpgradeState carries states of versions 0 and 1 into version 2's groups.
 func (r *nginxConfigResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return lbStateUpgraders(lbMove{"fail_timeout", "servers", "fail_timeout", always("")})
+	return lbStateUpgraders(lbMove{"fail_timeout", "servers", "fail_timeout"})
 }
 
 func (m *nginxConfigModel) ConflictName() string { return m.lbConflictName(nginxKind) }
